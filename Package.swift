@@ -1,0 +1,77 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Data flows one way: radio -> agent -> broker -> locator -> broker -> dashboards.
+// Pure modules hold the logic; adapters own the C handles; executables only wire.
+let package = Package(
+    name: "whereabouts",
+    products: [
+        .executable(name: "whereabouts-agent", targets: ["whereabouts-agent"]),
+        .executable(name: "whereabouts-locator", targets: ["whereabouts-locator"]),
+        .executable(name: "whereabouts", targets: ["whereabouts"]),
+    ],
+    targets: [
+        // MARK: - Pure modules (no I/O, no clock, no global randomness, no Foundation)
+        .target(name: "WhereaboutsJSON"),
+        .target(name: "WhereaboutsCore", dependencies: ["WhereaboutsJSON"]),
+        .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
+        .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
+        .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore"]),
+
+        // MARK: - C system libraries (module map + header-only shim each)
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CLibFuzzer"),
+
+        // MARK: - Adapters (own the C handles, translate C to Swift values)
+        .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto"]),
+        .target(name: "WhereaboutsHCI", dependencies: ["CBlueZ", "WhereaboutsAdvertising"]),
+
+        // MARK: - Shells
+        .target(name: "CommandLineSupport"),
+        .executableTarget(
+            name: "whereabouts",
+            dependencies: ["WhereaboutsCore", "WhereaboutsJSON", "CommandLineSupport"]
+        ),
+        .executableTarget(
+            name: "whereabouts-locator",
+            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsMQTT", "CommandLineSupport"]
+        ),
+        .executableTarget(
+            name: "whereabouts-agent",
+            dependencies: [
+                "WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsHCI", "CommandLineSupport",
+            ]
+        ),
+        // Built with -sanitize=fuzzer by scripts/fuzz-hci.sh; without it, replays corpus files.
+        .executableTarget(name: "whereabouts-fuzz-hci", dependencies: ["WhereaboutsAdvertising", "CLibFuzzer"]),
+
+        // MARK: - Tests (one target per module; fixtures beside the tests)
+        .target(name: "BrokerFixture", path: "Tests/BrokerFixture"),
+        .testTarget(name: "WhereaboutsJSONTests", dependencies: ["WhereaboutsJSON"]),
+        .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore"]),
+        .testTarget(
+            name: "WhereaboutsAdvertisingTests",
+            dependencies: ["WhereaboutsAdvertising"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["WhereaboutsCore", "WhereaboutsJSON", "BrokerFixture"],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"),
+            .enableUpcomingFeature("InternalImportsByDefault"),
+            .enableUpcomingFeature("MemberImportVisibility"),
+        ]
+    // Pure modules use libm (rounding, log10, pow) without importing Glibc's whole surface.
+    target.linkerSettings = (target.linkerSettings ?? []) + [.linkedLibrary("m")]
+}

@@ -1,0 +1,149 @@
+/// Who a tag is: one canonical, topic-safe string per tag.
+///
+/// | Kind | Canonical form |
+/// |---|---|
+/// | iBeacon | `ibeacon-<uuid lower case>-<major>-<minor>` |
+/// | AltBeacon | `altbeacon-<first 16 bytes of the beacon id as a UUID>-<major>-<minor>` |
+/// | Eddystone-UID | `eddystone-<20 hex namespace>-<12 hex instance>` |
+/// | Device address | `mac-<12 hex>` |
+///
+/// Every canonical string uses only `[a-z0-9-]`, so it can stand as an MQTT topic level.
+public enum TagIdentity: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// An iBeacon: proximity UUID (the site), major (the floor), minor.
+    case iBeacon(uuid: BeaconUUID, major: UInt16, minor: UInt16)
+    /// An AltBeacon whose 20-byte id is read as UUID, major and minor.
+    case altBeacon(uuid: BeaconUUID, major: UInt16, minor: UInt16)
+    /// An Eddystone-UID beacon: a 10-byte namespace and a 6-byte instance.
+    case eddystone(namespace: [UInt8], instance: [UInt8])
+    /// A device known by its public or random static address (48 bits).
+    case address(UInt64)
+
+    /// The canonical string.
+    public var description: String {
+        switch self {
+        case .iBeacon(let uuid, let major, let minor): "ibeacon-\(uuid)-\(major)-\(minor)"
+        case .altBeacon(let uuid, let major, let minor): "altbeacon-\(uuid)-\(major)-\(minor)"
+        case .eddystone(let namespace, let instance):
+            "eddystone-\(hexString(namespace))-\(hexString(instance))"
+        case .address(let address):
+            "mac-\(hexString((0..<6).reversed().map { UInt8(truncatingIfNeeded: address >> (8 * UInt64($0))) }))"
+        }
+    }
+
+    /// Parses a canonical string; also accepts upper-case hex. Nil for anything else.
+    public init?(_ text: String) {
+        guard let dash = text.firstIndex(of: "-") else { return nil }
+        let kind = text[..<dash]
+        let rest = text[text.index(after: dash)...]
+        switch kind {
+        case "ibeacon", "altbeacon":
+            // <uuid: 36 chars>-<major>-<minor>
+            guard rest.utf8.count > 37 else { return nil }
+            let uuidEnd = rest.index(rest.startIndex, offsetBy: 36)
+            guard let uuid = BeaconUUID(String(rest[..<uuidEnd])), rest[uuidEnd] == "-" else { return nil }
+            let numbers = rest[rest.index(after: uuidEnd)...].split(separator: "-", omittingEmptySubsequences: false)
+            guard numbers.count == 2, let major = parseDecimalUInt16(numbers[0]),
+                let minor = parseDecimalUInt16(numbers[1])
+            else { return nil }
+            self =
+                kind == "ibeacon"
+                ? .iBeacon(uuid: uuid, major: major, minor: minor)
+                : .altBeacon(uuid: uuid, major: major, minor: minor)
+        case "eddystone":
+            let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, let namespace = parseHexBytes(parts[0], count: 10),
+                let instance = parseHexBytes(parts[1], count: 6)
+            else { return nil }
+            self = .eddystone(namespace: namespace, instance: instance)
+        case "mac":
+            guard let bytes = parseHexBytes(rest, count: 6) else { return nil }
+            self = .address(bytes.reduce(0) { $0 << 8 | UInt64($1) })
+        default:
+            return nil
+        }
+    }
+
+    /// The proximity UUID, major and minor, for the kinds that have them.
+    public var beaconFields: (uuid: BeaconUUID, major: UInt16, minor: UInt16)? {
+        switch self {
+        case .iBeacon(let uuid, let major, let minor), .altBeacon(let uuid, let major, let minor):
+            (uuid, major, minor)
+        case .eddystone, .address: nil
+        }
+    }
+
+    public static func < (lhs: TagIdentity, rhs: TagIdentity) -> Bool { lhs.description < rhs.description }
+}
+
+/// Which tags to track, like CoreLocation's `CLBeaconIdentityConstraint`: a UUID, optionally a major, optionally
+/// a minor.
+///
+/// It selects iBeacons and AltBeacons by their fields. Eddystone and address tags carry no UUID; they are tracked
+/// only when named one by one (the map's known tags, the agent's address list).
+public struct BeaconIdentityConstraint: Sendable, Hashable, CustomStringConvertible {
+    /// The proximity UUID every selected tag carries.
+    public var uuid: BeaconUUID
+    /// The major the tag must carry, or nil for any.
+    public var major: UInt16?
+    /// The minor the tag must carry, or nil for any. Only meaningful with a major.
+    public var minor: UInt16?
+
+    /// Makes a constraint; a minor without a major is not a CoreLocation constraint and is refused.
+    public init?(uuid: BeaconUUID, major: UInt16? = nil, minor: UInt16? = nil) {
+        guard minor == nil || major != nil else { return nil }
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+    }
+
+    /// Parses `UUID`, `UUID:MAJOR` or `UUID:MAJOR:MINOR`.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), let uuid = BeaconUUID(String(parts[0])) else { return nil }
+        var major: UInt16?
+        var minor: UInt16?
+        if parts.count >= 2 {
+            guard let value = parseDecimalUInt16(parts[1]) else { return nil }
+            major = value
+        }
+        if parts.count == 3 {
+            guard let value = parseDecimalUInt16(parts[2]) else { return nil }
+            minor = value
+        }
+        self.init(uuid: uuid, major: major, minor: minor)
+    }
+
+    /// Whether the tag falls under this constraint.
+    public func matches(_ tag: TagIdentity) -> Bool {
+        guard let fields = tag.beaconFields, fields.uuid == uuid else { return false }
+        if let major, fields.major != major { return false }
+        if let minor, fields.minor != minor { return false }
+        return true
+    }
+
+    /// `UUID`, `UUID:MAJOR` or `UUID:MAJOR:MINOR`.
+    public var description: String {
+        var text = uuid.description
+        if let major { text += ":\(major)" }
+        if let minor { text += ":\(minor)" }
+        return text
+    }
+}
+
+/// Parses a decimal number in 0...65535 with no sign, no spaces and no leading zeros (except "0").
+func parseDecimalUInt16(_ text: Substring) -> UInt16? {
+    let utf8 = text.utf8
+    guard !utf8.isEmpty, utf8.count <= 5, utf8.first != UInt8(ascii: "0") || utf8.count == 1 else { return nil }
+    var value = 0
+    for byte in utf8 {
+        guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+        value = value * 10 + Int(byte - UInt8(ascii: "0"))
+    }
+    return value <= 65535 ? UInt16(value) : nil
+}
+
+func hexString(_ bytes: [UInt8]) -> String {
+    var text = ""
+    for byte in bytes { appendHex(byte, to: &text) }
+    return text
+}

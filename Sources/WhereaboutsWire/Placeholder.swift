@@ -1,0 +1,2 @@
+// Placeholder until this module lands; see the issue that builds it.
+enum WhereaboutsWirePlaceholder {}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The house rules on who may import what, checked by grepping the sources.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+status=0
+fail() { echo "import rule broken: $*" >&2; status=1; }
+
+for module in WhereaboutsJSON WhereaboutsCore WhereaboutsWire WhereaboutsAdvertising WhereaboutsSimulation; do
+    # Pure modules: no Foundation, no C libraries, no adapters.
+    if grep -rnE '^\s*(public |internal |package )?import (Foundation|FoundationEssentials|CMosquitto|CBlueZ|WhereaboutsMQTT|WhereaboutsHCI|Dispatch)\b' "Sources/$module" ; then
+        fail "$module must stay pure"
+    fi
+done
+# Only adapters import C modules.
+for dir in Sources/*/; do
+    name=$(basename "$dir")
+    case "$name" in WhereaboutsMQTT|WhereaboutsHCI|C*|whereabouts-fuzz-hci) continue ;; esac
+    if grep -rnE '^\s*(public |internal )?import C(Mosquitto|BlueZ)\b' "$dir"; then fail "$name imports a C module"; fi
+done
+exit $status
