@@ -48,10 +48,14 @@ public struct JSONParser: Sendable {
     public var maximumBytes: Int
     /// The deepest nesting of arrays and objects accepted.
     public var maximumDepth: Int
+    /// Whether a number too large for a `Double` parses as an infinity (for a validator to name its path) instead
+    /// of failing the whole document.
+    public var keepsOverflowingNumbers: Bool
 
-    public init(maximumBytes: Int = 16 << 20, maximumDepth: Int = 64) {
+    public init(maximumBytes: Int = 16 << 20, maximumDepth: Int = 64, keepsOverflowingNumbers: Bool = false) {
         self.maximumBytes = maximumBytes
         self.maximumDepth = maximumDepth
+        self.keepsOverflowingNumbers = keepsOverflowingNumbers
     }
 
     /// Parses one JSON document.
@@ -80,7 +84,7 @@ public struct JSONParser: Sendable {
     }
 
     private func parseBuffer(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, JSONParseError> {
-        var reader = Reader(bytes: buffer, maximumDepth: maximumDepth)
+        var reader = Reader(bytes: buffer, maximumDepth: maximumDepth, keepsOverflowingNumbers: keepsOverflowingNumbers)
         do throws(JSONParseError) {
             reader.skipWhitespace()
             let value = try reader.parseValue(depth: 0)
@@ -98,11 +102,13 @@ public struct JSONParser: Sendable {
 private struct Reader {
     let bytes: UnsafeBufferPointer<UInt8>
     let maximumDepth: Int
+    let keepsOverflowingNumbers: Bool
     var position = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, keepsOverflowingNumbers: Bool) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
+        self.keepsOverflowingNumbers = keepsOverflowingNumbers
     }
 
     func fail(_ reason: JSONParseError.Reason) -> JSONParseError {
@@ -238,7 +244,8 @@ private struct Reader {
         let text = UnsafeBufferPointer(rebasing: bytes[start..<position])
         // Small integers are common (RSSI, major, minor, counts): read them without going through a String.
         if let integer = Self.smallInteger(text) { return Double(integer) }
-        guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else {
+        guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite || keepsOverflowingNumbers
+        else {
             throw JSONParseError(reason: .invalidNumber, offset: start)
         }
         return value

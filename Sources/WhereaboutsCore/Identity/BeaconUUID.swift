@@ -2,21 +2,37 @@
 ///
 /// Parsed from and printed as the canonical 8-4-4-4-12 form; printed in lower case.
 public struct BeaconUUID: Sendable, Hashable, Comparable, CustomStringConvertible {
-    /// The 16 bytes, most significant first, as they appear in the advert.
-    public let bytes: [UInt8]
+    // Two words rather than an array: tags are looked up by identity on every reading, so hashing must be cheap.
+    private let high: UInt64
+    private let low: UInt64
 
-    /// Makes a UUID from exactly 16 bytes.
+    /// Makes a UUID from exactly 16 bytes, most significant first.
     public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 16 else { return nil }
-        self.bytes = Array(bytes)
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for (index, byte) in bytes.enumerated() {
+            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.high = high
+        self.low = low
+    }
+
+    /// The 16 bytes, most significant first, as they appear in the advert.
+    public var bytes: [UInt8] {
+        (0..<16).map { index in
+            let word = index < 8 ? high : low
+            return UInt8(truncatingIfNeeded: word >> UInt64(8 * (7 - index % 8)))
+        }
     }
 
     /// Parses the canonical form `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, in either case.
     public init?(_ text: String) {
         let utf8 = Array(text.utf8)
         guard utf8.count == 36 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var byteCount = 0
         var index = 0
         while index < 36 {
             if index == 8 || index == 13 || index == 18 || index == 23 {
@@ -24,11 +40,14 @@ public struct BeaconUUID: Sendable, Hashable, Comparable, CustomStringConvertibl
                 index += 1
                 continue
             }
-            guard let high = hexValue(utf8[index]), let low = hexValue(utf8[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
+            guard let upper = hexValue(utf8[index]), let lower = hexValue(utf8[index + 1]) else { return nil }
+            let byte = UInt64(upper << 4 | lower)
+            if byteCount < 8 { high = high << 8 | byte } else { low = low << 8 | byte }
+            byteCount += 1
             index += 2
         }
-        self.bytes = bytes
+        self.high = high
+        self.low = low
     }
 
     /// The canonical lower-case form.
@@ -42,7 +61,7 @@ public struct BeaconUUID: Sendable, Hashable, Comparable, CustomStringConvertibl
         return text
     }
 
-    public static func < (lhs: BeaconUUID, rhs: BeaconUUID) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+    public static func < (lhs: BeaconUUID, rhs: BeaconUUID) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
 }
 
 /// The value of one ASCII hex digit, or nil.

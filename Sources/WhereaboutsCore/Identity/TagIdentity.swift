@@ -88,8 +88,13 @@ public struct BeaconIdentityConstraint: Sendable, Hashable, CustomStringConverti
     /// The minor the tag must carry, or nil for any. Only meaningful with a major.
     public var minor: UInt16?
 
+    /// Selects every tag with this UUID.
+    public init(uuid: BeaconUUID) {
+        self.uuid = uuid
+    }
+
     /// Makes a constraint; a minor without a major is not a CoreLocation constraint and is refused.
-    public init?(uuid: BeaconUUID, major: UInt16? = nil, minor: UInt16? = nil) {
+    public init?(uuid: BeaconUUID, major: UInt16?, minor: UInt16?) {
         guard minor == nil || major != nil else { return nil }
         self.uuid = uuid
         self.major = major

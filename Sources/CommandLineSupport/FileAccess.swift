@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Whole-file reads and writes over the C library, without pulling in Foundation.
+public enum FileAccess {
+    /// Reads a whole file.
+    ///
+    /// - Throws: ``RuntimeError`` naming the path and the system's reason.
+    public static func read(_ path: String, limit: Int = 256 << 20) throws(RuntimeError) -> [UInt8] {
+        guard let file = fopen(path, "rb") else { throw RuntimeError("cannot open \(path): \(systemMessage())") }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+            if count > 0 { bytes.append(contentsOf: chunk[0..<count]) }
+            if bytes.count > limit { throw RuntimeError("\(path) is larger than \(limit) bytes") }
+            if count < chunk.count {
+                if ferror(file) != 0 { throw RuntimeError("cannot read \(path): \(systemMessage())") }
+                return bytes
+            }
+        }
+    }
+
+    /// Writes a whole file, replacing it atomically (write to a temporary name, then rename).
+    public static func write(_ bytes: some Collection<UInt8>, to path: String) throws(RuntimeError) {
+        let temporary = path + ".tmp"
+        guard let file = fopen(temporary, "wb") else {
+            throw RuntimeError("cannot create \(temporary): \(systemMessage())")
+        }
+        let data = Array(bytes)
+        let written = data.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        let closed = fclose(file)
+        guard written == data.count, closed == 0 else {
+            unlink(temporary)
+            throw RuntimeError("cannot write \(path): \(systemMessage())")
+        }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw RuntimeError("cannot replace \(path): \(systemMessage())")
+        }
+    }
+
+    /// The text of the current `errno`.
+    public static func systemMessage() -> String {
+        guard let text = strerror(errno) else { return "error \(errno)" }
+        return String(cString: text)
+    }
+}
+
+/// Writes a line to standard error.
+public func printError(_ text: String) {
+    // write(2) on descriptor 2: unbuffered, and no shared FILE* that Swift 6 would flag as unsafe state.
+    var line = text
+    line += "\n"
+    line.withUTF8 { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(2, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+}
+
+extension ExitStatus {
+    /// Ends the process with this status.
+    public func exitProcess() -> Never {
+        exit(rawValue)
+    }
+}

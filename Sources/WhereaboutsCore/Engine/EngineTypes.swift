@@ -1,0 +1,139 @@
+/// One RSSI reading from an agent: a single advert, or the aggregate of a window of adverts.
+public struct Reading: Sendable, Hashable {
+    /// The tag heard.
+    public var tag: TagIdentity
+    /// When it was heard (Unix seconds; for aggregates, the window's end).
+    public var time: Double
+    /// RSSI in dBm (for aggregates, the mean).
+    public var rssi: Double
+    /// How many adverts the reading stands for (1 for a single advert).
+    public var count: Int
+    /// Variance of the adverts' RSSI in dB², when the agent computed it.
+    public var variance: Double?
+    /// The measured power at 1 m the tag advertised, in dBm.
+    public var measuredPower: Double?
+
+    public init(
+        tag: TagIdentity,
+        time: Double,
+        rssi: Double,
+        count: Int = 1,
+        variance: Double? = nil,
+        measuredPower: Double? = nil
+    ) {
+        self.tag = tag
+        self.time = time
+        self.rssi = rssi
+        self.count = count
+        self.variance = variance
+        self.measuredPower = measuredPower
+    }
+}
+
+/// Why the engine did not take a reading.
+public enum ReadingRejection: String, Sendable, Hashable, CaseIterable {
+    /// No agent with that index or id is in the map.
+    case unknownAgent = "unknown_agent"
+    /// The tag is neither selected by the identity constraints nor named by the map.
+    case untrackedTag = "untracked_tag"
+    /// The reading is older than the reading age limit.
+    case stale
+    /// A number in the reading is out of range or not finite.
+    case invalidValue = "invalid_value"
+}
+
+/// How far one agent seems to be from a tag, in CoreLocation's ranging terms.
+public struct AgentRange: Sendable, Hashable {
+    /// The agent's index in the map.
+    public var agentIndex: Int
+    /// The agent's id.
+    public var agentID: String
+    /// Estimated 3-D distance to the antenna, in metres.
+    public var distance: Double
+    /// 1-sigma error of `distance`, in metres (CLBeacon's `accuracy`).
+    public var accuracy: Double
+    /// The proximity band.
+    public var proximity: Proximity
+    /// The smoothed RSSI, in dBm, before the agent's offset.
+    public var rssi: Double
+}
+
+/// The engine's estimate of where a tag is.
+public struct TagEstimate: Sendable, Hashable {
+    /// The tag.
+    public var tag: TagIdentity
+    /// The display name from the map, if it names the tag.
+    public var name: String?
+    /// The floor's major.
+    public var floor: UInt16
+    /// The smoothed position.
+    public var position: Point
+    /// 1-sigma radius of `position`, in metres.
+    public var accuracy: Double
+    /// The zone the tag is in after hysteresis, or nil.
+    public var zone: ZoneKey?
+    /// The agents that hear it, nearest first.
+    public var ranges: [AgentRange]
+    /// How the latest fix was made.
+    public var quality: Fix.Quality
+    /// When the estimate was made (seconds).
+    public var time: Double
+}
+
+/// A tag entering or leaving a zone (CoreLocation's didEnterRegion / didExitRegion).
+public struct ZoneEvent: Sendable, Hashable {
+    /// Enter or exit.
+    public enum Kind: String, Sendable, Hashable {
+        case enter
+        case exit
+    }
+
+    /// When it was decided (seconds).
+    public var time: Double
+    /// The tag.
+    public var tag: TagIdentity
+    /// The zone.
+    public var zone: ZoneKey
+    /// Enter or exit.
+    public var kind: Kind
+}
+
+/// Whether a zone's occupancy can be known right now.
+public enum ZoneState: String, Sendable, Hashable {
+    /// At least one agent that covers the zone is online.
+    case known
+    /// Every agent that covers the zone is offline or silent: the zone may or may not be empty.
+    case unknown
+}
+
+/// Who is in a zone.
+public struct ZoneOccupancy: Sendable, Hashable {
+    /// The zone.
+    public var zone: ZoneKey
+    /// Whether the count can be trusted.
+    public var state: ZoneState
+    /// The tags in it, sorted by identity.
+    public var tags: [TagIdentity]
+
+    /// How many tags are in it.
+    public var count: Int { tags.count }
+}
+
+/// A tag's state for one zone, as CoreLocation's didDetermineState gives it.
+public enum RegionState: String, Sendable, Hashable {
+    case inside
+    case outside
+    case unknown
+}
+
+/// What an engine update produced.
+public struct EngineUpdate: Sendable {
+    /// New estimates for the tags that were heard since the last update.
+    public var estimates: [TagEstimate] = []
+    /// Enter and exit events, exits before enters, in time order.
+    public var events: [ZoneEvent] = []
+    /// The zones whose occupancy or state changed.
+    public var occupancyChanges: [ZoneOccupancy] = []
+    /// Tags that timed out and are no longer tracked.
+    public var lostTags: [TagIdentity] = []
+}

@@ -1,0 +1,441 @@
+/// The positioning engine: readings in; positions, zone events and occupancy out.
+///
+/// Pure and deterministic: no clock, no I/O, no randomness. Time comes in as `now:` and readings carry their own
+/// times, so the live locator, offline replay and the simulator run this same code and get the same answers.
+///
+/// The pipeline for each tag:
+/// 1. ``RSSIFilter`` per (tag, agent) smooths readings and forgets them after the reading age limit.
+/// 2. ``PathLossModel`` turns each smoothed RSSI into a range with a sigma that grows with distance.
+/// 3. The floor is chosen from all agents' evidence, with hysteresis.
+/// 4. ``Trilateration`` fuses the floor's nearest ranges into a fix; ``TrackFilter`` smooths the fixes.
+/// 5. ``ZoneTracker`` decides the zone with hysteresis; occupancy and enter/exit events follow.
+///
+/// Units: metres, dBm, seconds.
+public struct LocatorEngine: Sendable {
+    /// Tuning of the whole pipeline.
+    public struct Configuration: Sendable, Hashable {
+        /// RSSI smoothing per (tag, agent).
+        public var rssiFilter = RSSIFilter.Configuration()
+        /// Position smoothing per tag.
+        public var track = TrackFilter.Configuration()
+        /// Zone hysteresis.
+        public var zones = ZoneTracker.Configuration()
+        /// Error of the path-loss model itself (shadowing, body, orientation), in dB; it does not average away.
+        public var modelSigma: Double = 4
+        /// At most this many of the nearest agents on the floor go into a fix.
+        public var maximumAgentsPerFix: Int = 8
+        /// Another floor must beat the current one by this many dB …
+        public var floorSwitchMargin: Double = 3
+        /// … on this many updates in a row, before the tag changes floor.
+        public var floorSwitchUpdates: Int = 3
+        /// Which tags are tracked besides those the map names; empty means the site UUID.
+        public var constraints: [BeaconIdentityConstraint] = []
+        /// Whether an agent that has not been heard from for the map's agent timeout counts as offline. Live
+        /// locators want this; a replay of a readings file, which has no heartbeats, does not.
+        public var agentsTimeOut = true
+        /// A tag silent for this long (seconds) is forgotten entirely, so that memory stays bounded.
+        public var forgetAfter: Double = 3600
+
+        public init() {}
+    }
+
+    /// The map.
+    public let map: FloorMap
+    /// The configuration.
+    public let configuration: Configuration
+
+    private let constraints: [BeaconIdentityConstraint]
+    private let zonesByFloor: [UInt16: [Zone]]
+    private let zoneIndexByKey: [ZoneKey: Int]
+    private let coverage: [[Int]]
+
+    private var tags: [TagState] = []
+    private var tagIndexByIdentity: [TagIdentity: Int] = [:]
+    private var agentLastHeard: [Double?]
+    private var agentReportedOnline: [Bool?]
+    private var zoneMembers: [Set<TagIdentity>]
+    private var zoneStates: [ZoneState]
+    private var changedZones: Set<Int> = []
+    private var everSeen: Set<TagIdentity> = []
+
+    /// Makes an engine for a map.
+    public init(map: FloorMap, configuration: Configuration = Configuration()) {
+        self.map = map
+        self.configuration = configuration
+        constraints = configuration.constraints.isEmpty ? [map.defaultConstraint] : configuration.constraints
+        zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
+        zoneIndexByKey = Dictionary(map.zones.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { a, _ in a })
+        coverage = map.zones.map { zone in
+            map.agents.indices.filter { index in
+                let agent = map.agents[index]
+                return agent.floor == zone.floor
+                    && (zone.polygon.contains(agent.position)
+                        || zone.polygon.distanceToBoundary(agent.position) <= map.model.coverageRadius)
+            }
+        }
+        agentLastHeard = Array(repeating: nil, count: map.agents.count)
+        agentReportedOnline = Array(repeating: nil, count: map.agents.count)
+        zoneMembers = Array(repeating: [], count: map.zones.count)
+        zoneStates = Array(repeating: .unknown, count: map.zones.count)
+    }
+
+    // MARK: - Input
+
+    /// Whether the engine tracks this tag: the map names it, or an identity constraint selects it.
+    public func tracks(_ tag: TagIdentity) -> Bool {
+        map.knownTag(tag) != nil || constraints.contains { $0.matches(tag) }
+    }
+
+    /// Takes one reading heard by the agent at `agentIndex` in the map.
+    ///
+    /// - Returns: nil when taken, or why not.
+    @discardableResult
+    public mutating func ingest(_ reading: Reading, agentIndex: Int, now: Double) -> ReadingRejection? {
+        guard map.agents.indices.contains(agentIndex) else { return .unknownAgent }
+        guard reading.rssi.isFinite, reading.rssi >= -127, reading.rssi <= 20, reading.time.isFinite,
+            reading.count >= 1, reading.variance.map({ $0.isFinite && $0 >= 0 }) ?? true,
+            reading.measuredPower.map({ $0.isFinite && $0 >= -127 && $0 <= 20 }) ?? true
+        else { return .invalidValue }
+        guard now - reading.time <= map.model.readingMaxAge else { return .stale }
+        let index: Int
+        if let existing = tagIndexByIdentity[reading.tag] {
+            index = existing
+        } else {
+            guard tracks(reading.tag) else { return .untrackedTag }
+            index = tags.count
+            let known = map.knownTag(reading.tag)
+            tags.append(TagState(identity: reading.tag, name: known?.name, measuredPowerOverride: known?.measuredPower))
+            tagIndexByIdentity[reading.tag] = index
+            everSeen.insert(reading.tag)
+        }
+        tags[index].take(reading, agentIndex: agentIndex, configuration: configuration.rssiFilter)
+        agentHeard(agentIndex, at: reading.time)
+        return nil
+    }
+
+    /// Notes that an agent was heard from (a batch arrived, even an empty one).
+    public mutating func agentHeard(_ agentIndex: Int, at time: Double) {
+        guard agentLastHeard.indices.contains(agentIndex) else { return }
+        if let last = agentLastHeard[agentIndex], last >= time { return }
+        agentLastHeard[agentIndex] = time
+    }
+
+    /// Records what an agent said of itself on its status topic (online, or offline through its last will).
+    public mutating func setAgentStatus(_ agentIndex: Int, online: Bool) {
+        guard agentReportedOnline.indices.contains(agentIndex) else { return }
+        agentReportedOnline[agentIndex] = online
+    }
+
+    // MARK: - Update
+
+    /// Recomputes every tag heard since the last update, applies timeouts and coverage, and reports the changes.
+    public mutating func update(now: Double) -> EngineUpdate {
+        var result = EngineUpdate()
+        refreshZoneStates(now: now)
+        var forgotten: [Int] = []
+        for index in tags.indices {
+            let silence = now - tags[index].lastHeard
+            if silence > configuration.forgetAfter {
+                if tags[index].zone.current == nil { forgotten.append(index) }
+            }
+            if tags[index].dirty {
+                tags[index].dirty = false
+                if let estimate = estimate(tagIndex: index, now: now, events: &result.events) {
+                    result.estimates.append(estimate)
+                }
+            } else if silence > map.model.tagTimeout, tags[index].track != nil || tags[index].zone.current != nil {
+                if let zone = tags[index].zone.current, let zoneIndex = zoneIndexByKey[zone],
+                    zoneStates[zoneIndex] == .unknown
+                {
+                    // Its agents are down: the tag may still be there. Say unknown, do not invent an exit.
+                    continue
+                }
+                if let left = tags[index].zone.leave() {
+                    moveTag(tags[index].identity, from: left, to: nil, time: now, events: &result.events)
+                }
+                tags[index].track = nil
+                tags[index].floor = nil
+                result.lostTags.append(tags[index].identity)
+            }
+        }
+        if !forgotten.isEmpty { forget(forgotten) }
+        for zoneIndex in changedZones.sorted() {
+            result.occupancyChanges.append(occupancy(zoneIndex))
+        }
+        changedZones.removeAll(keepingCapacity: true)
+        result.events.sort { ($0.time, $0.kind == .enter ? 1 : 0) < ($1.time, $1.kind == .enter ? 1 : 0) }
+        return result
+    }
+
+    private mutating func estimate(tagIndex: Int, now: Double, events: inout [ZoneEvent]) -> TagEstimate? {
+        let ranges = currentRanges(tagIndex: tagIndex, now: now)
+        guard !ranges.isEmpty else { return nil }
+        guard let floorMajor = chooseFloor(tagIndex: tagIndex, ranges: ranges), let floor = map.floor(major: floorMajor)
+        else { return nil }
+
+        var measurements: [RangeMeasurement] = []
+        measurements.reserveCapacity(configuration.maximumAgentsPerFix)
+        for range in ranges where map.agents[range.agentIndex].floor == floorMajor {
+            let agent = map.agents[range.agentIndex]
+            measurements.append(
+                RangeMeasurement(
+                    anchor: agent.position,
+                    heightDifference: agent.height - map.model.tagHeight,
+                    range: range.distance,
+                    sigma: max(range.accuracy, 0.05)
+                )
+            )
+            if measurements.count == configuration.maximumAgentsPerFix { break }
+        }
+        guard let fix = Trilateration.solve(measurements, outline: floor.outline) else { return nil }
+
+        var state = tags[tagIndex]
+        if let previous = state.track, state.trackFloor == floorMajor {
+            var track = previous
+            track.update(position: fix.position, accuracy: fix.accuracy, time: now, configuration: configuration.track)
+            track.keep(inside: floor.outline)
+            state.track = track
+        } else {
+            state.track = TrackFilter(position: fix.position, accuracy: fix.accuracy, time: now)
+            state.trackFloor = floorMajor
+        }
+        let position = state.track?.position ?? fix.position
+        let accuracy = min(state.track?.accuracy ?? fix.accuracy, fix.accuracy)
+
+        // A zone on another floor is left as soon as the floor changes.
+        if let current = state.zone.current, current.floor != floorMajor, let left = state.zone.leave() {
+            tags[tagIndex] = state
+            moveTag(state.identity, from: left, to: nil, time: now, events: &events)
+        }
+        if let change = state.zone.update(
+            position: position,
+            zones: zonesByFloor[floorMajor] ?? [],
+            time: now,
+            configuration: configuration.zones
+        ) {
+            tags[tagIndex] = state
+            moveTag(state.identity, from: change.from, to: change.to, time: now, events: &events)
+        }
+        tags[tagIndex] = state
+        return TagEstimate(
+            tag: state.identity,
+            name: state.name,
+            floor: floorMajor,
+            position: position,
+            accuracy: accuracy,
+            zone: state.zone.current,
+            ranges: ranges,
+            quality: fix.quality,
+            time: now
+        )
+    }
+
+    /// The tag's current range to each agent that heard it recently, nearest first.
+    private func currentRanges(tagIndex: Int, now: Double) -> [AgentRange] {
+        let state = tags[tagIndex]
+        let measuredPower = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
+        var ranges: [AgentRange] = []
+        ranges.reserveCapacity(state.links.count)
+        let modelVariance = configuration.modelSigma * configuration.modelSigma
+        for link in state.links where now - link.filter.time <= map.model.readingMaxAge {
+            let agent = map.agents[link.agentIndex]
+            let model = PathLossModel(
+                measuredPower: measuredPower,
+                exponent: agent.pathLossExponent ?? map.model.pathLossExponent,
+                rssiOffset: agent.rssiOffset
+            )
+            let estimate = link.filter.estimate(at: now, configuration: configuration.rssiFilter)
+            let distance = model.distance(forRSSI: estimate.rssi)
+            let sigma = model.rangeSigma(
+                atDistance: distance, rssiSigma: (estimate.variance + modelVariance).squareRoot())
+            ranges.append(
+                AgentRange(
+                    agentIndex: link.agentIndex,
+                    agentID: agent.id,
+                    distance: distance,
+                    accuracy: sigma,
+                    proximity: Proximity(range: distance),
+                    rssi: estimate.rssi
+                )
+            )
+        }
+        ranges.sort { ($0.distance, $0.agentIndex) < ($1.distance, $1.agentIndex) }
+        return ranges
+    }
+
+    /// Picks the floor from the agents' evidence: the mean of each floor's two strongest corrected RSSIs, with
+    /// hysteresis against the current floor.
+    private mutating func chooseFloor(tagIndex: Int, ranges: [AgentRange]) -> UInt16? {
+        var strongest: [UInt16: (Double, Double)] = [:]
+        for range in ranges {
+            let agent = map.agents[range.agentIndex]
+            let corrected = range.rssi + agent.rssiOffset
+            var pair = strongest[agent.floor] ?? (-.infinity, -.infinity)
+            if corrected > pair.0 {
+                pair = (corrected, pair.0)
+            } else if corrected > pair.1 {
+                pair.1 = corrected
+            }
+            strongest[agent.floor] = pair
+        }
+        let scores = strongest.mapValues { pair in pair.1.isFinite ? (pair.0 + pair.1) / 2 : pair.0 - 3 }
+        guard let best = scores.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) else { return nil }
+        var state = tags[tagIndex]
+        defer { tags[tagIndex] = state }
+        guard let current = state.floor, let currentScore = scores[current] else {
+            state.floor = best.key
+            state.floorChallengerCount = 0
+            return best.key
+        }
+        if best.key != current, best.value >= currentScore + configuration.floorSwitchMargin {
+            state.floorChallengerCount = state.floorChallenger == best.key ? state.floorChallengerCount + 1 : 1
+            state.floorChallenger = best.key
+            if state.floorChallengerCount >= configuration.floorSwitchUpdates {
+                state.floor = best.key
+                state.floorChallenger = nil
+                state.floorChallengerCount = 0
+            }
+        } else {
+            state.floorChallenger = nil
+            state.floorChallengerCount = 0
+        }
+        return state.floor
+    }
+
+    private mutating func moveTag(
+        _ tag: TagIdentity,
+        from: ZoneKey?,
+        to: ZoneKey?,
+        time: Double,
+        events: inout [ZoneEvent]
+    ) {
+        if let from, let index = zoneIndexByKey[from] {
+            zoneMembers[index].remove(tag)
+            changedZones.insert(index)
+            events.append(ZoneEvent(time: time, tag: tag, zone: from, kind: .exit))
+        }
+        if let to, let index = zoneIndexByKey[to] {
+            zoneMembers[index].insert(tag)
+            changedZones.insert(index)
+            events.append(ZoneEvent(time: time, tag: tag, zone: to, kind: .enter))
+        }
+    }
+
+    private mutating func refreshZoneStates(now: Double) {
+        for zoneIndex in coverage.indices {
+            let covered = coverage[zoneIndex].contains { isAgentOnline($0, now: now) }
+            let state: ZoneState = covered ? .known : .unknown
+            if zoneStates[zoneIndex] != state {
+                zoneStates[zoneIndex] = state
+                changedZones.insert(zoneIndex)
+            }
+        }
+    }
+
+    private mutating func forget(_ indices: [Int]) {
+        let drop = Set(indices)
+        tags = tags.enumerated().filter { !drop.contains($0.offset) }.map(\.element)
+        tagIndexByIdentity = Dictionary(tags.enumerated().map { ($1.identity, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    // MARK: - Queries
+
+    /// Whether an agent counts as online now.
+    public func isAgentOnline(_ agentIndex: Int, now: Double) -> Bool {
+        guard agentReportedOnline.indices.contains(agentIndex) else { return false }
+        if agentReportedOnline[agentIndex] == false { return false }
+        guard configuration.agentsTimeOut else { return true }
+        guard let heard = agentLastHeard[agentIndex] else { return false }
+        return now - heard <= map.model.agentTimeout
+    }
+
+    /// Who is in a zone, and whether that can be known.
+    public func occupancy(of zone: ZoneKey) -> ZoneOccupancy? {
+        zoneIndexByKey[zone].map(occupancy)
+    }
+
+    /// The occupancy of every zone, in map order.
+    public var allOccupancy: [ZoneOccupancy] { map.zones.indices.map(occupancy) }
+
+    private func occupancy(_ index: Int) -> ZoneOccupancy {
+        ZoneOccupancy(zone: map.zones[index].key, state: zoneStates[index], tags: zoneMembers[index].sorted())
+    }
+
+    /// A tag's state for a zone: inside, outside, or unknown (never seen, or the zone's agents are down).
+    public func state(of tag: TagIdentity, in zone: ZoneKey) -> RegionState {
+        guard let zoneIndex = zoneIndexByKey[zone], zoneStates[zoneIndex] == .known else { return .unknown }
+        guard let tagIndex = tagIndexByIdentity[tag] else { return everSeen.contains(tag) ? .outside : .unknown }
+        return tags[tagIndex].zone.current == zone ? .inside : .outside
+    }
+
+    /// The zone a tag is in, if any.
+    public func zone(of tag: TagIdentity) -> ZoneKey? {
+        tagIndexByIdentity[tag].flatMap { tags[$0].zone.current }
+    }
+
+    /// The agents that hear a tag, nearest first (CoreLocation's ranging).
+    public func ranging(_ tag: TagIdentity, now: Double) -> [AgentRange] {
+        guard let index = tagIndexByIdentity[tag] else { return [] }
+        return currentRanges(tagIndex: index, now: now)
+    }
+
+    /// How many tags the engine holds state for.
+    public var trackedTagCount: Int { tags.count }
+}
+
+/// What the engine keeps per tag.
+private struct TagState: Sendable {
+    struct Link: Sendable {
+        var agentIndex: Int
+        var filter: RSSIFilter
+    }
+
+    let identity: TagIdentity
+    let name: String?
+    let measuredPowerOverride: Double?
+    var advertisedPower: Double?
+    // A short array beats a dictionary here: a tag is heard by a handful of agents.
+    var links: [Link] = []
+    var lastHeard = -Double.infinity
+    var dirty = false
+    var floor: UInt16?
+    var floorChallenger: UInt16?
+    var floorChallengerCount = 0
+    var track: TrackFilter?
+    var trackFloor: UInt16?
+    var zone = ZoneTracker()
+
+    init(identity: TagIdentity, name: String?, measuredPowerOverride: Double?) {
+        self.identity = identity
+        self.name = name
+        self.measuredPowerOverride = measuredPowerOverride
+    }
+
+    mutating func take(_ reading: Reading, agentIndex: Int, configuration: RSSIFilter.Configuration) {
+        if let power = reading.measuredPower { advertisedPower = power }
+        lastHeard = max(lastHeard, reading.time)
+        dirty = true
+        for index in links.indices where links[index].agentIndex == agentIndex {
+            links[index].filter.update(
+                rssi: reading.rssi,
+                count: reading.count,
+                variance: reading.variance,
+                time: reading.time,
+                configuration: configuration
+            )
+            return
+        }
+        links.append(
+            Link(
+                agentIndex: agentIndex,
+                filter: RSSIFilter(
+                    rssi: reading.rssi,
+                    count: reading.count,
+                    variance: reading.variance,
+                    time: reading.time,
+                    configuration: configuration
+                )
+            )
+        )
+    }
+}

@@ -1,0 +1,442 @@
+public import WhereaboutsJSON
+
+extension FloorMap {
+    /// Parses and validates a map document.
+    ///
+    /// - Returns: the map, or every problem found, each with its JSON path. Nothing is half-loaded.
+    public static func parse(_ bytes: some Collection<UInt8>) -> Result<FloorMap, MapProblems> {
+        let parser = JSONParser(maximumBytes: 64 << 20, maximumDepth: 32, keepsOverflowingNumbers: true)
+        let document: JSONValue
+        do {
+            document = try parser.parse(bytes)
+        } catch {
+            let location = lineAndColumn(of: error.offset, in: Array(bytes))
+            return .failure(
+                MapProblems(problems: [
+                    MapProblem(
+                        path: "$", message: "not valid JSON: \(error) (line \(location.0), column \(location.1))")
+                ])
+            )
+        }
+        return load(document)
+    }
+
+    /// Validates a parsed map document.
+    public static func load(_ document: JSONValue) -> Result<FloorMap, MapProblems> {
+        var reader = MapReader()
+        let map = reader.readMap(document)
+        if let map, reader.problems.isEmpty { return .success(map) }
+        return .failure(MapProblems(problems: reader.problems))
+    }
+}
+
+private func lineAndColumn(of offset: Int, in bytes: [UInt8]) -> (Int, Int) {
+    var line = 1
+    var column = 1
+    for byte in bytes.prefix(offset) {
+        if byte == 0x0A {
+            line += 1
+            column = 1
+        } else {
+            column += 1
+        }
+    }
+    return (line, column)
+}
+
+/// Reads the map format field by field, collecting every problem rather than stopping at the first.
+private struct MapReader {
+    var problems: [MapProblem] = []
+
+    mutating func problem(_ path: String, _ message: String) {
+        problems.append(MapProblem(path: path, message: message))
+    }
+
+    // MARK: - Shapes of values
+
+    mutating func object(_ value: JSONValue?, _ path: String, allowed: Set<String>) -> JSONObject? {
+        guard let value else {
+            problem(path, "is required")
+            return nil
+        }
+        guard let object = value.object else {
+            problem(path, "must be an object, not \(value.kindName)")
+            return nil
+        }
+        for key in object.keys where !allowed.contains(key) {
+            let known = allowed.sorted().joined(separator: ", ")
+            problem("\(path).\(key)", "unknown key (known keys here: \(known))")
+        }
+        return object
+    }
+
+    mutating func array(_ value: JSONValue?, _ path: String, required: Bool = true) -> [JSONValue]? {
+        guard let value else {
+            if required { problem(path, "is required") }
+            return nil
+        }
+        guard let array = value.array else {
+            problem(path, "must be an array, not \(value.kindName)")
+            return nil
+        }
+        return array
+    }
+
+    mutating func string(_ value: JSONValue?, _ path: String, required: Bool = true) -> String? {
+        guard let value else {
+            if required { problem(path, "is required") }
+            return nil
+        }
+        guard let text = value.string else {
+            problem(path, "must be a string, not \(value.kindName)")
+            return nil
+        }
+        return text
+    }
+
+    mutating func name(_ value: JSONValue?, _ path: String) -> String? {
+        guard let text = string(value, path) else { return nil }
+        guard !text.isEmpty, text.count <= 128 else {
+            problem(path, "must be 1 to 128 characters")
+            return nil
+        }
+        return text
+    }
+
+    mutating func number(
+        _ value: JSONValue?,
+        _ path: String,
+        in range: ClosedRange<Double>,
+        required: Bool = true
+    ) -> Double? {
+        guard let value else {
+            if required { problem(path, "is required") }
+            return nil
+        }
+        guard case .number(let number) = value else {
+            problem(path, "must be a number, not \(value.kindName)")
+            return nil
+        }
+        guard number.isFinite else {
+            problem(path, "must be a finite number")
+            return nil
+        }
+        guard range.contains(number) else {
+            problem(path, "must be between \(range.lowerBound) and \(range.upperBound), not \(number)")
+            return nil
+        }
+        return number
+    }
+
+    mutating func identifierNumber(_ value: JSONValue?, _ path: String) -> UInt16? {
+        guard let number = number(value, path, in: 0...65535) else { return nil }
+        guard number.rounded() == number else {
+            problem(path, "must be a whole number from 0 to 65535")
+            return nil
+        }
+        return UInt16(number)
+    }
+
+    mutating func point(_ value: JSONValue?, _ path: String) -> Point? {
+        guard let elements = array(value, path) else { return nil }
+        guard elements.count == 2 else {
+            problem(path, "must be a point [x, y] in metres")
+            return nil
+        }
+        let x = number(elements[0], "\(path)[0]", in: -100_000...100_000)
+        let y = number(elements[1], "\(path)[1]", in: -100_000...100_000)
+        guard let x, let y else { return nil }
+        return Point(x: x, y: y)
+    }
+
+    mutating func polygon(_ value: JSONValue?, _ path: String) -> Polygon? {
+        guard let elements = array(value, path) else { return nil }
+        var points: [Point] = []
+        var complete = true
+        for (index, element) in elements.enumerated() {
+            if let point = point(element, "\(path)[\(index)]") { points.append(point) } else { complete = false }
+        }
+        guard complete else { return nil }
+        guard points.count >= 3 else {
+            problem(path, "a polygon needs at least 3 points, found \(points.count)")
+            return nil
+        }
+        for index in points.indices where points[index].distance(to: points[(index + 1) % points.count]) < 1e-6 {
+            problem("\(path)[\((index + 1) % points.count)]", "repeats the previous point (degenerate polygon)")
+            return nil
+        }
+        let polygon = Polygon(points)
+        guard polygon.area >= 0.01 else {
+            problem(path, "degenerate polygon: its area is \(polygon.area) m²")
+            return nil
+        }
+        guard !polygon.isSelfIntersecting else {
+            problem(path, "polygon edges cross each other (self-intersecting)")
+            return nil
+        }
+        return polygon
+    }
+
+    // MARK: - The document
+
+    mutating func readMap(_ document: JSONValue) -> FloorMap? {
+        let rootKeys: Set = ["site", "model", "floors", "zones", "agents", "tags", "walls", "description"]
+        guard let root = object(document, "$", allowed: rootKeys) else { return nil }
+        if let description = root["description"] { _ = string(description, "$.description") }
+        let site = readSite(root["site"])
+        let model = readModel(root["model"])
+        let floors = readFloors(root["floors"])
+        let floorsByMajor = Dictionary(floors.map { ($0.floor.major, $0.floor) }, uniquingKeysWith: { a, _ in a })
+        let zones = readZones(root["zones"], floors: floorsByMajor)
+        let agents = readAgents(root["agents"], floors: floorsByMajor)
+        let tags = readTags(root["tags"])
+        let walls = readWalls(root["walls"], floors: floorsByMajor)
+        guard let site, let model else { return nil }
+        return FloorMap(
+            site: site,
+            floors: floors.map(\.floor),
+            zones: zones,
+            agents: agents,
+            knownTags: tags,
+            walls: walls,
+            model: model
+        )
+    }
+
+    mutating func readSite(_ value: JSONValue?) -> Site? {
+        guard let object = object(value, "$.site", allowed: ["uuid", "name"]) else { return nil }
+        let name = name(object["name"], "$.site.name")
+        var uuid: BeaconUUID?
+        if let text = string(object["uuid"], "$.site.uuid") {
+            uuid = BeaconUUID(text)
+            if uuid == nil {
+                problem("$.site.uuid", "not a UUID of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx: \"\(text)\"")
+            }
+        }
+        guard let uuid, let name else { return nil }
+        return Site(uuid: uuid, name: name)
+    }
+
+    mutating func readModel(_ value: JSONValue?) -> RadioModel? {
+        var model = RadioModel()
+        guard let value else { return model }
+        let keys: Set = [
+            "measured_power", "path_loss_exponent", "tag_height", "reading_max_age", "tag_timeout", "agent_timeout",
+            "coverage_radius",
+        ]
+        guard let object = object(value, "$.model", allowed: keys) else { return nil }
+        let before = problems.count
+        if let power = number(object["measured_power"], "$.model.measured_power", in: -127...20, required: false) {
+            model.measuredPower = power
+        }
+        if let exponent = number(
+            object["path_loss_exponent"],
+            "$.model.path_loss_exponent",
+            in: 1...6,
+            required: false
+        ) {
+            model.pathLossExponent = exponent
+        }
+        if let height = number(object["tag_height"], "$.model.tag_height", in: 0...10, required: false) {
+            model.tagHeight = height
+        }
+        if let age = number(object["reading_max_age"], "$.model.reading_max_age", in: 0.5...600, required: false) {
+            model.readingMaxAge = age
+        }
+        if let timeout = number(object["tag_timeout"], "$.model.tag_timeout", in: 1...86_400, required: false) {
+            model.tagTimeout = timeout
+        }
+        if let timeout = number(object["agent_timeout"], "$.model.agent_timeout", in: 1...86_400, required: false) {
+            model.agentTimeout = timeout
+        }
+        if let radius = number(object["coverage_radius"], "$.model.coverage_radius", in: 0.5...100, required: false) {
+            model.coverageRadius = radius
+        }
+        return problems.count == before ? model : nil
+    }
+
+    mutating func readFloors(_ value: JSONValue?) -> [(floor: Floor, path: String)] {
+        guard let elements = array(value, "$.floors") else { return [] }
+        if elements.isEmpty { problem("$.floors", "a map needs at least one floor") }
+        var floors: [(floor: Floor, path: String)] = []
+        var seen: [UInt16: String] = [:]
+        for (index, element) in elements.enumerated() {
+            let path = "$.floors[\(index)]"
+            guard let object = object(element, path, allowed: ["major", "name", "height", "outline"]) else {
+                continue
+            }
+            let major = identifierNumber(object["major"], "\(path).major")
+            let name = name(object["name"], "\(path).name")
+            let height = number(object["height"], "\(path).height", in: -1000...1000, required: false) ?? 0
+            let outline = polygon(object["outline"], "\(path).outline")
+            if let major {
+                if let first = seen[major] {
+                    problem("\(path).major", "duplicate major \(major) (also at \(first))")
+                    continue
+                }
+                seen[major] = path
+            }
+            guard let major, let name, let outline else { continue }
+            floors.append((Floor(major: major, name: name, outline: outline, height: height), path))
+        }
+        return floors
+    }
+
+    mutating func floorReference(_ value: JSONValue?, _ path: String, floors: [UInt16: Floor]) -> Floor? {
+        guard let major = identifierNumber(value, path) else { return nil }
+        guard let floor = floors[major] else {
+            problem(path, "no floor has major \(major)")
+            return nil
+        }
+        return floor
+    }
+
+    mutating func readZones(_ value: JSONValue?, floors: [UInt16: Floor]) -> [Zone] {
+        guard let elements = array(value, "$.zones", required: false) else { return [] }
+        var zones: [(zone: Zone, path: String)] = []
+        var seen: [ZoneKey: String] = [:]
+        for (index, element) in elements.enumerated() {
+            let path = "$.zones[\(index)]"
+            guard let object = object(element, path, allowed: ["floor", "minor", "name", "polygon"]) else { continue }
+            let floor = floorReference(object["floor"], "\(path).floor", floors: floors)
+            let minor = identifierNumber(object["minor"], "\(path).minor")
+            let name = name(object["name"], "\(path).name")
+            let polygon = polygon(object["polygon"], "\(path).polygon")
+            guard let floor, let minor, let name, let polygon else { continue }
+            let zone = Zone(floor: floor.major, minor: minor, name: name, polygon: polygon)
+            if let first = seen[zone.key] {
+                problem("\(path).minor", "duplicate minor \(minor) on floor \(floor.major) (also at \(first))")
+                continue
+            }
+            seen[zone.key] = path
+            if !floor.outline.encloses(polygon) {
+                problem("\(path).polygon", "zone \"\(name)\" leaves the outline of floor \(floor.major)")
+            }
+            for other in zones where other.zone.floor == zone.floor && other.zone.polygon.overlaps(polygon) {
+                problem("\(path).polygon", "zone \"\(name)\" overlaps zone \"\(other.zone.name)\" (\(other.path))")
+            }
+            zones.append((zone, path))
+        }
+        return zones.map(\.zone)
+    }
+
+    mutating func readAgents(_ value: JSONValue?, floors: [UInt16: Floor]) -> [Agent] {
+        guard let elements = array(value, "$.agents") else { return [] }
+        var agents: [Agent] = []
+        var seen: [String: String] = [:]
+        let keys: Set = ["id", "floor", "x", "y", "z", "rssi_offset", "path_loss_exponent"]
+        for (index, element) in elements.enumerated() {
+            let path = "$.agents[\(index)]"
+            guard let object = object(element, path, allowed: keys) else { continue }
+            var id = string(object["id"], "\(path).id")
+            if let text = id, !AgentIdentifier.isValid(text) {
+                problem("\(path).id", "agent ids are 1 to 64 of A-Z a-z 0-9 _ -, not \"\(text)\"")
+                id = nil
+            }
+            if let text = id {
+                if let first = seen[text] {
+                    problem("\(path).id", "duplicate agent id \"\(text)\" (also at \(first))")
+                    id = nil
+                } else {
+                    seen[text] = path
+                }
+            }
+            let floor = floorReference(object["floor"], "\(path).floor", floors: floors)
+            let x = number(object["x"], "\(path).x", in: -100_000...100_000)
+            let y = number(object["y"], "\(path).y", in: -100_000...100_000)
+            let z = number(object["z"], "\(path).z", in: 0...50)
+            let offset = number(object["rssi_offset"], "\(path).rssi_offset", in: -40...40, required: false) ?? 0
+            let exponent = number(
+                object["path_loss_exponent"],
+                "\(path).path_loss_exponent",
+                in: 1...6,
+                required: false
+            )
+            guard let id, let floor, let x, let y, let z else { continue }
+            let position = Point(x: x, y: y)
+            if !floor.outline.contains(position) {
+                problem(path, "agent \"\(id)\" at \(position) is outside the outline of floor \(floor.major)")
+            }
+            agents.append(
+                Agent(
+                    id: id,
+                    floor: floor.major,
+                    position: position,
+                    height: z,
+                    rssiOffset: offset,
+                    pathLossExponent: exponent
+                )
+            )
+        }
+        return agents
+    }
+
+    mutating func readTags(_ value: JSONValue?) -> [KnownTag] {
+        guard let elements = array(value, "$.tags", required: false) else { return [] }
+        var tags: [KnownTag] = []
+        var seen: [TagIdentity: String] = [:]
+        for (index, element) in elements.enumerated() {
+            let path = "$.tags[\(index)]"
+            guard let object = object(element, path, allowed: ["id", "name", "measured_power"]) else { continue }
+            var identity: TagIdentity?
+            if let text = string(object["id"], "\(path).id") {
+                identity = TagIdentity(text)
+                if identity == nil {
+                    problem(
+                        "\(path).id",
+                        "not a tag identity (ibeacon-<uuid>-<major>-<minor>, altbeacon-…, eddystone-…, mac-…): \"\(text)\""
+                    )
+                }
+            }
+            if let tag = identity {
+                if let first = seen[tag] {
+                    problem("\(path).id", "duplicate tag \(tag) (also at \(first))")
+                    identity = nil
+                } else {
+                    seen[tag] = path
+                }
+            }
+            let name = name(object["name"], "\(path).name")
+            let power = number(object["measured_power"], "\(path).measured_power", in: -127...20, required: false)
+            guard let identity, let name else { continue }
+            tags.append(KnownTag(identity: identity, name: name, measuredPower: power))
+        }
+        return tags
+    }
+
+    mutating func readWalls(_ value: JSONValue?, floors: [UInt16: Floor]) -> [Wall] {
+        guard let elements = array(value, "$.walls", required: false) else { return [] }
+        var walls: [Wall] = []
+        for (index, element) in elements.enumerated() {
+            let path = "$.walls[\(index)]"
+            guard let object = object(element, path, allowed: ["floor", "from", "to", "loss"]) else { continue }
+            let floor = floorReference(object["floor"], "\(path).floor", floors: floors)
+            let from = point(object["from"], "\(path).from")
+            let to = point(object["to"], "\(path).to")
+            let loss = number(object["loss"], "\(path).loss", in: 0...60)
+            guard let floor, let from, let to, let loss else { continue }
+            guard from.distance(to: to) > 1e-3 else {
+                problem(path, "a wall needs two distinct ends")
+                continue
+            }
+            walls.append(Wall(floor: floor.major, segment: Segment(from, to), loss: loss))
+        }
+        return walls
+    }
+}
+
+/// The rule for agent ids: 1 to 64 characters of `[A-Za-z0-9_-]`, so an id can stand as a topic level and a
+/// broker user name.
+public enum AgentIdentifier {
+    /// Whether `text` is a valid agent id.
+    public static func isValid(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard !utf8.isEmpty, utf8.count <= 64 else { return false }
+        return utf8.allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
+                || byte == UInt8(ascii: "-")
+        }
+    }
+}

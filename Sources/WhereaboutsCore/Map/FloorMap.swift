@@ -1,0 +1,175 @@
+/// A site's floor map: floors, zones, scanner agents and known tags, following the iBeacon hierarchy.
+///
+/// The proximity UUID names the site, the major a floor, the minor a zone on that floor. Every length is in
+/// metres in the map's frame; every power in dBm; every duration in seconds.
+///
+/// A `FloorMap` only exists validated: make one with ``FloorMap/load(_:)`` or ``FloorMap/parse(_:)``, which
+/// report every problem with its JSON path instead.
+public struct FloorMap: Sendable {
+    /// The site: its proximity UUID and name.
+    public var site: Site
+    /// The floors, sorted by major.
+    public var floors: [Floor]
+    /// The zones, sorted by floor major then minor.
+    public var zones: [Zone]
+    /// The scanner agents, in map order.
+    public var agents: [Agent]
+    /// Tags the map names, with optional overrides.
+    public var knownTags: [KnownTag]
+    /// Walls that attenuate the signal (used by the simulator's channel and drawn by the renderer).
+    public var walls: [Wall]
+    /// The radio model and timing defaults.
+    public var model: RadioModel
+
+    private var agentIndexByID: [String: Int]
+    private var floorIndexByMajor: [UInt16: Int]
+    private var knownTagIndex: [TagIdentity: Int]
+
+    init(
+        site: Site,
+        floors: [Floor],
+        zones: [Zone],
+        agents: [Agent],
+        knownTags: [KnownTag],
+        walls: [Wall],
+        model: RadioModel
+    ) {
+        self.site = site
+        self.floors = floors.sorted { $0.major < $1.major }
+        self.zones = zones.sorted { ($0.floor, $0.minor) < ($1.floor, $1.minor) }
+        self.agents = agents
+        self.knownTags = knownTags
+        self.walls = walls
+        self.model = model
+        agentIndexByID = Dictionary(agents.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+        floorIndexByMajor = Dictionary(
+            self.floors.enumerated().map { ($1.major, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        knownTagIndex = Dictionary(
+            knownTags.enumerated().map { ($1.identity, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
+    }
+
+    /// The index in ``agents`` of the agent with this id.
+    public func agentIndex(of id: String) -> Int? { agentIndexByID[id] }
+
+    /// The floor with this major.
+    public func floor(major: UInt16) -> Floor? { floorIndexByMajor[major].map { floors[$0] } }
+
+    /// The map's entry for a tag, if it names it.
+    public func knownTag(_ identity: TagIdentity) -> KnownTag? { knownTagIndex[identity].map { knownTags[$0] } }
+
+    /// The zones on a floor.
+    public func zones(onFloor major: UInt16) -> [Zone] { zones.filter { $0.floor == major } }
+
+    /// The constraint that selects the site's tags by default: the site UUID.
+    public var defaultConstraint: BeaconIdentityConstraint { BeaconIdentityConstraint(uuid: site.uuid) }
+}
+
+/// The site a map describes.
+public struct Site: Sendable, Hashable {
+    /// The iBeacon proximity UUID that names the site.
+    public var uuid: BeaconUUID
+    /// A name for people.
+    public var name: String
+}
+
+/// One floor of the building.
+public struct Floor: Sendable, Hashable {
+    /// The iBeacon major that names this floor.
+    public var major: UInt16
+    /// A name for people.
+    public var name: String
+    /// The floor's outline; positions on this floor are kept inside it.
+    public var outline: Polygon
+    /// Height of this floor above the ground floor, in metres.
+    public var height: Double
+}
+
+/// A zone: an area of a floor whose occupancy is published.
+public struct Zone: Sendable, Hashable {
+    /// The major of the floor the zone is on.
+    public var floor: UInt16
+    /// The iBeacon minor that names this zone on its floor.
+    public var minor: UInt16
+    /// A name for people.
+    public var name: String
+    /// The zone's area, inside its floor's outline.
+    public var polygon: Polygon
+
+    /// The zone's key: floor major and minor.
+    public var key: ZoneKey { ZoneKey(floor: floor, minor: minor) }
+}
+
+/// The identity of a zone: its floor's major and its minor.
+public struct ZoneKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var floor: UInt16
+    public var minor: UInt16
+
+    public init(floor: UInt16, minor: UInt16) {
+        self.floor = floor
+        self.minor = minor
+    }
+
+    public static func < (lhs: ZoneKey, rhs: ZoneKey) -> Bool { (lhs.floor, lhs.minor) < (rhs.floor, rhs.minor) }
+
+    public var description: String { "\(floor)/\(minor)" }
+}
+
+/// A scanner agent: a board with a Bluetooth controller at a fixed place.
+public struct Agent: Sendable, Hashable {
+    /// The agent's id, `[A-Za-z0-9_-]{1,64}`; also its broker account name.
+    public var id: String
+    /// The major of the floor it is on.
+    public var floor: UInt16
+    /// Where it stands on the plan.
+    public var position: Point
+    /// Antenna height above its floor, in metres.
+    public var height: Double
+    /// Decibels added to this agent's raw RSSI before ranging (a receiver that reads 3 dB low gets +3).
+    public var rssiOffset: Double
+    /// This agent's path-loss exponent, or nil for the map's default.
+    public var pathLossExponent: Double?
+}
+
+/// A tag the map names: a display name and, optionally, its measured power at 1 m.
+public struct KnownTag: Sendable, Hashable {
+    /// The tag's identity.
+    public var identity: TagIdentity
+    /// A name for people ("Alice's badge").
+    public var name: String
+    /// RSSI at 1 m in dBm, overriding what the tag advertises.
+    public var measuredPower: Double?
+}
+
+/// A wall segment and the loss it adds to a signal crossing it.
+public struct Wall: Sendable, Hashable {
+    /// The major of the floor it is on.
+    public var floor: UInt16
+    /// Where it runs.
+    public var segment: Segment
+    /// Attenuation in dB for a signal that crosses it.
+    public var loss: Double
+}
+
+/// The radio model and the timing defaults of a site.
+public struct RadioModel: Sendable, Hashable {
+    /// RSSI at 1 m in dBm when neither the tag nor the map says otherwise.
+    public var measuredPower: Double = -59
+    /// Log-distance path-loss exponent when the agent has none of its own.
+    public var pathLossExponent: Double = 2.0
+    /// Height at which tags are carried, above their floor, in metres.
+    public var tagHeight: Double = 1.2
+    /// A reading older than this (seconds) no longer counts toward a position.
+    public var readingMaxAge: Double = 10
+    /// A tag not heard for this long (seconds) leaves its zone.
+    public var tagTimeout: Double = 30
+    /// An agent not heard from for this long (seconds) counts as offline for zone coverage.
+    public var agentTimeout: Double = 30
+    /// An agent covers a zone when it stands within this distance (metres) of the zone on the same floor.
+    public var coverageRadius: Double = 8
+
+    public init() {}
+}

@@ -1,0 +1,321 @@
+/// One range from an agent to a tag, as the solver takes it.
+public struct RangeMeasurement: Sendable, Hashable {
+    /// Where the agent stands on the plan.
+    public var anchor: Point
+    /// Antenna height minus tag height, in metres (either sign).
+    public var heightDifference: Double
+    /// The 3-D range estimated from the RSSI, in metres.
+    public var range: Double
+    /// The 1-sigma error of `range`, in metres.
+    public var sigma: Double
+
+    public init(anchor: Point, heightDifference: Double, range: Double, sigma: Double) {
+        self.anchor = anchor
+        self.heightDifference = heightDifference
+        self.range = range
+        self.sigma = sigma
+    }
+
+    /// The horizontal part of the range.
+    public var horizontal: Double { horizontalRange(range, heightDifference: heightDifference) }
+}
+
+/// A position fix and how much to trust it.
+public struct Fix: Sendable, Hashable {
+    /// How the solve ended.
+    public enum Quality: String, Sendable, Hashable {
+        /// Three or more ranges, converged.
+        case converged
+        /// Three or more ranges; the iteration limit stopped it first.
+        case iterationLimit
+        /// One agent only: the tag is placed at it.
+        case singleAgent
+        /// Two agents: the tag is placed between them.
+        case twoAgents
+        /// The agents stand in a line, so the side of the line is ambiguous.
+        case collinear
+    }
+
+    /// The estimated position.
+    public var position: Point
+    /// A 1-sigma radius in metres around `position`.
+    public var accuracy: Double
+    /// How many ranges were used.
+    public var agentsUsed: Int
+    /// The root-mean-square of the normalised residuals (about 1 when the ranges agree with their sigmas).
+    public var residual: Double
+    /// How the solve ended.
+    public var quality: Quality
+    /// Whether the position was moved inside the floor outline.
+    public var clamped: Bool
+}
+
+/// Weighted trilateration: Levenberg–Marquardt over horizontal position, from a weighted-centroid start.
+///
+/// Each range is weighted by the inverse of its variance, so a far agent (whose dB error spans many metres)
+/// counts less than a near one. The tag's height is fixed; the height difference to each antenna stays in the
+/// model, so a tag under an antenna does not read as a metre or two away horizontally.
+public enum Trilateration {
+    /// Solves for a position.
+    ///
+    /// - Parameters:
+    ///   - ranges: the ranges; empty input gives nil.
+    ///   - outline: the floor's outline; the answer is kept inside it and it resolves mirror ambiguities.
+    /// - Returns: the fix, or nil when there are no ranges.
+    public static func solve(_ ranges: [RangeMeasurement], outline: Polygon? = nil) -> Fix? {
+        let usable = ranges.filter { $0.anchor.isFinite && $0.range.isFinite && $0.sigma.isFinite && $0.sigma > 0 }
+        guard let first = usable.first else { return nil }
+        var fix: Fix
+        switch usable.count {
+        case 1:
+            fix = Fix(
+                position: first.anchor,
+                accuracy: max(first.horizontal, first.sigma),
+                agentsUsed: 1,
+                residual: 0,
+                quality: .singleAgent,
+                clamped: false
+            )
+        case 2:
+            fix = solveTwo(usable[0], usable[1])
+        default:
+            fix = solveMany(usable, outline: outline)
+        }
+        if let outline, !outline.contains(fix.position) {
+            fix.position = outline.clamped(fix.position)
+            fix.clamped = true
+        }
+        return fix
+    }
+
+    static func solveTwo(_ a: RangeMeasurement, _ b: RangeMeasurement) -> Fix {
+        let ra = a.horizontal
+        let rb = b.horizontal
+        let baseline = b.anchor - a.anchor
+        let length = a.anchor.distance(to: b.anchor)
+        guard length > 1e-6 else {
+            return Fix(
+                position: a.anchor,
+                accuracy: max(min(ra, rb), a.sigma),
+                agentsUsed: 2,
+                residual: 0,
+                quality: .twoAgents,
+                clamped: false
+            )
+        }
+        // Split the baseline in proportion to the ranges; the tag may be off the line by up to the circles'
+        // half-chord, which goes into the accuracy.
+        let t = ra + rb > 0 ? ra / (ra + rb) : 0.5
+        let along = t * length
+        let offLine = (max(ra * ra - along * along, 0)).squareRoot()
+        let sigmaAlong = (a.sigma * a.sigma * b.sigma * b.sigma / (a.sigma * a.sigma + b.sigma * b.sigma)).squareRoot()
+        return Fix(
+            position: a.anchor + baseline * t,
+            accuracy: (sigmaAlong * sigmaAlong + offLine * offLine).squareRoot(),
+            agentsUsed: 2,
+            residual: abs(ra + rb - length) / (a.sigma + b.sigma),
+            quality: .twoAgents,
+            clamped: false
+        )
+    }
+
+    static func solveMany(_ ranges: [RangeMeasurement], outline: Polygon?) -> Fix {
+        // Start from the centroid weighted toward near agents, and from the nearest agent; keep the better.
+        var weightSum = 0.0
+        var centroid = Point(x: 0, y: 0)
+        var nearest = ranges[0]
+        for range in ranges {
+            let weight = 1 / max(range.horizontal * range.horizontal, 0.25)
+            centroid = centroid + range.anchor * weight
+            weightSum += weight
+            if range.range < nearest.range { nearest = range }
+        }
+        centroid = centroid * (1 / weightSum)
+        var best = levenbergMarquardt(ranges, start: centroid, prior: centroid)
+        let alternative = levenbergMarquardt(ranges, start: nearest.anchor + Point(x: 0.1, y: 0.1), prior: centroid)
+        if alternative.cost < best.cost - 1e-9 { best = alternative }
+
+        var position = best.position
+        var accuracy = best.accuracy
+        var quality: Fix.Quality = best.converged ? .converged : .iterationLimit
+        if let line = collinearLine(ranges) {
+            // Mirror images across the agents' line fit equally well: prefer the one inside the floor, and say
+            // how far apart the two candidates are.
+            let mirrored = line.reflect(position)
+            if let outline, !outline.contains(position), outline.contains(mirrored) { position = mirrored }
+            let mirrorRuledOut = outline.map { !$0.contains(mirrored) && $0.contains(position) } ?? false
+            if !mirrorRuledOut { accuracy = max(accuracy, 2 * line.distance(to: position)) }
+            quality = .collinear
+        }
+        return Fix(
+            position: position,
+            accuracy: accuracy,
+            agentsUsed: ranges.count,
+            residual: best.residual,
+            quality: quality,
+            clamped: false
+        )
+    }
+
+    struct Solution {
+        var position: Point
+        var cost: Double
+        var accuracy: Double
+        var residual: Double
+        var converged: Bool
+    }
+
+    /// A weak prior (σ = 50 m) toward the weighted centroid keeps degenerate layouts finite without biasing
+    /// well-conditioned ones by more than a fraction of a millimetre.
+    static let priorSigma = 50.0
+
+    static func levenbergMarquardt(_ ranges: [RangeMeasurement], start: Point, prior: Point) -> Solution {
+        var position = start
+        var lambda = 1e-3
+        var cost = Self.cost(ranges, at: position, prior: prior)
+        var converged = false
+        let priorWeight = 1 / (priorSigma * priorSigma)
+        for _ in 0..<100 {
+            // Normal equations (JᵀWJ + λ diag) δ = −JᵀW r, 2×2.
+            var a11 = priorWeight
+            var a12 = 0.0
+            var a22 = priorWeight
+            var g1 = priorWeight * (position.x - prior.x)
+            var g2 = priorWeight * (position.y - prior.y)
+            for range in ranges {
+                let dx = position.x - range.anchor.x
+                let dy = position.y - range.anchor.y
+                let predicted = max(
+                    (dx * dx + dy * dy + range.heightDifference * range.heightDifference).squareRoot(), 1e-6)
+                let weight = 1 / (range.sigma * range.sigma)
+                let jx = dx / predicted
+                let jy = dy / predicted
+                let residual = predicted - range.range
+                a11 += weight * jx * jx
+                a12 += weight * jx * jy
+                a22 += weight * jy * jy
+                g1 += weight * jx * residual
+                g2 += weight * jy * residual
+            }
+            var improved = false
+            for _ in 0..<10 {
+                let b11 = a11 * (1 + lambda)
+                let b22 = a22 * (1 + lambda)
+                let determinant = b11 * b22 - a12 * a12
+                guard determinant > 1e-300, determinant.isFinite else {
+                    lambda *= 10
+                    continue
+                }
+                let stepX = -(b22 * g1 - a12 * g2) / determinant
+                let stepY = -(b11 * g2 - a12 * g1) / determinant
+                // Never step more than 20 m at once: a far-off minimum is not worth the runaway.
+                let stepLength = (stepX * stepX + stepY * stepY).squareRoot()
+                let scale = stepLength > 20 ? 20 / stepLength : 1
+                let candidate = Point(x: position.x + stepX * scale, y: position.y + stepY * scale)
+                let candidateCost = Self.cost(ranges, at: candidate, prior: prior)
+                if candidateCost <= cost {
+                    position = candidate
+                    cost = candidateCost
+                    lambda = max(lambda / 10, 1e-9)
+                    improved = true
+                    if stepLength * scale < 1e-7 { converged = true }
+                    break
+                }
+                lambda *= 10
+            }
+            if converged || !improved {
+                converged = true
+                break
+            }
+        }
+        // Covariance from the information matrix at the solution, scaled up when the ranges disagree.
+        var a11 = priorWeight
+        var a12 = 0.0
+        var a22 = priorWeight
+        var chiSquared = 0.0
+        for range in ranges {
+            let dx = position.x - range.anchor.x
+            let dy = position.y - range.anchor.y
+            let predicted = max(
+                (dx * dx + dy * dy + range.heightDifference * range.heightDifference).squareRoot(), 1e-6)
+            let weight = 1 / (range.sigma * range.sigma)
+            let jx = dx / predicted
+            let jy = dy / predicted
+            a11 += weight * jx * jx
+            a12 += weight * jx * jy
+            a22 += weight * jy * jy
+            let residual = predicted - range.range
+            chiSquared += weight * residual * residual
+        }
+        let determinant = a11 * a22 - a12 * a12
+        let degrees = Double(max(ranges.count - 2, 1))
+        let scale = max(1, chiSquared / degrees)
+        let trace = determinant > 1e-300 ? (a11 + a22) / determinant : priorSigma * priorSigma * 2
+        let accuracy = min((trace * scale).squareRoot(), 1000)
+        return Solution(
+            position: position,
+            cost: cost,
+            accuracy: accuracy,
+            residual: (chiSquared / Double(ranges.count)).squareRoot(),
+            converged: converged
+        )
+    }
+
+    static func cost(_ ranges: [RangeMeasurement], at position: Point, prior: Point) -> Double {
+        var total = 0.0
+        for range in ranges {
+            let dx = position.x - range.anchor.x
+            let dy = position.y - range.anchor.y
+            let predicted = (dx * dx + dy * dy + range.heightDifference * range.heightDifference).squareRoot()
+            let residual = (predicted - range.range) / range.sigma
+            total += residual * residual
+        }
+        let px = (position.x - prior.x) / priorSigma
+        let py = (position.y - prior.y) / priorSigma
+        return total + px * px + py * py
+    }
+
+    /// The best-fit line through the agents when they stand (nearly) in a line, else nil.
+    static func collinearLine(_ ranges: [RangeMeasurement]) -> Line? {
+        let count = Double(ranges.count)
+        let mean = ranges.reduce(Point(x: 0, y: 0)) { $0 + $1.anchor } * (1 / count)
+        var sxx = 0.0
+        var sxy = 0.0
+        var syy = 0.0
+        for range in ranges {
+            let d = range.anchor - mean
+            sxx += d.x * d.x
+            sxy += d.x * d.y
+            syy += d.y * d.y
+        }
+        sxx /= count
+        sxy /= count
+        syy /= count
+        let halfTrace = (sxx + syy) / 2
+        let root = ((sxx - syy) * (sxx - syy) / 4 + sxy * sxy).squareRoot()
+        let major = halfTrace + root
+        let minor = max(halfTrace - root, 0)
+        // Collinear when the spread across the line is under 10 cm or under 1 % of the spread along it.
+        guard minor.squareRoot() < 0.1 || minor < 1e-4 * major else { return nil }
+        var direction =
+            abs(sxy) > 1e-12 ? Point(x: major - syy, y: sxy) : (sxx >= syy ? Point(x: 1, y: 0) : Point(x: 0, y: 1))
+        let length = (direction.dot(direction)).squareRoot()
+        direction = direction * (1 / length)
+        return Line(point: mean, direction: direction)
+    }
+}
+
+/// An infinite line through a point along a unit direction.
+struct Line {
+    var point: Point
+    var direction: Point
+
+    func distance(to other: Point) -> Double { abs(direction.cross(other - point)) }
+
+    func reflect(_ other: Point) -> Point {
+        let offset = other - point
+        let along = direction * offset.dot(direction)
+        let across = offset - along
+        return point + along - across
+    }
+}

@@ -1,0 +1,69 @@
+/// Decides which zone a tag is in, with hysteresis so that a tag standing near a boundary does not flap.
+///
+/// A tag leaves its zone for another (or for no zone) only when its position is at least
+/// ``Configuration/margin`` metres past the boundary, and stays past it for ``Configuration/dwell`` seconds.
+public struct ZoneTracker: Sendable, Hashable {
+    /// Tuning of the hysteresis.
+    public struct Configuration: Sendable, Hashable {
+        /// How far past a boundary, in metres, a position must be to count toward a change.
+        public var margin: Double = 0.5
+        /// How long, in seconds, the change must hold before it is reported.
+        public var dwell: Double = 2
+
+        public init() {}
+    }
+
+    /// The zone the tag is in, or nil for none.
+    public private(set) var current: ZoneKey?
+    private var challenger: ZoneKey??
+    private var challengerSince = 0.0
+
+    public init(current: ZoneKey? = nil) {
+        self.current = current
+    }
+
+    /// Takes a position on a floor; returns the change, if one is decided now.
+    ///
+    /// - Parameter zones: the zones of the floor the tag is on.
+    public mutating func update(
+        position: Point,
+        zones: [Zone],
+        time: Double,
+        configuration: Configuration
+    ) -> (from: ZoneKey?, to: ZoneKey?)? {
+        let containing = zones.first { $0.polygon.contains(position) }
+        let candidate = containing?.key
+        guard candidate != current else {
+            challenger = nil
+            return nil
+        }
+        // How far past the boundary the position is: into the new zone, or out of the current one.
+        let depth: Double
+        if let containing {
+            depth = containing.polygon.signedDistance(position)
+        } else if let current, let zone = zones.first(where: { $0.key == current }) {
+            depth = -zone.polygon.signedDistance(position)
+        } else {
+            // The current zone is on another floor: the floor change already decided it.
+            depth = .infinity
+        }
+        guard depth >= configuration.margin else { return nil }
+        if challenger != .some(candidate) {
+            challenger = .some(candidate)
+            challengerSince = time
+        }
+        guard time - challengerSince >= configuration.dwell else { return nil }
+        let change = (from: current, to: candidate)
+        current = candidate
+        challenger = nil
+        return change
+    }
+
+    /// Leaves the current zone at once (the tag timed out or changed floor); returns the zone left.
+    public mutating func leave() -> ZoneKey? {
+        let left = current
+        current = nil
+        challenger = nil
+        return left
+    }
+}
