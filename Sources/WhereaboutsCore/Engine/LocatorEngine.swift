@@ -4,18 +4,39 @@
 /// times, so the live locator, offline replay and the simulator run this same code and get the same answers.
 ///
 /// The pipeline for each tag:
-/// 1. ``RSSIFilter`` per (tag, agent) smooths readings and forgets them after the reading age limit.
+/// 1. Two ``RSSIFilter``s per (tag, agent) smooth readings: a fast one that follows a walking tag, and a slow one
+///    that averages a still tag's noise away. Readings older than the age limit stop counting.
 /// 2. ``PathLossModel`` turns each smoothed RSSI into a range with a sigma that grows with distance.
 /// 3. The floor is chosen from all agents' evidence, with hysteresis.
-/// 4. ``Trilateration`` fuses the floor's nearest ranges into a fix; ``TrackFilter`` smooths the fixes.
+/// 4. A motion test compares the fast and slow RSSIs across agents. While the tag is still, the position is the
+///    ``Trilateration`` fix of the slow RSSIs (long averaging: no wander, and little of the bias that noisy ranges
+///    give a fix). While it moves, ``TrackFilter`` follows the fixes of the fast RSSIs.
 /// 5. ``ZoneTracker`` decides the zone with hysteresis; occupancy and enter/exit events follow.
 ///
 /// Units: metres, dBm, seconds.
 public struct LocatorEngine: Sendable {
     /// Tuning of the whole pipeline.
     public struct Configuration: Sendable, Hashable {
-        /// RSSI smoothing per (tag, agent).
-        public var rssiFilter = RSSIFilter.Configuration()
+        /// Fast RSSI smoothing per (tag, agent): follows a walking tag within a second or two.
+        public var rssiFilter: RSSIFilter.Configuration = {
+            var configuration = RSSIFilter.Configuration()
+            configuration.processNoise = 8
+            return configuration
+        }()
+        /// Slow RSSI smoothing per (tag, agent), used while the tag is still.
+        public var stillRSSIFilter: RSSIFilter.Configuration = {
+            var configuration = RSSIFilter.Configuration()
+            configuration.processNoise = 0.01
+            return configuration
+        }()
+        /// Mean normalised squared difference between fast and slow RSSIs above which the tag is moving …
+        public var motionThreshold: Double = 1.5
+        /// … and below which, for ``stillUpdates`` updates in a row, it is still again.
+        public var stillThreshold: Double = 0.7
+        /// Updates in a row under ``stillThreshold`` before a moving tag counts as still.
+        public var stillUpdates: Int = 5
+        /// A tag that stops within this distance (metres) of where it started moving keeps its long RSSI average.
+        public var stillRestartDistance: Double = 1
         /// Position smoothing per tag.
         public var track = TrackFilter.Configuration()
         /// Zone hysteresis.
@@ -108,7 +129,12 @@ public struct LocatorEngine: Sendable {
             tagIndexByIdentity[reading.tag] = index
             everSeen.insert(reading.tag)
         }
-        tags[index].take(reading, agentIndex: agentIndex, configuration: configuration.rssiFilter)
+        tags[index].take(
+            reading,
+            agentIndex: agentIndex,
+            fast: configuration.rssiFilter,
+            slow: configuration.stillRSSIFilter
+        )
         agentHeard(agentIndex, at: reading.time)
         return nil
     }
@@ -168,39 +194,45 @@ public struct LocatorEngine: Sendable {
     }
 
     private mutating func estimate(tagIndex: Int, now: Double, events: inout [ZoneEvent]) -> TagEstimate? {
-        let ranges = currentRanges(tagIndex: tagIndex, now: now)
+        let ranges = currentRanges(tagIndex: tagIndex, now: now, slow: false)
         guard !ranges.isEmpty else { return nil }
         guard let floorMajor = chooseFloor(tagIndex: tagIndex, ranges: ranges), let floor = map.floor(major: floorMajor)
         else { return nil }
-
-        var measurements: [RangeMeasurement] = []
-        measurements.reserveCapacity(configuration.maximumAgentsPerFix)
-        for range in ranges where map.agents[range.agentIndex].floor == floorMajor {
-            let agent = map.agents[range.agentIndex]
-            measurements.append(
-                RangeMeasurement(
-                    anchor: agent.position,
-                    heightDifference: agent.height - map.model.tagHeight,
-                    range: range.distance,
-                    sigma: max(range.accuracy, 0.05)
-                )
-            )
-            if measurements.count == configuration.maximumAgentsPerFix { break }
-        }
-        guard let fix = Trilateration.solve(measurements, outline: floor.outline) else { return nil }
+        updateMotion(tagIndex: tagIndex, now: now)
+        guard let fastFix = fix(ranges, floor: floor) else { return nil }
 
         var state = tags[tagIndex]
-        if let previous = state.track, state.trackFloor == floorMajor {
-            var track = previous
-            track.update(position: fix.position, accuracy: fix.accuracy, time: now, configuration: configuration.track)
-            track.keep(inside: floor.outline)
-            state.track = track
+        let position: Point
+        let accuracy: Double
+        let quality: Fix.Quality
+        if state.moving || state.trackFloor != floorMajor {
+            if let previous = state.track, state.trackFloor == floorMajor {
+                var track = previous
+                track.update(
+                    position: fastFix.position,
+                    accuracy: fastFix.accuracy,
+                    time: now,
+                    configuration: configuration.track
+                )
+                track.keep(inside: floor.outline)
+                state.track = track
+            } else {
+                state.track = TrackFilter(position: fastFix.position, accuracy: fastFix.accuracy, time: now)
+                state.trackFloor = floorMajor
+            }
+            position = state.track?.position ?? fastFix.position
+            accuracy = min(state.track?.accuracy ?? fastFix.accuracy, fastFix.accuracy)
+            quality = fastFix.quality
         } else {
-            state.track = TrackFilter(position: fix.position, accuracy: fix.accuracy, time: now)
+            let stillRanges = currentRanges(tagIndex: tagIndex, now: now, slow: true)
+            let stillFix = fix(stillRanges, floor: floor) ?? fastFix
+            position = stillFix.position
+            accuracy = stillFix.accuracy
+            quality = stillFix.quality
+            // Keep the track where the still estimate is, so that motion picks up from here.
+            state.track = TrackFilter(position: position, accuracy: accuracy, time: now)
             state.trackFloor = floorMajor
         }
-        let position = state.track?.position ?? fix.position
-        let accuracy = min(state.track?.accuracy ?? fix.accuracy, fix.accuracy)
 
         // A zone on another floor is left as soon as the floor changes.
         if let current = state.zone.current, current.floor != floorMajor, let left = state.zone.leave() {
@@ -225,26 +257,96 @@ public struct LocatorEngine: Sendable {
             accuracy: accuracy,
             zone: state.zone.current,
             ranges: ranges,
-            quality: fix.quality,
+            quality: quality,
             time: now
         )
     }
 
-    /// The tag's current range to each agent that heard it recently, nearest first.
-    private func currentRanges(tagIndex: Int, now: Double) -> [AgentRange] {
+    /// The fix from the floor's nearest ranges.
+    private func fix(_ ranges: [AgentRange], floor: Floor) -> Fix? {
+        var measurements: [RangeMeasurement] = []
+        measurements.reserveCapacity(configuration.maximumAgentsPerFix)
+        for range in ranges where map.agents[range.agentIndex].floor == floor.major {
+            let agent = map.agents[range.agentIndex]
+            measurements.append(
+                RangeMeasurement(
+                    anchor: agent.position,
+                    heightDifference: agent.height - map.model.tagHeight,
+                    range: range.distance,
+                    sigma: max(range.accuracy, 0.05)
+                )
+            )
+            if measurements.count == configuration.maximumAgentsPerFix { break }
+        }
+        return Trilateration.solve(measurements, outline: floor.outline)
+    }
+
+    /// Decides whether the tag is moving: the fast and slow RSSIs of its agents disagree by more than their noise.
+    private mutating func updateMotion(tagIndex: Int, now: Double) {
+        guard let statistic = motionStatistic(tagIndex: tagIndex, now: now) else { return }
+        var state = tags[tagIndex]
+        defer { tags[tagIndex] = state }
+        if state.moving {
+            state.quietUpdates = statistic < configuration.stillThreshold ? state.quietUpdates + 1 : 0
+            if state.quietUpdates >= configuration.stillUpdates {
+                state.moving = false
+                state.quietUpdates = 0
+                // Start the long average afresh where the tag stopped, unless it never really went anywhere.
+                let travelled =
+                    state.motionStart.flatMap { start in state.track.map { start.distance(to: $0.position) } }
+                    ?? .infinity
+                if travelled > configuration.stillRestartDistance {
+                    for index in state.links.indices { state.links[index].slow = state.links[index].fast }
+                }
+            }
+        } else if statistic > configuration.motionThreshold {
+            state.moving = true
+            state.quietUpdates = 0
+            state.motionStart = state.track?.position
+        }
+    }
+
+    private func motionStatistic(tagIndex: Int, now: Double) -> Double? {
+        var sum = 0.0
+        var count = 0
+        for link in tags[tagIndex].links where now - link.fast.time <= map.model.readingMaxAge {
+            let fast = link.fast.estimate(at: now, configuration: configuration.rssiFilter)
+            let slow = link.slow.estimate(at: now, configuration: configuration.stillRSSIFilter)
+            let difference = fast.rssi - slow.rssi
+            sum += difference * difference / max(fast.variance + slow.variance, 1e-6)
+            count += 1
+        }
+        return count > 0 ? sum / Double(count) : nil
+    }
+
+    /// The motion statistic of a tag now: about 1 for a still tag, growing as it moves.
+    public func motionStatistic(of tag: TagIdentity, now: Double) -> Double? {
+        tagIndexByIdentity[tag].flatMap { motionStatistic(tagIndex: $0, now: now) }
+    }
+
+    /// Whether the engine currently takes the tag to be moving.
+    public func isMoving(_ tag: TagIdentity) -> Bool? {
+        tagIndexByIdentity[tag].map { tags[$0].moving }
+    }
+
+    /// The tag's current range to each agent that heard it recently, nearest first, from the fast or slow RSSIs.
+    private func currentRanges(tagIndex: Int, now: Double, slow: Bool = false) -> [AgentRange] {
         let state = tags[tagIndex]
         let measuredPower = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
         var ranges: [AgentRange] = []
         ranges.reserveCapacity(state.links.count)
         let modelVariance = configuration.modelSigma * configuration.modelSigma
-        for link in state.links where now - link.filter.time <= map.model.readingMaxAge {
+        for link in state.links where now - link.fast.time <= map.model.readingMaxAge {
             let agent = map.agents[link.agentIndex]
             let model = PathLossModel(
                 measuredPower: measuredPower,
                 exponent: agent.pathLossExponent ?? map.model.pathLossExponent,
                 rssiOffset: agent.rssiOffset
             )
-            let estimate = link.filter.estimate(at: now, configuration: configuration.rssiFilter)
+            let estimate =
+                slow
+                ? link.slow.estimate(at: now, configuration: configuration.stillRSSIFilter)
+                : link.fast.estimate(at: now, configuration: configuration.rssiFilter)
             let distance = model.distance(forRSSI: estimate.rssi)
             let sigma = model.rangeSigma(
                 atDistance: distance, rssiSigma: (estimate.variance + modelVariance).squareRoot())
@@ -387,7 +489,8 @@ public struct LocatorEngine: Sendable {
 private struct TagState: Sendable {
     struct Link: Sendable {
         var agentIndex: Int
-        var filter: RSSIFilter
+        var fast: RSSIFilter
+        var slow: RSSIFilter
     }
 
     let identity: TagIdentity
@@ -403,6 +506,9 @@ private struct TagState: Sendable {
     var floorChallengerCount = 0
     var track: TrackFilter?
     var trackFloor: UInt16?
+    var moving = true
+    var quietUpdates = 0
+    var motionStart: Point?
     var zone = ZoneTracker()
 
     init(identity: TagIdentity, name: String?, measuredPowerOverride: Double?) {
@@ -411,31 +517,39 @@ private struct TagState: Sendable {
         self.measuredPowerOverride = measuredPowerOverride
     }
 
-    mutating func take(_ reading: Reading, agentIndex: Int, configuration: RSSIFilter.Configuration) {
+    mutating func take(
+        _ reading: Reading,
+        agentIndex: Int,
+        fast: RSSIFilter.Configuration,
+        slow: RSSIFilter.Configuration
+    ) {
         if let power = reading.measuredPower { advertisedPower = power }
         lastHeard = max(lastHeard, reading.time)
         dirty = true
         for index in links.indices where links[index].agentIndex == agentIndex {
-            links[index].filter.update(
+            links[index].fast.update(
                 rssi: reading.rssi,
                 count: reading.count,
                 variance: reading.variance,
                 time: reading.time,
-                configuration: configuration
+                configuration: fast
+            )
+            links[index].slow.update(
+                rssi: reading.rssi,
+                count: reading.count,
+                variance: reading.variance,
+                time: reading.time,
+                configuration: slow
             )
             return
         }
-        links.append(
-            Link(
-                agentIndex: agentIndex,
-                filter: RSSIFilter(
-                    rssi: reading.rssi,
-                    count: reading.count,
-                    variance: reading.variance,
-                    time: reading.time,
-                    configuration: configuration
-                )
-            )
+        let filter = RSSIFilter(
+            rssi: reading.rssi,
+            count: reading.count,
+            variance: reading.variance,
+            time: reading.time,
+            configuration: fast
         )
+        links.append(Link(agentIndex: agentIndex, fast: filter, slow: filter))
     }
 }

@@ -150,11 +150,32 @@ public struct Polygon: Sendable, Hashable {
         for edge in edges {
             for otherEdge in other.edges where edge.properlyIntersects(otherEdge) { return true }
         }
-        // No proper crossings: overlap only if one lies inside the other, or they coincide.
-        if vertices.contains(where: { other.strictlyContains($0) }) { return true }
-        if other.vertices.contains(where: { strictlyContains($0) }) { return true }
-        if other.contains(centroid) && other.distanceToBoundary(centroid) > 1e-6 { return true }
-        if contains(other.centroid) && distanceToBoundary(other.centroid) > 1e-6 { return true }
+        // No proper crossings. Cut each boundary where the other's edges touch it; if any piece of either boundary
+        // runs strictly inside the other polygon, the interiors overlap. Otherwise they overlap only if they coincide.
+        if boundaryEntersInterior(of: other) || other.boundaryEntersInterior(of: self) { return true }
+        if other.strictlyContains(centroid) || strictlyContains(other.centroid) { return true }
+        return false
+    }
+
+    private func boundaryEntersInterior(of other: Polygon) -> Bool {
+        for edge in edges {
+            var cuts: [Double] = [0, 1]
+            let direction = edge.end - edge.start
+            let lengthSquared = direction.dot(direction)
+            guard lengthSquared > 0 else { continue }
+            for vertex in other.vertices where edge.distance(to: vertex) < 1e-9 {
+                cuts.append((vertex - edge.start).dot(direction) / lengthSquared)
+            }
+            for otherEdge in other.edges {
+                for end in [otherEdge.start, otherEdge.end] where edge.distance(to: end) < 1e-9 {
+                    cuts.append((end - edge.start).dot(direction) / lengthSquared)
+                }
+            }
+            cuts.sort()
+            for (a, b) in zip(cuts, cuts.dropFirst()) where b - a > 1e-9 {
+                if other.strictlyContains(edge.start + direction * ((a + b) / 2)) { return true }
+            }
+        }
         return false
     }
 

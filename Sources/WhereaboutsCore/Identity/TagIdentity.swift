@@ -37,11 +37,16 @@ public enum TagIdentity: Sendable, Hashable, Comparable, CustomStringConvertible
         let rest = text[text.index(after: dash)...]
         switch kind {
         case "ibeacon", "altbeacon":
-            // <uuid: 36 chars>-<major>-<minor>
-            guard rest.utf8.count > 37 else { return nil }
-            let uuidEnd = rest.index(rest.startIndex, offsetBy: 36)
-            guard let uuid = BeaconUUID(String(rest[..<uuidEnd])), rest[uuidEnd] == "-" else { return nil }
-            let numbers = rest[rest.index(after: uuidEnd)...].split(separator: "-", omittingEmptySubsequences: false)
+            // <uuid: 36 characters>-<major>-<minor>, all ASCII; work on bytes so multi-byte text cannot mislead
+            // an index computed from a byte count.
+            let bytes = Array(rest.utf8)
+            guard bytes.count > 37, bytes.count <= 49, bytes[36] == UInt8(ascii: "-"),
+                let uuid = BeaconUUID(String(decoding: bytes[0..<36], as: UTF8.self))
+            else { return nil }
+            let numbers = String(decoding: bytes[37...], as: UTF8.self).split(
+                separator: "-",
+                omittingEmptySubsequences: false
+            )
             guard numbers.count == 2, let major = parseDecimalUInt16(numbers[0]),
                 let minor = parseDecimalUInt16(numbers[1])
             else { return nil }

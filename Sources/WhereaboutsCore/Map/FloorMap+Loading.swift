@@ -166,12 +166,17 @@ private struct MapReader {
             return nil
         }
         let polygon = Polygon(points)
-        guard polygon.area >= 0.01 else {
-            problem(path, "degenerate polygon: its area is \(polygon.area) m²")
+        let spread = points.dropFirst().max { points[0].distance(to: $0) < points[0].distance(to: $1) } ?? points[0]
+        if points.allSatisfy({ abs((spread - points[0]).cross($0 - points[0])) < 1e-9 }) {
+            problem(path, "degenerate polygon: all its points lie on one line")
             return nil
         }
         guard !polygon.isSelfIntersecting else {
             problem(path, "polygon edges cross each other (self-intersecting)")
+            return nil
+        }
+        guard polygon.area >= 0.01 else {
+            problem(path, "degenerate polygon: its area is \(polygon.area) m²")
             return nil
         }
         return polygon

@@ -17,3 +17,6 @@
 
 /// Natural logarithm.
 @inline(__always) func naturalLog(_ x: Double) -> Double { log(x) }
+
+/// Cosine.
+@inline(__always) func cosine(_ x: Double) -> Double { cos(x) }

@@ -131,9 +131,18 @@ public enum Trilateration {
             if range.range < nearest.range { nearest = range }
         }
         centroid = centroid * (1 / weightSum)
-        var best = levenbergMarquardt(ranges, start: centroid, prior: centroid)
-        let alternative = levenbergMarquardt(ranges, start: nearest.anchor + Point(x: 0.1, y: 0.1), prior: centroid)
-        if alternative.cost < best.cost - 1e-9 { best = alternative }
+        // Several starts, keep the lowest cost: the weighted centroid, the linearised least-squares answer (exact
+        // for exact ranges), and the three nearest agents. Range residuals have local minima; one start can sit in one.
+        var starts = [centroid]
+        if let linear = linearSolution(ranges) { starts.append(linear) }
+        for range in ranges.sorted(by: { $0.range < $1.range }).prefix(3) {
+            starts.append(range.anchor + Point(x: 0.1, y: 0.1))
+        }
+        var best = levenbergMarquardt(ranges, start: starts[0], prior: centroid)
+        for start in starts.dropFirst() {
+            let candidate = levenbergMarquardt(ranges, start: start, prior: centroid)
+            if candidate.cost < best.cost - 1e-9 { best = candidate }
+        }
 
         var position = best.position
         var accuracy = best.accuracy
@@ -157,6 +166,34 @@ public enum Trilateration {
         )
     }
 
+    /// The closed-form weighted least-squares position from differences of squared horizontal ranges.
+    static func linearSolution(_ ranges: [RangeMeasurement]) -> Point? {
+        // Subtracting range i's circle equation from the reference's leaves one linear equation per agent.
+        guard let reference = ranges.min(by: { $0.sigma < $1.sigma }) else { return nil }
+        let h0 = reference.horizontal
+        var a11 = 0.0
+        var a12 = 0.0
+        var a22 = 0.0
+        var b1 = 0.0
+        var b2 = 0.0
+        for range in ranges where range.anchor != reference.anchor {
+            let ax = 2 * (range.anchor.x - reference.anchor.x)
+            let ay = 2 * (range.anchor.y - reference.anchor.y)
+            let h = range.horizontal
+            let rhs = h0 * h0 - h * h + range.anchor.dot(range.anchor) - reference.anchor.dot(reference.anchor)
+            let weight = 1 / (range.sigma * range.sigma + reference.sigma * reference.sigma)
+            a11 += weight * ax * ax
+            a12 += weight * ax * ay
+            a22 += weight * ay * ay
+            b1 += weight * ax * rhs
+            b2 += weight * ay * rhs
+        }
+        let determinant = a11 * a22 - a12 * a12
+        guard determinant > 1e-9 * max(a11 * a22, 1e-300) else { return nil }
+        let point = Point(x: (a22 * b1 - a12 * b2) / determinant, y: (a11 * b2 - a12 * b1) / determinant)
+        return point.isFinite ? point : nil
+    }
+
     struct Solution {
         var position: Point
         var cost: Double
@@ -165,9 +202,9 @@ public enum Trilateration {
         var converged: Bool
     }
 
-    /// A weak prior (σ = 50 m) toward the weighted centroid keeps degenerate layouts finite without biasing
-    /// well-conditioned ones by more than a fraction of a millimetre.
-    static let priorSigma = 50.0
+    /// A weak prior (σ = 1 km) toward the weighted centroid keeps degenerate layouts finite without biasing
+    /// poorly conditioned ones by more than a fraction of a millimetre.
+    static let priorSigma = 1000.0
 
     static func levenbergMarquardt(_ ranges: [RangeMeasurement], start: Point, prior: Point) -> Solution {
         var position = start
@@ -261,14 +298,28 @@ public enum Trilateration {
         )
     }
 
+    /// One range's residual in log-range (that is, dB) terms, its weight and its gradient.
+    ///
+    /// RSSI noise is additive in dB, so a range is log-normal: comparing logarithms, with the relative sigma, is the
+    /// maximum-likelihood fit. Comparing metres instead, weighted by each measured range's own sigma, favours ranges
+    /// that came out short and pulls the fix toward them.
+    @inline(__always)
+    static func logTerm(_ range: RangeMeasurement, at position: Point) -> (
+        residual: Double, weight: Double, jx: Double, jy: Double
+    ) {
+        let dx = position.x - range.anchor.x
+        let dy = position.y - range.anchor.y
+        let squared = max(dx * dx + dy * dy + range.heightDifference * range.heightDifference, 1e-12)
+        let relativeSigma = max(range.sigma / max(range.range, 1e-3), 1e-6)
+        let residual = 0.5 * naturalLog(squared) - naturalLog(max(range.range, 1e-3))
+        return (residual, 1 / (relativeSigma * relativeSigma), dx / squared, dy / squared)
+    }
+
     static func cost(_ ranges: [RangeMeasurement], at position: Point, prior: Point) -> Double {
         var total = 0.0
         for range in ranges {
-            let dx = position.x - range.anchor.x
-            let dy = position.y - range.anchor.y
-            let predicted = (dx * dx + dy * dy + range.heightDifference * range.heightDifference).squareRoot()
-            let residual = (predicted - range.range) / range.sigma
-            total += residual * residual
+            let term = logTerm(range, at: position)
+            total += term.weight * term.residual * term.residual
         }
         let px = (position.x - prior.x) / priorSigma
         let py = (position.y - prior.y) / priorSigma

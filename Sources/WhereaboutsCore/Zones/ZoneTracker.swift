@@ -1,14 +1,15 @@
 /// Decides which zone a tag is in, with hysteresis so that a tag standing near a boundary does not flap.
 ///
 /// A tag leaves its zone for another (or for no zone) only when its position is at least
-/// ``Configuration/margin`` metres past the boundary, and stays past it for ``Configuration/dwell`` seconds.
+/// ``Configuration/margin`` metres past the boundary, and stays past it for ``Configuration/dwell`` seconds. A tag
+/// in no zone enters one once it has been inside it for the dwell time.
 public struct ZoneTracker: Sendable, Hashable {
     /// Tuning of the hysteresis.
     public struct Configuration: Sendable, Hashable {
         /// How far past a boundary, in metres, a position must be to count toward a change.
-        public var margin: Double = 0.5
+        public var margin: Double = 0.75
         /// How long, in seconds, the change must hold before it is reported.
-        public var dwell: Double = 2
+        public var dwell: Double = 1
 
         public init() {}
     }
@@ -47,7 +48,8 @@ public struct ZoneTracker: Sendable, Hashable {
             // The current zone is on another floor: the floor change already decided it.
             depth = .infinity
         }
-        guard depth >= configuration.margin else { return nil }
+        // Entering from no zone has no incumbent to protect: being inside is enough.
+        guard depth >= (current == nil ? 0 : configuration.margin) else { return nil }
         if challenger != .some(candidate) {
             challenger = .some(candidate)
             challengerSince = time

@@ -1,0 +1,224 @@
+import Testing
+import WhereaboutsCore
+
+@Suite("Locator engine")
+struct LocatorEngineTests {
+    let start = 1_000_000.0
+
+    /// Runs `seconds` of one reading per agent per second for a tag standing still.
+    func stand(
+        _ engine: inout LocatorEngine,
+        tag: TagIdentity,
+        at position: Point,
+        floor: UInt16 = 1,
+        from: Double,
+        seconds: Int,
+        seed: UInt64 = 1,
+        silentAgents: Set<Int> = []
+    ) -> [EngineUpdate] {
+        let generator = ReadingGenerator(map: engine.map)
+        var random = SplitMix64(seed: seed)
+        var updates: [EngineUpdate] = []
+        for second in 0..<seconds {
+            let now = from + Double(second)
+            for (agentIndex, reading) in generator.readings(
+                tag: tag, at: position, floor: floor, time: now, using: &random)
+            where !silentAgents.contains(agentIndex) {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+            for agentIndex in engine.map.agents.indices where !silentAgents.contains(agentIndex) {
+                engine.agentHeard(agentIndex, at: now)
+            }
+            updates.append(engine.update(now: now))
+        }
+        return updates
+    }
+
+    @Test("a tag is placed in its zone, with an enter event and an occupancy change")
+    func enterZone() throws {
+        var engine = LocatorEngine(map: try loadShippedMap("demo-office.json"))
+        let tag = demoTag(1)
+        let updates = stand(&engine, tag: tag, at: Point(x: 5, y: 4), from: start, seconds: 30)
+        let lobby = ZoneKey(floor: 1, minor: 1)
+        let enters = updates.flatMap(\.events).filter { $0.kind == .enter }
+        #expect(enters.map(\.zone) == [lobby])
+        #expect(engine.occupancy(of: lobby)?.tags == [tag])
+        #expect(engine.occupancy(of: lobby)?.state == .known)
+        #expect(updates.flatMap(\.occupancyChanges).contains { $0.zone == lobby && $0.count == 1 })
+        #expect(engine.state(of: tag, in: lobby) == .inside)
+        #expect(engine.state(of: tag, in: ZoneKey(floor: 1, minor: 2)) == .outside)
+        let estimate = try #require(updates.last?.estimates.first)
+        #expect(estimate.position.distance(to: Point(x: 5, y: 4)) < 1.5)
+        #expect(estimate.name == "Alice")
+        #expect(estimate.floor == 1)
+    }
+
+    @Test("ranging lists the agents nearest first, with CoreLocation proximity")
+    func ranging() throws {
+        var engine = LocatorEngine(map: try loadShippedMap("demo-office.json"))
+        let tag = demoTag(1)
+        _ = stand(&engine, tag: tag, at: Point(x: 3, y: 4), from: start, seconds: 60)
+        let ranges = engine.ranging(tag, now: start + 59)
+        #expect(ranges.count >= 9)
+        #expect(ranges.first?.agentID == "g-lobby")
+        #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.distance <= $1.distance })
+        #expect(ranges.first?.proximity == .near)
+        #expect(ranges.last?.proximity == .far)
+        #expect(ranges.allSatisfy { $0.accuracy > 0 && $0.accuracy.isFinite })
+    }
+
+    @Test("a tag not heard for the timeout leaves its zone")
+    func timeout() throws {
+        let map = try loadShippedMap("demo-office.json")
+        var engine = LocatorEngine(map: map)
+        let tag = demoTag(1)
+        _ = stand(&engine, tag: tag, at: Point(x: 5, y: 4), from: start, seconds: 20)
+        let lobby = ZoneKey(floor: 1, minor: 1)
+        #expect(engine.zone(of: tag) == lobby)
+        // Agents keep reporting (empty batches); the tag is silent.
+        var exits: [ZoneEvent] = []
+        for second in 20..<(20 + Int(map.model.tagTimeout) + 2) {
+            let now = start + Double(second)
+            for agentIndex in map.agents.indices { engine.agentHeard(agentIndex, at: now) }
+            exits += engine.update(now: now).events.filter { $0.kind == .exit }
+        }
+        #expect(exits.map(\.zone) == [lobby])
+        #expect(engine.occupancy(of: lobby)?.count == 0)
+        #expect(engine.occupancy(of: lobby)?.state == .known)
+        #expect(engine.state(of: tag, in: lobby) == .outside)
+    }
+
+    @Test("when the agents covering a zone go offline, it is unknown, not empty, and nobody is made to leave")
+    func unknownNotEmpty() throws {
+        let map = try loadShippedMap("demo-office.json")
+        var engine = LocatorEngine(map: map)
+        let tag = demoTag(1)
+        // Stand in Meeting Room B (far east): covered by agents within the coverage radius.
+        _ = stand(&engine, tag: tag, at: Point(x: 27, y: 4), from: start, seconds: 20)
+        let roomB = ZoneKey(floor: 1, minor: 4)
+        #expect(engine.zone(of: tag) == roomB)
+        // Every floor-1 agent goes offline through its last will.
+        for (index, agent) in map.agents.enumerated() where agent.floor == 1 {
+            engine.setAgentStatus(index, online: false)
+        }
+        var events: [ZoneEvent] = []
+        var changes: [ZoneOccupancy] = []
+        for second in 20..<120 {
+            let update = engine.update(now: start + Double(second))
+            events += update.events
+            changes += update.occupancyChanges
+        }
+        #expect(events.isEmpty)
+        let occupancy = try #require(engine.occupancy(of: roomB))
+        #expect(occupancy.state == .unknown)
+        #expect(occupancy.tags == [tag])
+        #expect(changes.contains { $0.zone == roomB && $0.state == .unknown })
+        #expect(!changes.contains { $0.zone == roomB && $0.state == .known && $0.count == 0 })
+        #expect(engine.state(of: tag, in: roomB) == .unknown)
+    }
+
+    @Test("silent agents count as offline once the agent timeout passes")
+    func silentAgents() throws {
+        let map = try loadShippedMap("demo-office.json")
+        var engine = LocatorEngine(map: map)
+        for index in map.agents.indices { engine.agentHeard(index, at: start) }
+        _ = engine.update(now: start)
+        #expect(engine.allOccupancy.allSatisfy { $0.state == .known })
+        let later = start + map.model.agentTimeout + 1
+        let update = engine.update(now: later)
+        #expect(engine.allOccupancy.allSatisfy { $0.state == .unknown })
+        #expect(update.occupancyChanges.count == map.zones.count)
+    }
+
+    @Test("a tag upstairs is placed on the upper floor from the agents' evidence")
+    func floorChoice() throws {
+        var engine = LocatorEngine(map: try loadShippedMap("demo-office.json"))
+        let tag = demoTag(3)
+        let updates = stand(&engine, tag: tag, at: Point(x: 24, y: 4), floor: 2, from: start, seconds: 30)
+        let estimate = try #require(updates.last?.estimates.first)
+        #expect(estimate.floor == 2)
+        #expect(engine.zone(of: tag) == ZoneKey(floor: 2, minor: 2))
+        // Walking downstairs: the floor follows after the hysteresis, and the upstairs zone is left.
+        let more = stand(&engine, tag: tag, at: Point(x: 24, y: 4), floor: 1, from: start + 30, seconds: 30, seed: 9)
+        #expect(more.last?.estimates.first?.floor == 1)
+        let events = more.flatMap(\.events)
+        #expect(events.contains { $0.kind == .exit && $0.zone == ZoneKey(floor: 2, minor: 2) })
+        #expect(events.contains { $0.kind == .enter && $0.zone == ZoneKey(floor: 1, minor: 4) })
+    }
+
+    @Test("readings are refused with a reason: unknown agent, untracked tag, stale, invalid")
+    func rejections() throws {
+        var engine = LocatorEngine(map: try loadShippedMap("demo-office.json"))
+        let tag = demoTag(1)
+        let now = start
+        #expect(engine.ingest(Reading(tag: tag, time: now, rssi: -60), agentIndex: 99, now: now) == .unknownAgent)
+        let stranger = try #require(TagIdentity("ibeacon-00000000-0000-0000-0000-000000000001-1-1"))
+        #expect(engine.ingest(Reading(tag: stranger, time: now, rssi: -60), agentIndex: 0, now: now) == .untrackedTag)
+        #expect(engine.ingest(Reading(tag: tag, time: now - 60, rssi: -60), agentIndex: 0, now: now) == .stale)
+        #expect(engine.ingest(Reading(tag: tag, time: now, rssi: .nan), agentIndex: 0, now: now) == .invalidValue)
+        #expect(engine.ingest(Reading(tag: tag, time: now, rssi: 50), agentIndex: 0, now: now) == .invalidValue)
+        #expect(
+            engine.ingest(Reading(tag: tag, time: now, rssi: -60, count: 0), agentIndex: 0, now: now) == .invalidValue)
+        #expect(engine.ingest(Reading(tag: tag, time: now, rssi: -60), agentIndex: 0, now: now) == nil)
+        #expect(engine.trackedTagCount == 1)
+    }
+
+    @Test("the same input gives exactly the same output")
+    func deterministic() throws {
+        let map = try loadShippedMap("demo-office.json")
+        var first = LocatorEngine(map: map)
+        var second = LocatorEngine(map: map)
+        let a = stand(&first, tag: demoTag(1), at: Point(x: 12, y: 15), from: start, seconds: 40, seed: 4)
+        let b = stand(&second, tag: demoTag(1), at: Point(x: 12, y: 15), from: start, seconds: 40, seed: 4)
+        #expect(a.map(\.estimates) == b.map(\.estimates))
+        #expect(a.map(\.events) == b.map(\.events))
+    }
+
+    @Test("tags silent for longer than the forget time are dropped, so memory stays bounded")
+    func forgetting() throws {
+        let map = try loadShippedMap("demo-office.json")
+        var configuration = LocatorEngine.Configuration()
+        configuration.forgetAfter = 120
+        var engine = LocatorEngine(map: map, configuration: configuration)
+        for minor in 1...50 {
+            engine.ingest(Reading(tag: demoTag(UInt16(minor)), time: start, rssi: -70), agentIndex: 0, now: start)
+        }
+        #expect(engine.trackedTagCount == 50)
+        _ = engine.update(now: start + 1)
+        _ = engine.update(now: start + 200)
+        #expect(engine.trackedTagCount == 0)
+    }
+}
+
+@Suite("RSSI filter")
+struct RSSIFilterTests {
+    let configuration = RSSIFilter.Configuration()
+
+    @Test("a single outlier barely moves the estimate; a sustained change is followed")
+    func gating() {
+        var filter = RSSIFilter(rssi: -70, time: 0, configuration: configuration)
+        for second in 1...30 { filter.update(rssi: -70, time: Double(second), configuration: configuration) }
+        filter.update(rssi: -40, time: 31, configuration: configuration)
+        #expect(abs(filter.rssi + 70) < 4)
+        for second in 32...40 { filter.update(rssi: -50, time: Double(second), configuration: configuration) }
+        #expect(abs(filter.rssi + 50) < 2)
+    }
+
+    @Test("an aggregate of many adverts counts for more than one advert")
+    func aggregates() {
+        var single = RSSIFilter(rssi: -70, time: 0, configuration: configuration)
+        var aggregate = single
+        single.update(rssi: -64, time: 1, configuration: configuration)
+        aggregate.update(rssi: -64, count: 10, variance: 9, time: 1, configuration: configuration)
+        #expect(abs(aggregate.rssi + 64) < abs(single.rssi + 64))
+        #expect(aggregate.variance < single.variance)
+    }
+
+    @Test("uncertainty grows while a link is silent")
+    func staleness() {
+        let filter = RSSIFilter(rssi: -70, time: 0, configuration: configuration)
+        #expect(
+            filter.estimate(at: 10, configuration: configuration).variance
+                > filter.estimate(at: 1, configuration: configuration).variance)
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+import WhereaboutsCore
+
+@Suite("Map validation")
+struct MapValidationTests {
+    /// A small valid map; each case below breaks one thing in it.
+    static let valid = """
+        {
+          "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Test site"},
+          "model": {"measured_power": -59, "path_loss_exponent": 2.2},
+          "floors": [
+            {"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]},
+            {"major": 2, "name": "Upper", "height": 3.5, "outline": [[0,0],[20,0],[20,10],[0,10]]}
+          ],
+          "zones": [
+            {"floor": 1, "minor": 1, "name": "West", "polygon": [[0,0],[10,0],[10,10],[0,10]]},
+            {"floor": 1, "minor": 2, "name": "East", "polygon": [[10,0],[20,0],[20,10],[10,10]]},
+            {"floor": 2, "minor": 1, "name": "Loft", "polygon": [[2,2],[8,2],[8,8],[2,8]]}
+          ],
+          "agents": [
+            {"id": "a-1", "floor": 1, "x": 1, "y": 1, "z": 2.4},
+            {"id": "a-2", "floor": 1, "x": 19, "y": 9, "z": 2.4, "rssi_offset": -3, "path_loss_exponent": 2.5},
+            {"id": "b_1", "floor": 2, "x": 5, "y": 5, "z": 2.2}
+          ],
+          "tags": [{"id": "ibeacon-f7826da6-4fa2-4e98-8024-bc5b71e0893e-100-1", "name": "Alice", "measured_power": -61}],
+          "walls": [{"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 4}]
+        }
+        """
+
+    func problems(replacing target: String, with replacement: String) throws -> [MapProblem] {
+        #expect(Self.valid.contains(target), "the case must change the document")
+        let text = Self.valid.replacingOccurrences(of: target, with: replacement)
+        switch mapFromJSON(text) {
+        case .success: return []
+        case .failure(let problems): return problems.problems
+        }
+    }
+
+    @Test("the valid document loads with every field")
+    func valid() throws {
+        let map = try mapFromJSON(Self.valid).get()
+        #expect(map.site.name == "Test site")
+        #expect(map.floors.map(\.major) == [1, 2])
+        #expect(map.zones.count == 3)
+        #expect(map.agents[1].rssiOffset == -3)
+        #expect(map.agents[1].pathLossExponent == 2.5)
+        #expect(map.model.pathLossExponent == 2.2)
+        #expect(map.knownTags.first?.measuredPower == -61)
+        #expect(map.walls.first?.loss == 4)
+        #expect(map.agentIndex(of: "b_1") == 2)
+    }
+
+    @Test("both shipped maps pass", arguments: ["demo-office.json", "kolakowski-flat.json"])
+    func shippedMaps(name: String) throws {
+        let map = try loadShippedMap(name)
+        #expect(!map.agents.isEmpty)
+        if name == "demo-office.json" {
+            #expect(map.floors.count == 2)
+            #expect(map.zones.count >= 8)
+            #expect(map.agents.count >= 10)
+        }
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var target: String
+        var replacement: String
+        var path: String
+        var words: String
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(
+            name: "duplicate major", target: #""major": 2"#, replacement: #""major": 1"#, path: "$.floors[1].major",
+            words: "duplicate major"),
+        Case(
+            name: "duplicate minor",
+            target: #""floor": 1, "minor": 2"#,
+            replacement: #""floor": 1, "minor": 1"#,
+            path: "$.zones[1].minor",
+            words: "duplicate minor"
+        ),
+        Case(
+            name: "duplicate agent id", target: #""id": "a-2""#, replacement: #""id": "a-1""#, path: "$.agents[1].id",
+            words: "duplicate agent id"),
+        Case(
+            name: "degenerate polygon (collinear points)",
+            target: "[[2,2],[8,2],[8,8],[2,8]]",
+            replacement: "[[2,2],[5,2],[8,2]]",
+            path: "$.zones[2].polygon",
+            words: "degenerate"
+        ),
+        Case(
+            name: "too few points",
+            target: "[[2,2],[8,2],[8,8],[2,8]]",
+            replacement: "[[2,2],[8,2]]",
+            path: "$.zones[2].polygon",
+            words: "at least 3 points"
+        ),
+        Case(
+            name: "repeated point",
+            target: "[[2,2],[8,2],[8,8],[2,8]]",
+            replacement: "[[2,2],[8,2],[8,2],[2,8]]",
+            path: "$.zones[2].polygon[2]",
+            words: "repeats"
+        ),
+        Case(
+            name: "self-intersecting polygon",
+            target: "[[2,2],[8,2],[8,8],[2,8]]",
+            replacement: "[[2,2],[8,8],[8,2],[2,8]]",
+            path: "$.zones[2].polygon",
+            words: "self-intersecting"
+        ),
+        Case(
+            name: "zones overlapping",
+            target: "[[10,0],[20,0],[20,10],[10,10]]",
+            replacement: "[[9,0],[20,0],[20,10],[9,10]]",
+            path: "$.zones[1].polygon",
+            words: "overlaps zone \"West\""
+        ),
+        Case(
+            name: "zone leaving its floor",
+            target: "[[2,2],[8,2],[8,8],[2,8]]",
+            replacement: "[[2,2],[28,2],[28,8],[2,8]]",
+            path: "$.zones[2].polygon",
+            words: "leaves the outline"
+        ),
+        Case(
+            name: "agent outside its floor", target: #""x": 19, "y": 9"#, replacement: #""x": 25, "y": 9"#,
+            path: "$.agents[1]", words: "outside the outline"),
+        Case(
+            name: "non-finite number", target: #""z": 2.2"#, replacement: #""z": 1e999"#, path: "$.agents[2].z",
+            words: "finite"),
+        Case(
+            name: "malformed UUID",
+            target: #""uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e""#,
+            replacement: #""uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893""#,
+            path: "$.site.uuid",
+            words: "not a UUID"
+        ),
+        Case(
+            name: "unknown key (a typo)", target: #""rssi_offset": -3"#, replacement: #""rssi_ofset": -3"#,
+            path: "$.agents[1].rssi_ofset", words: "unknown key"),
+        Case(
+            name: "unknown root key", target: #""walls":"#, replacement: #""wals":"#, path: "$.wals",
+            words: "unknown key"),
+        Case(
+            name: "bad agent id", target: #""id": "b_1""#, replacement: #""id": "b/1""#, path: "$.agents[2].id",
+            words: "agent ids"),
+        Case(
+            name: "floor that does not exist", target: #""id": "b_1", "floor": 2"#,
+            replacement: #""id": "b_1", "floor": 7"#, path: "$.agents[2].floor", words: "no floor has major 7"),
+        Case(
+            name: "wrong type", target: #""name": "Ground""#, replacement: #""name": 5"#, path: "$.floors[0].name",
+            words: "must be a string"),
+        Case(
+            name: "missing field", target: #", "z": 2.4},"#, replacement: "},", path: "$.agents[0].z",
+            words: "is required"),
+        Case(
+            name: "fractional major", target: #""major": 2"#, replacement: #""major": 2.5"#, path: "$.floors[1].major",
+            words: "whole number"),
+        Case(
+            name: "bad tag identity", target: #""id": "ibeacon-f7826da6"#, replacement: #""id": "ibeacon-x7826da6"#,
+            path: "$.tags[0].id", words: "not a tag identity"),
+        Case(
+            name: "out-of-range model constant", target: #""path_loss_exponent": 2.2"#,
+            replacement: #""path_loss_exponent": 9"#, path: "$.model.path_loss_exponent", words: "between"),
+        Case(
+            name: "zero-length wall", target: #""to": [10, 10]"#, replacement: #""to": [10, 0]"#, path: "$.walls[0]",
+            words: "two distinct ends"),
+    ]
+
+    @Test("each kind of error is caught and named with its path", arguments: cases)
+    func caught(_ testCase: Case) throws {
+        let found = try problems(replacing: testCase.target, with: testCase.replacement)
+        #expect(!found.isEmpty, "\(testCase.name) was not caught")
+        let match = found.first { $0.path == testCase.path && $0.message.contains(testCase.words) }
+        #expect(match != nil, "expected \(testCase.path): …\(testCase.words)…, got \(found)")
+    }
+
+    @Test("every problem is reported, not only the first")
+    func allProblems() throws {
+        var text = Self.valid.replacingOccurrences(of: #""major": 2"#, with: #""major": 1"#)
+        text = text.replacingOccurrences(of: #""id": "b_1""#, with: #""id": "b 1""#)
+        text = text.replacingOccurrences(of: #""rssi_offset": -3"#, with: #""rssi_offset": "loud""#)
+        guard case .failure(let problems) = mapFromJSON(text) else {
+            Issue.record("a broken map loaded")
+            return
+        }
+        let paths = Set(problems.problems.map(\.path))
+        #expect(paths.isSuperset(of: ["$.floors[1].major", "$.agents[2].id", "$.agents[1].rssi_offset"]))
+    }
+
+    @Test("text that is not JSON names the line and column")
+    func notJSON() {
+        guard case .failure(let problems) = mapFromJSON("{\n  \"site\": ,\n}") else {
+            Issue.record("garbage loaded")
+            return
+        }
+        #expect(problems.problems.count == 1)
+        #expect(problems.problems[0].message.contains("line 2"))
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+import WhereaboutsCore
+
+/// The repository's root, found from this file's path, so tests read the shipped maps and nothing outside.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+func loadShippedMap(_ name: String) throws -> FloorMap {
+    let data = try #require(
+        FileManager.default.contents(atPath: repositoryRoot.appendingPathComponent("maps/\(name)").path))
+    return try FloorMap.parse(Array(data)).get()
+}
+
+func mapFromJSON(_ text: String) -> Result<FloorMap, MapProblems> {
+    FloorMap.parse(Array(text.utf8))
+}
+
+/// The demo office's site UUID.
+let demoSite: BeaconUUID = {
+    guard let uuid = BeaconUUID("f7826da6-4fa2-4e98-8024-bc5b71e0893e") else { fatalError("bad literal UUID") }
+    return uuid
+}()
+
+/// A tag identity on the demo office's site (major 100, as in the map's known tags).
+func demoTag(_ minor: UInt16) -> TagIdentity {
+    .iBeacon(uuid: demoSite, major: 100, minor: minor)
+}
+
+/// Generates the readings each agent of a map would report for a tag at a place: the log-distance model with the
+/// map's constants, Gaussian noise in dB, and a slab loss for agents on other floors.
+struct ReadingGenerator {
+    var map: FloorMap
+    var noiseDB: Double = 4
+    var slabLoss: Double = 15
+    var floorHeight: Double = 3.5
+    var sensitivity: Double = -100
+
+    func readings(
+        tag: TagIdentity,
+        at position: Point,
+        floor: UInt16,
+        time: Double,
+        using generator: inout SplitMix64
+    ) -> [(agentIndex: Int, reading: Reading)] {
+        var result: [(Int, Reading)] = []
+        for (index, agent) in map.agents.enumerated() {
+            let floorGap = Double(Int(agent.floor) - Int(floor))
+            let dz = agent.height - map.model.tagHeight + floorGap * floorHeight
+            let horizontal = agent.position.distance(to: position)
+            let distance = (horizontal * horizontal + dz * dz).squareRoot()
+            let model = PathLossModel(measuredPower: map.model.measuredPower, exponent: map.model.pathLossExponent)
+            let rssi =
+                model.expectedRSSI(atDistance: distance) - abs(floorGap) * slabLoss + noiseDB * generator.nextGaussian()
+            guard rssi >= sensitivity else { continue }
+            result.append((index, Reading(tag: tag, time: time, rssi: rssi.rounded())))
+        }
+        return result
+    }
+}

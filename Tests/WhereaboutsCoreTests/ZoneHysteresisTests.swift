@@ -1,0 +1,86 @@
+import Testing
+import WhereaboutsCore
+
+@Suite("Zone hysteresis")
+struct ZoneHysteresisTests {
+    /// Simulates a still tag for an hour, one reading per agent per second with 4 dB noise, and counts how often
+    /// its reported zone changes.
+    func zoneChangesOverAnHour(at position: Point, seed: UInt64) throws -> (changes: Int, finalZone: ZoneKey?) {
+        let map = try loadShippedMap("demo-office.json")
+        var engine = LocatorEngine(map: map)
+        let generator = ReadingGenerator(map: map)
+        var random = SplitMix64(seed: seed)
+        let tag = demoTag(1)
+        var changes = 0
+        var zone: ZoneKey?
+        var first = true
+        for second in 0..<3600 {
+            let now = 1_000_000 + Double(second)
+            for (agentIndex, reading) in generator.readings(tag: tag, at: position, floor: 1, time: now, using: &random)
+            {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+            _ = engine.update(now: now)
+            let current = engine.zone(of: tag)
+            if current != zone {
+                // The first decision (none → a zone) is the tag arriving, not a change.
+                if !first || zone != nil { changes += 1 }
+                if current != nil { first = false }
+                zone = current
+            }
+        }
+        return (changes, zone)
+    }
+
+    @Test("a still tag at a zone centre never changes zone in an hour", arguments: [UInt64(1), 2, 3])
+    func centre(seed: UInt64) throws {
+        let result = try zoneChangesOverAnHour(at: Point(x: 5, y: 4), seed: seed)
+        #expect(result.changes == 0, "changes \(result.changes)")
+        #expect(result.finalZone == ZoneKey(floor: 1, minor: 1))
+    }
+
+    @Test("a still tag 0.3 m from a boundary changes zone at most 4 times in an hour", arguments: [UInt64(1), 2, 3])
+    func nearBoundary(seed: UInt64) throws {
+        // 0.3 m inside the Lobby, whose east wall it shares with Reception at x = 10.
+        let result = try zoneChangesOverAnHour(at: Point(x: 9.7, y: 4), seed: seed)
+        #expect(result.changes <= 4, "changes \(result.changes)")
+    }
+
+    @Test(
+        "a tag that walks across a boundary is reported in the new zone within 5 s", arguments: [UInt64(1), 2, 3, 4, 5])
+    func walkAcross(seed: UInt64) throws {
+        let map = try loadShippedMap("demo-office.json")
+        var engine = LocatorEngine(map: map)
+        let generator = ReadingGenerator(map: map)
+        var random = SplitMix64(seed: seed)
+        let tag = demoTag(2)
+        let start = 1_000_000.0
+        // Stand in the Lobby for a minute, then walk east at 1.2 m/s into Reception and stay.
+        func position(at t: Double) -> Point {
+            let walkStart = 60.0
+            let x = 5 + max(0, min(t - walkStart, 10 / 1.2)) * 1.2
+            return Point(x: x, y: 4)
+        }
+        let crossing = 60 + 5 / 1.2
+        var detected: Double?
+        for second in 0..<120 {
+            let t = Double(second)
+            let now = start + t
+            for (agentIndex, reading) in generator.readings(
+                tag: tag, at: position(at: t), floor: 1, time: now, using: &random)
+            {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+            let update = engine.update(now: now)
+            if t < 55 { continue }
+            if detected == nil,
+                update.events.contains(where: { $0.kind == .enter && $0.zone == ZoneKey(floor: 1, minor: 2) })
+            {
+                detected = t
+            }
+        }
+        let delay = try #require(detected, "never reported in Reception") - crossing
+        #expect(delay <= 5, "reported \(delay) s after crossing")
+        #expect(engine.zone(of: tag) == ZoneKey(floor: 1, minor: 2))
+    }
+}

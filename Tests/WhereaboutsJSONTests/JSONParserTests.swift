@@ -1,0 +1,74 @@
+import Testing
+import WhereaboutsJSON
+
+@Suite("JSON parser and writer")
+struct JSONParserTests {
+    let parser = JSONParser()
+
+    @Test("parses every kind of value, keeping member order")
+    func values() throws {
+        let value = try parser.parse(
+            #"{"b": [1, -2.5, 3e2, true, false, null], "a": "x\"\\\/\n\u00e9\ud83d\ude00", "c": {}}"#)
+        let object = try #require(value.object)
+        #expect(object.keys == ["b", "a", "c"])
+        #expect(object["b"] == [1, -2.5, 300, true, false, nil])
+        #expect(object["a"]?.string == "x\"\\/\né😀")
+        #expect(object["c"] == .object(JSONObject()))
+    }
+
+    @Test(
+        "refuses what is not JSON",
+        arguments: [
+            "", "{", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "-", "1e", "NaN", "Infinity", "'a'", "{a:1}", "[1 2]",
+            "\"\u{01}\"", "\"\\x\"", "\"\\ud800\"", "tru", "nul", "{\"a\":1}x", "1e999", "{\"a\":1,\"a\":2}",
+        ]
+    )
+    func refuses(text: String) {
+        #expect(throws: JSONParseError.self) { try parser.parse(text) }
+    }
+
+    @Test("limits on size and depth hold, and the size check reads nothing")
+    func limits() {
+        let small = JSONParser(maximumBytes: 10, maximumDepth: 3)
+        let error = #expect(throws: JSONParseError.self) { try small.parse("[1,2,3,4,5,6]") }
+        #expect(error?.reason == .tooLarge(limit: 10))
+        #expect((try? small.parse("[[[1]]]")) != nil)
+        #expect(throws: JSONParseError.self) { try small.parse("[[[[1]]]]") }
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: JSONParseError.self) { try parser.parse(deep) }
+    }
+
+    @Test("invalid UTF-8 inside a string is refused")
+    func invalidUTF8() {
+        #expect(throws: JSONParseError.self) { try parser.parse([0x22, 0xC3, 0x28, 0x22]) }
+    }
+
+    @Test("overflowing numbers can be kept as infinities for a validator to name")
+    func overflow() throws {
+        let keeping = JSONParser(keepsOverflowingNumbers: true)
+        let value = try keeping.parse("[1e999]")
+        #expect(value.array?.first == .number(.infinity))
+        #expect(value.array?.first?.double == nil)
+    }
+
+    @Test("the writer is deterministic and round-trips")
+    func writer() throws {
+        let value: JSONValue = [
+            "z": 1, "a": [1.5, -0.25, 1e-7, 12_345_678_901], "s": "q\"\n\u{01}", "n": nil, "t": true,
+        ]
+        let text = JSONWriter().string(value)
+        #expect(text == #"{"z":1,"a":[1.5,-0.25,1e-07,12345678901],"s":"q\"\n\u0001","n":null,"t":true}"#)
+        #expect(try parser.parse(text) == value)
+        let pretty = JSONWriter(pretty: true).string(value)
+        #expect(try parser.parse(pretty) == value)
+        #expect(JSONWriter().string(.number(.nan)) == "null")
+    }
+
+    @Test("integers are read exactly and integrality is checked")
+    func integers() throws {
+        #expect(try parser.parse("65535").integer == 65535)
+        #expect(try parser.parse("-127").integer == -127)
+        #expect(try parser.parse("2.5").integer == nil)
+        #expect(try parser.parse("\"2\"").integer == nil)
+    }
+}
