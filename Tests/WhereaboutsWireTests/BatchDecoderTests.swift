@@ -45,7 +45,9 @@ enum BatchText {
         v: String? = "1", agent: String? = #""hall-1""#, epoch: String? = "1764475200123", seq: String? = "42",
         sent: String? = "1764475201", readings: String? = "[\(reading())]"
     ) -> String {
-        let members = [("v", v), ("agent", agent), ("epoch", epoch), ("seq", seq), ("sent", sent), ("readings", readings)]
+        let members = [
+            ("v", v), ("agent", agent), ("epoch", epoch), ("seq", seq), ("sent", sent), ("readings", readings),
+        ]
         return "{" + members.compactMap { key, value in value.map { "\"\(key)\":\($0)" } }.joined(separator: ",") + "}"
     }
 
@@ -72,7 +74,8 @@ enum BadPayloads {
                 "10,000-deep nesting", String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000),
                 .batch(.tooDeep)),
             BadPayload(
-                "deep nesting inside a reading", BatchText.batch(reading: BatchText.reading(extra: #","x":[[[[[[[[1]]]]]]]]"#)),
+                "deep nesting inside a reading",
+                BatchText.batch(reading: BatchText.reading(extra: #","x":[[[[[[[[1]]]]]]]]"#)),
                 .batch(.tooDeep)),
             BadPayload("empty payload", "", .batch(.malformedJSON)),
             BadPayload("whitespace only", "  \n ", .batch(.malformedJSON)),
@@ -94,7 +97,8 @@ enum BadPayloads {
             BadPayload(
                 "overlong UTF-8 slash in a string",
                 Array(#"{"v":1,"agent":"hall"#.utf8) + [0xC0, 0xAF] + Array(#"1"}"#.utf8), .batch(.malformedJSON)),
-            BadPayload("NUL byte outside strings", Array(#"{"v":1"#.utf8) + [0] + Array("}".utf8), .batch(.malformedJSON)),
+            BadPayload(
+                "NUL byte outside strings", Array(#"{"v":1"#.utf8) + [0] + Array("}".utf8), .batch(.malformedJSON)),
             BadPayload("raw control character in a string", "{\"agent\":\"a\u{1}\"}", .batch(.malformedJSON)),
             BadPayload("top-level array", "[\(BatchText.batch())]", .batch(.wrongType)),
             BadPayload("top-level string", #""hello""#, .batch(.wrongType)),
@@ -113,7 +117,8 @@ enum BadPayloads {
             BadPayload("agent with a wildcard", BatchText.batch(agent: ##""#""##), .batch(.badAgent)),
             BadPayload("agent with an escaped NUL", BatchText.batch(agent: #""hall-1\u0000""#), .batch(.badAgent)),
             BadPayload("empty agent", BatchText.batch(agent: #""""#), .batch(.badAgent)),
-            BadPayload("agent differs from the topic's", BatchText.batch(agent: #""hall-2""#), .batch(.agentTopicMismatch)),
+            BadPayload(
+                "agent differs from the topic's", BatchText.batch(agent: #""hall-2""#), .batch(.agentTopicMismatch)),
             BadPayload("missing epoch", BatchText.batch(epoch: nil), .batch(.missingField)),
             BadPayload("epoch as a string", BatchText.batch(epoch: #""1764475200123""#), .batch(.wrongType)),
             BadPayload("negative seq", BatchText.batch(seq: "-1"), .batch(.badSequence)),
@@ -136,9 +141,11 @@ enum BadPayloads {
             BadPayload("reading as an array", BatchText.batch(reading: "[]"), .reading(.wrongType)),
             BadPayload("missing tag", BatchText.batch(reading: BatchText.reading(tag: nil)), .reading(.missingField)),
             BadPayload("tag as a number", BatchText.batch(reading: BatchText.reading(tag: "1")), .reading(.wrongType)),
-            BadPayload("garbage tag", BatchText.batch(reading: BatchText.reading(tag: #""../../x""#)), .reading(.badTag)),
             BadPayload(
-                "multi-byte tag", BatchText.batch(reading: BatchText.reading(tag: "\"ibeacon-\(String(repeating: "é", count: 19))\"")),
+                "garbage tag", BatchText.batch(reading: BatchText.reading(tag: #""../../x""#)), .reading(.badTag)),
+            BadPayload(
+                "multi-byte tag",
+                BatchText.batch(reading: BatchText.reading(tag: "\"ibeacon-\(String(repeating: "é", count: 19))\"")),
                 .reading(.badTag)),
             BadPayload(
                 "tag minor 65536",
@@ -146,24 +153,40 @@ enum BadPayloads {
                     reading: BatchText.reading(tag: #""ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-65536""#)),
                 .reading(.badTag)),
             BadPayload("missing rssi", BatchText.batch(reading: BatchText.reading(rssi: nil)), .reading(.missingField)),
-            BadPayload("rssi as a string", BatchText.batch(reading: BatchText.reading(rssi: #""-60""#)), .reading(.wrongType)),
+            BadPayload(
+                "rssi as a string", BatchText.batch(reading: BatchText.reading(rssi: #""-60""#)), .reading(.wrongType)),
             BadPayload("rssi +50", BatchText.batch(reading: BatchText.reading(rssi: "50")), .reading(.rssiOutOfRange)),
             BadPayload("rssi 127", BatchText.batch(reading: BatchText.reading(rssi: "127")), .reading(.rssiOutOfRange)),
-            BadPayload("rssi -128", BatchText.batch(reading: BatchText.reading(rssi: "-128")), .reading(.rssiOutOfRange)),
-            BadPayload("rssi 1e308", BatchText.batch(reading: BatchText.reading(rssi: "1e308")), .reading(.rssiOutOfRange)),
+            BadPayload(
+                "rssi -128", BatchText.batch(reading: BatchText.reading(rssi: "-128")), .reading(.rssiOutOfRange)),
+            BadPayload(
+                "rssi 1e308", BatchText.batch(reading: BatchText.reading(rssi: "1e308")), .reading(.rssiOutOfRange)),
             BadPayload("missing t", BatchText.batch(reading: BatchText.reading(t: nil)), .reading(.missingField)),
-            BadPayload("t in the future", BatchText.batch(reading: BatchText.reading(t: "1764475207")), .reading(.timeInFuture)),
+            BadPayload(
+                "t in the future", BatchText.batch(reading: BatchText.reading(t: "1764475207")), .reading(.timeInFuture)
+            ),
             BadPayload("t 1e300", BatchText.batch(reading: BatchText.reading(t: "1e300")), .reading(.timeInFuture)),
-            BadPayload("t too old", BatchText.batch(reading: BatchText.reading(t: "1764475140")), .reading(.timeTooOld)),
+            BadPayload(
+                "t too old", BatchText.batch(reading: BatchText.reading(t: "1764475140")), .reading(.timeTooOld)),
             BadPayload("t negative", BatchText.batch(reading: BatchText.reading(t: "-5")), .reading(.timeTooOld)),
             BadPayload("n 0", BatchText.batch(reading: BatchText.reading(extra: #","n":0"#)), .reading(.badCount)),
-            BadPayload("n fractional", BatchText.batch(reading: BatchText.reading(extra: #","n":2.5"#)), .reading(.badCount)),
-            BadPayload("n huge", BatchText.batch(reading: BatchText.reading(extra: #","n":1e18"#)), .reading(.badCount)),
-            BadPayload("n as a string", BatchText.batch(reading: BatchText.reading(extra: #","n":"9""#)), .reading(.wrongType)),
-            BadPayload("negative var", BatchText.batch(reading: BatchText.reading(extra: #","var":-0.5"#)), .reading(.badVariance)),
-            BadPayload("impossible var", BatchText.batch(reading: BatchText.reading(extra: #","var":6000"#)), .reading(.badVariance)),
-            BadPayload("power +50", BatchText.batch(reading: BatchText.reading(extra: #","power":50"#)), .reading(.badPower)),
-            BadPayload("power fractional", BatchText.batch(reading: BatchText.reading(extra: #","power":-59.5"#)), .reading(.badPower)),
+            BadPayload(
+                "n fractional", BatchText.batch(reading: BatchText.reading(extra: #","n":2.5"#)), .reading(.badCount)),
+            BadPayload(
+                "n huge", BatchText.batch(reading: BatchText.reading(extra: #","n":1e18"#)), .reading(.badCount)),
+            BadPayload(
+                "n as a string", BatchText.batch(reading: BatchText.reading(extra: #","n":"9""#)), .reading(.wrongType)),
+            BadPayload(
+                "negative var", BatchText.batch(reading: BatchText.reading(extra: #","var":-0.5"#)),
+                .reading(.badVariance)),
+            BadPayload(
+                "impossible var", BatchText.batch(reading: BatchText.reading(extra: #","var":6000"#)),
+                .reading(.badVariance)),
+            BadPayload(
+                "power +50", BatchText.batch(reading: BatchText.reading(extra: #","power":50"#)), .reading(.badPower)),
+            BadPayload(
+                "power fractional", BatchText.batch(reading: BatchText.reading(extra: #","power":-59.5"#)),
+                .reading(.badPower)),
             BadPayload(
                 "battery negative", BatchText.batch(reading: BatchText.reading(extra: #","battery_mv":-1"#)),
                 .reading(.badTelemetry)),
@@ -222,13 +245,18 @@ struct BatchDecoderTests {
         }
         batch["seq"] = .number(.infinity)
         #expect(
-            decoder.decode(value: .object(batch), topicAgent: WireFixtures.agent, isKnownAgent: { _ in true }, now: WireFixtures.now)
+            decoder.decode(
+                value: .object(batch), topicAgent: WireFixtures.agent, isKnownAgent: { _ in true },
+                now: WireFixtures.now)
                 == .rejected(.nonFinite))
         batch["seq"] = 1
         batch["readings"] = [["tag": .string(WireFixtures.tagText), "t": 1_764_475_200, "rssi": .number(.nan)]]
         let decoded = try #require(
-            decoder.decode(value: .object(batch), topicAgent: WireFixtures.agent, isKnownAgent: { _ in true }, now: WireFixtures.now)
-                .batch)
+            decoder.decode(
+                value: .object(batch), topicAgent: WireFixtures.agent, isKnownAgent: { _ in true },
+                now: WireFixtures.now
+            )
+            .batch)
         #expect(decoded.outcomes == [.rejected(.nonFinite)])
         let reading = ReadingBatch.Reading(tag: WireFixtures.tag, time: .nan, rssi: -60)
         #expect(decoder.validate(reading, now: WireFixtures.now) == .nonFinite)
@@ -260,7 +288,8 @@ struct BatchDecoderTests {
             BatchText.reading(t: "1764475206", extra: #","power":-127,"n":1,"var":0"#),
             BatchText.reading(t: "1764475141", extra: #","power":20,"battery_mv":0,"temp_c":-100"#),
         ]
-        let batch = try #require(WireFixtures.decode(BatchText.batch(readings: "[" + readings.joined(separator: ",") + "]")).batch)
+        let batch = try #require(
+            WireFixtures.decode(BatchText.batch(readings: "[" + readings.joined(separator: ",") + "]")).batch)
         #expect(batch.rejections.isEmpty)
         #expect(batch.accepted.count == 4)
     }

@@ -67,7 +67,9 @@ struct BatchMutationTests {
                 }
             }
         }
-        print("mutations: \(outcomes.rejected) rejected, \(outcomes.decoded) decoded, \(outcomes.readingsAccepted) readings accepted")
+        print(
+            "mutations: \(outcomes.rejected) rejected, \(outcomes.decoded) decoded, \(outcomes.readingsAccepted) readings accepted"
+        )
         // Both paths must have been exercised for the loop to mean anything.
         #expect(outcomes.rejected > 1000)
         #expect(outcomes.decoded > 100)

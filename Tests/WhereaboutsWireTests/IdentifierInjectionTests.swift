@@ -27,10 +27,13 @@ struct IdentifierInjectionTests {
 
     /// Near-miss tag texts: a real prefix followed by random text.
     static func randomTagText(_ generator: inout SplitMix64) -> String {
-        let prefixes = ["ibeacon-", "altbeacon-", "eddystone-", "mac-", "ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-"]
+        let prefixes = [
+            "ibeacon-", "altbeacon-", "eddystone-", "mac-", "ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-",
+        ]
         if Int.random(in: 0..<4, using: &generator) == 0 {
             // A valid identity, to exercise acceptance.
-            return "\(prefixes[4])\(UInt16.random(in: 0...UInt16.max, using: &generator))-\(UInt16.random(in: 0...9, using: &generator))"
+            return
+                "\(prefixes[4])\(UInt16.random(in: 0...UInt16.max, using: &generator))-\(UInt16.random(in: 0...9, using: &generator))"
         }
         return prefixes[Int.random(in: 0..<prefixes.count, using: &generator)] + randomText(&generator)
     }
@@ -73,7 +76,10 @@ struct IdentifierInjectionTests {
                 accepted.discovery += 1
                 let topic = Topics.discovery(component: .sensor, node: id, object: id)
                 #expect(topic.levels.count == 5)
-                #expect(topic.levels.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { $0 != 0x2F && $0 != 0x2B && $0 != 0x23 } })
+                #expect(
+                    topic.levels.allSatisfy {
+                        !$0.isEmpty && $0.utf8.allSatisfy { $0 != 0x2F && $0 != 0x2B && $0 != 0x23 }
+                    })
             }
             if let zone = UInt16(text) {
                 accepted.zones += 1

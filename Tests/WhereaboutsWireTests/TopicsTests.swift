@@ -114,7 +114,8 @@ struct IdentifierTests {
             ("mac-001122aabbcc", true), ("eddystone-00112233445566778899-aabbccddeeff", true),
             ("ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-65536", false),
             ("ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-01-7", false),
-            ("ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-7/x", false), ("ibeacon-" + String(repeating: "é", count: 19), false),
+            ("ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-7/x", false),
+            ("ibeacon-" + String(repeating: "é", count: 19), false),
             ("ibeacon-" + String(repeating: "é", count: 40), false), ("ibeacon_e2c56db5", false), ("mac-", false),
             ("", false), ("mac-001122aabbc\u{0}", false),
         ])
