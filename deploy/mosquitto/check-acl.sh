@@ -80,10 +80,10 @@ sed -e "s|^password_file .*|password_file $passwd|" \
     -e "s|^cafile .*|cafile $work/ca.crt|" \
     -e "s|^certfile .*|certfile $work/server.crt|" \
     -e "s|^keyfile .*|keyfile $work/server.key|" \
-    -e "s|^persistence_location .*|persistence_location $work/|" \
     "$here/whereabouts.conf" >"$work/mosquitto.conf"
 # Run as whoever runs the check (as root, mosquitto would switch to the mosquitto user and lose the files).
-printf 'log_dest file %s\nsys_interval 1\nuser %s\n' "$work/mosquitto.log" "$(id -un)" >>"$work/mosquitto.conf"
+printf 'log_dest file %s\nsys_interval 1\nuser %s\npersistence_location %s/\n' "$work/mosquitto.log" "$(id -un)" "$work" \
+    >>"$work/mosquitto.conf"
 grep -q "listener $tls_port" "$work/mosquitto.conf" && grep -q "listener $plain_port" "$work/mosquitto.conf" \
     || { echo "could not rewrite the listeners of whereabouts.conf" >&2; exit 1; }
 
