@@ -50,6 +50,7 @@ let package = Package(
         .target(name: "BrokerFixture", path: "Tests/BrokerFixture"),
         .testTarget(name: "WhereaboutsJSONTests", dependencies: ["WhereaboutsJSON"]),
         .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore"]),
+        .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
         .testTarget(
             name: "WhereaboutsAdvertisingTests",
             dependencies: ["WhereaboutsAdvertising"],

@@ -1,0 +1,60 @@
+/// Why the locator refused a reading batch or one reading in it.
+///
+/// A closed set; each case's raw value is a stable snake_case name for metrics (`readings_rejected`) and logs.
+/// Renaming one breaks dashboards: add cases, never rename them.
+public enum RejectionReason: String, Error, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
+    // MARK: Whole batch
+
+    /// The payload is larger than the decoder's byte limit; it was not parsed.
+    case payloadTooLarge = "payload_too_large"
+    /// The payload is not JSON: bad syntax, invalid UTF-8, `NaN`, numbers beyond `Double`, duplicate keys.
+    case malformedJSON = "malformed_json"
+    /// Arrays and objects nest deeper than the decoder's depth limit.
+    case tooDeep = "too_deep"
+    /// A known member (or the document, or a reading) has the wrong JSON type.
+    case wrongType = "wrong_type"
+    /// A required member is absent or `null`.
+    case missingField = "missing_field"
+    /// `v` is not a format version this decoder understands.
+    case unknownVersion = "unknown_version"
+    /// `agent` is not a valid agent id.
+    case badAgent = "bad_agent"
+    /// The agent is not in the map.
+    case unknownAgent = "unknown_agent"
+    /// `agent` differs from the agent named by the topic (a spoofing attempt or a misconfigured agent).
+    case agentTopicMismatch = "agent_topic_mismatch"
+    /// `epoch` or `seq` is not an integer in 0...2^53.
+    case badSequence = "bad_sequence"
+    /// `sent` is not a plausible Unix time.
+    case badSentTime = "bad_sent_time"
+    /// More readings than the decoder's limit.
+    case tooManyReadings = "too_many_readings"
+    /// The (agent, epoch, seq) was seen already, or is too old to tell.
+    case duplicateBatch = "duplicate_batch"
+
+    // MARK: One reading
+
+    /// `tag` is not a canonical tag identity.
+    case badTag = "bad_tag"
+    /// `rssi` is outside -127...20 dBm.
+    case rssiOutOfRange = "rssi_out_of_range"
+    /// A number is NaN or infinite (only possible in values built in code; JSON text cannot carry them).
+    case nonFinite = "non_finite"
+    /// `n` is not an integer ≥ 1.
+    case badCount = "bad_count"
+    /// `var` is negative or larger than any set of RSSI values in range can produce.
+    case badVariance = "bad_variance"
+    /// `power` is not an integer in -127...20 dBm.
+    case badPower = "bad_power"
+    /// `battery_mv` or `temp_c` is out of range.
+    case badTelemetry = "bad_telemetry"
+    /// `t` is later than the receive time plus the allowed clock skew.
+    case timeInFuture = "time_in_future"
+    /// `t` is earlier than the receive time minus the maximum age.
+    case timeTooOld = "time_too_old"
+
+    /// The metric name.
+    public var description: String { rawValue }
+
+    public static func < (lhs: RejectionReason, rhs: RejectionReason) -> Bool { lhs.rawValue < rhs.rawValue }
+}

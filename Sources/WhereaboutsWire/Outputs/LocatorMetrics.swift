@@ -1,0 +1,76 @@
+public import WhereaboutsJSON
+
+/// The locator's counters: the payload of `…/locator/metrics`, published every 10 s.
+///
+/// ```json
+/// {"t":1764475210,"readings_accepted":1200,"readings_rejected":{"bad_tag":2,"time_too_old":5},
+///  "tags_tracked":12,"agents_online":4,"latency_ms":{"p50":35,"p99":180}}
+/// ```
+///
+/// `readings_rejected` lists the reasons with their stable names, sorted by name. Decoding ignores names this
+/// version does not know (a newer locator may count more reasons). Latencies are null without samples.
+public struct LocatorMetrics: JSONPayload, Equatable {
+    /// When the counters were read (Unix seconds).
+    public var time: Double
+    /// Readings accepted since the locator started.
+    public var readingsAccepted: Int
+    /// Readings (or whole batches, counted once per batch) rejected since start, by reason.
+    public var readingsRejected: [RejectionReason: Int]
+    /// Tags with a current position.
+    public var tagsTracked: Int
+    /// Agents whose status is `online`.
+    public var agentsOnline: Int
+    /// Median reading-to-output latency in milliseconds, if measured.
+    public var latencyP50: Double?
+    /// 99th percentile reading-to-output latency in milliseconds, if measured.
+    public var latencyP99: Double?
+
+    /// Makes a metrics payload.
+    public init(
+        time: Double, readingsAccepted: Int, readingsRejected: [RejectionReason: Int], tagsTracked: Int,
+        agentsOnline: Int, latencyP50: Double?, latencyP99: Double?
+    ) {
+        self.time = time
+        self.readingsAccepted = readingsAccepted
+        self.readingsRejected = readingsRejected
+        self.tagsTracked = tagsTracked
+        self.agentsOnline = agentsOnline
+        self.latencyP50 = latencyP50
+        self.latencyP99 = latencyP99
+    }
+
+    public var json: JSONValue {
+        let rejected = readingsRejected.sorted { $0.key < $1.key }.map {
+            (key: $0.key.rawValue, value: JSONValue.number(Double($0.value)))
+        }
+        return .object(
+            JSONObject([
+                ("t", .number(time)), ("readings_accepted", .number(Double(readingsAccepted))),
+                ("readings_rejected", .object(JSONObject(rejected))), ("tags_tracked", .number(Double(tagsTracked))),
+                ("agents_online", .number(Double(agentsOnline))),
+                (
+                    "latency_ms",
+                    .object(JSONObject([("p50", .optionalNumber(latencyP50)), ("p99", .optionalNumber(latencyP99))]))
+                ),
+            ]))
+    }
+
+    public init(json: JSONValue) throws(PayloadError) {
+        let reader = try FieldReader(json: json)
+        self = try decodingMembers { () throws(FieldProblem) -> LocatorMetrics in
+            var rejected: [RejectionReason: Int] = [:]
+            let counts = try reader.nested("readings_rejected")
+            for key in counts.object.keys {
+                guard let reason = RejectionReason(rawValue: key) else { continue }
+                rejected[reason] = try counts.integer(key, in: 0...Int.max)
+            }
+            let latency = try reader.nested("latency_ms")
+            return LocatorMetrics(
+                time: try reader.number("t"),
+                readingsAccepted: try reader.integer("readings_accepted", in: 0...Int.max),
+                readingsRejected: rejected, tagsTracked: try reader.integer("tags_tracked", in: 0...Int.max),
+                agentsOnline: try reader.integer("agents_online", in: 0...Int.max),
+                latencyP50: try latency.optionalNumber("p50"), latencyP99: try latency.optionalNumber("p99"))
+        }
+    }
+}

@@ -1,0 +1,119 @@
+public import WhereaboutsCore
+public import WhereaboutsJSON
+
+/// Where one tag is: the retained payload of `…/tags/<tag>/position`.
+///
+/// ```json
+/// {"tag":"ibeacon-…-1-7","name":"Keys","x":3.2,"y":4.5,"floor":1,"zone":7,"zone_name":"Kitchen",
+///  "accuracy":1.5,"nearest":{"agent":"hall-1","proximity":"near","distance":2.1},"updated":1764475201}
+/// ```
+///
+/// Metres on the floor map's frame; `zone` and `zone_name` are null outside every zone, `nearest` is null
+/// when no agent hears the tag.
+public struct TagPosition: JSONPayload, Equatable {
+    /// The agent that hears the tag best.
+    public struct NearestAgent: Sendable, Equatable {
+        /// CoreLocation's coarse distance classes.
+        public enum Proximity: String, Sendable, Hashable, CaseIterable {
+            /// Within about half a metre.
+            case immediate
+            /// Within a few metres.
+            case near
+            /// Farther.
+            case far
+            /// Not ranged.
+            case unknown
+        }
+
+        /// The agent.
+        public var agent: AgentID
+        /// Its coarse distance class.
+        public var proximity: Proximity
+        /// The estimated distance in metres.
+        public var distance: Double
+
+        /// Makes a nearest-agent entry.
+        public init(agent: AgentID, proximity: Proximity, distance: Double) {
+            self.agent = agent
+            self.proximity = proximity
+            self.distance = distance
+        }
+    }
+
+    /// The tag.
+    public var tag: TagIdentity
+    /// Its name from the map, if any.
+    public var name: String?
+    /// East coordinate, metres.
+    public var x: Double
+    /// North coordinate, metres.
+    public var y: Double
+    /// The floor (major).
+    public var floor: UInt16
+    /// The zone (minor) the tag is in, if any.
+    public var zone: UInt16?
+    /// That zone's name, if any.
+    public var zoneName: String?
+    /// The estimated error radius, metres.
+    public var accuracy: Double
+    /// The agent hearing the tag best, if any.
+    public var nearest: NearestAgent?
+    /// When the locator computed this (Unix seconds).
+    public var updated: Double
+
+    /// Makes a position payload.
+    public init(
+        tag: TagIdentity, name: String?, x: Double, y: Double, floor: UInt16, zone: UInt16?, zoneName: String?,
+        accuracy: Double, nearest: NearestAgent?, updated: Double
+    ) {
+        self.tag = tag
+        self.name = name
+        self.x = x
+        self.y = y
+        self.floor = floor
+        self.zone = zone
+        self.zoneName = zoneName
+        self.accuracy = accuracy
+        self.nearest = nearest
+        self.updated = updated
+    }
+
+    public var json: JSONValue {
+        let nearestJSON: JSONValue =
+            nearest.map {
+                .object(
+                    JSONObject([
+                        ("agent", .string($0.agent.rawValue)), ("proximity", .string($0.proximity.rawValue)),
+                        ("distance", .number($0.distance)),
+                    ]))
+            } ?? .null
+        return .object(
+            JSONObject([
+                ("tag", .string(tag.description)), ("name", .optionalString(name)), ("x", .number(x)),
+                ("y", .number(y)), ("floor", .number(Double(floor))), ("zone", .optionalInteger(zone)),
+                ("zone_name", .optionalString(zoneName)), ("accuracy", .number(accuracy)), ("nearest", nearestJSON),
+                ("updated", .number(updated)),
+            ]))
+    }
+
+    public init(json: JSONValue) throws(PayloadError) {
+        let reader = try FieldReader(json: json)
+        self = try decodingMembers { () throws(FieldProblem) -> TagPosition in
+            guard let tag = TagIdentity(wire: try reader.string("tag")) else { throw .invalid("tag") }
+            var nearest: NearestAgent?
+            if reader.optionalValue("nearest") != nil {
+                let entry = try reader.nested("nearest")
+                guard let agent = AgentID(try entry.string("agent")) else { throw .invalid("agent") }
+                guard let proximity = NearestAgent.Proximity(rawValue: try entry.string("proximity")) else {
+                    throw .invalid("proximity")
+                }
+                nearest = NearestAgent(agent: agent, proximity: proximity, distance: try entry.number("distance"))
+            }
+            return TagPosition(
+                tag: tag, name: try reader.optionalString("name"), x: try reader.number("x"),
+                y: try reader.number("y"), floor: try reader.uint16("floor"), zone: try reader.optionalUInt16("zone"),
+                zoneName: try reader.optionalString("zone_name"), accuracy: try reader.number("accuracy"),
+                nearest: nearest, updated: try reader.number("updated"))
+        }
+    }
+}

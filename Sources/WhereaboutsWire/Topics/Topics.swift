@@ -1,0 +1,135 @@
+public import WhereaboutsCore
+
+/// Builds every MQTT topic of one Whereabouts site, and parses the topics the locator receives.
+///
+/// All topics live under `whereabouts/v1/<site>`, where `<site>` is the site's proximity UUID in lower case:
+///
+/// | Topic | Publisher | Flags |
+/// |---|---|---|
+/// | `…/agents/<agent>/readings` | agent | QoS 1 |
+/// | `…/agents/<agent>/status` | agent | retained `online`/`offline`, `offline` is the last will |
+/// | `…/floors/<major>/zones/<minor>/occupancy` | locator | retained |
+/// | `…/tags/<tag>/position` | locator | retained |
+/// | `…/events` | locator | QoS 1 |
+/// | `…/locator/status` | locator | retained `online`/`offline`, last will |
+/// | `…/locator/metrics` | locator | every 10 s |
+/// | `…/calibration` | locator | retained |
+///
+/// Home Assistant's discovery topics sit outside the prefix: `homeassistant/<component>/<node>/<object>/config`
+/// and the birth topic `homeassistant/status`.
+public struct Topics: Sendable, Hashable {
+    /// The first level of every Whereabouts topic.
+    public static let root = "whereabouts"
+    /// The wire format version, the second level.
+    public static let version = "v1"
+
+    /// The site the topics belong to.
+    public let site: BeaconUUID
+
+    /// Topics of one site.
+    public init(site: BeaconUUID) {
+        self.site = site
+    }
+
+    /// `whereabouts/v1/<site>`, the prefix of every topic of the site.
+    public var prefix: String { "\(Self.root)/\(Self.version)/\(site)" }
+
+    private var prefixLevels: [String] { [Self.root, Self.version, site.description] }
+
+    // MARK: - Agents
+
+    /// `…/agents/<agent>/readings`: the agent's reading batches (QoS 1, not retained).
+    public func readings(agent: AgentID) -> Topic {
+        Topic(prefixLevels + ["agents", agent.rawValue, "readings"])
+    }
+
+    /// `…/agents/<agent>/status`: retained `online`, and `offline` as the agent's last will.
+    public func agentStatus(agent: AgentID) -> Topic {
+        Topic(prefixLevels + ["agents", agent.rawValue, "status"])
+    }
+
+    /// `…/agents/+/readings`: what the locator subscribes to for readings.
+    public var allReadings: TopicFilter { TopicFilter(prefixLevels + ["agents", "+", "readings"]) }
+
+    /// `…/agents/+/status`: what the locator subscribes to for agent availability.
+    public var allAgentStatuses: TopicFilter { TopicFilter(prefixLevels + ["agents", "+", "status"]) }
+
+    // MARK: - Locator outputs
+
+    /// `…/floors/<major>/zones/<minor>/occupancy`: a zone's retained occupancy.
+    public func occupancy(floor: UInt16, zone: UInt16) -> Topic {
+        Topic(prefixLevels + ["floors", String(floor), "zones", String(zone), "occupancy"])
+    }
+
+    /// `…/tags/<tag>/position`: a tag's retained position.
+    public func position(tag: TagIdentity) -> Topic {
+        Topic(prefixLevels + ["tags", tag.description, "position"])
+    }
+
+    /// `…/events`: zone enter and exit events (QoS 1, not retained).
+    public var events: Topic { Topic(prefixLevels + ["events"]) }
+
+    /// `…/locator/status`: retained `online`/`offline`, `offline` being the locator's last will.
+    public var locatorStatus: Topic { Topic(prefixLevels + ["locator", "status"]) }
+
+    /// `…/locator/metrics`: counters published every 10 s.
+    public var locatorMetrics: Topic { Topic(prefixLevels + ["locator", "metrics"]) }
+
+    /// `…/calibration`: the retained calibration constants in force.
+    public var calibration: Topic { Topic(prefixLevels + ["calibration"]) }
+
+    // MARK: - Home Assistant
+
+    /// The first level of Home Assistant's discovery topics (its default discovery prefix).
+    public static let homeAssistantPrefix = "homeassistant"
+
+    /// `homeassistant/status`, where Home Assistant publishes `online` when it starts (its birth message).
+    public static var homeAssistantStatus: Topic { Topic([homeAssistantPrefix, "status"]) }
+
+    /// `homeassistant/<component>/<node>/<object>/config`: one retained discovery config.
+    public static func discovery(component: DiscoveryComponent, node: DiscoveryID, object: DiscoveryID) -> Topic {
+        Topic([homeAssistantPrefix, component.rawValue, node.rawValue, object.rawValue, "config"])
+    }
+
+    // MARK: - Parsing
+
+    /// Identifies a topic the locator received, or returns nil for anything else.
+    ///
+    /// Strict: the exact prefix of this site, the exact number of levels, a valid agent id and a known last
+    /// level. Nothing is guessed or normalised, so `…/agents/a/../b/readings` or `…/agents/a+/readings` is nil.
+    public func parse(_ topic: String) -> ReceivedTopic? {
+        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        if levels.count == 2, levels[0] == Self.homeAssistantPrefix, levels[1] == "status" {
+            return .homeAssistantStatus
+        }
+        guard levels.count == 6, levels[0] == Self.root, levels[1] == Self.version,
+            levels[2] == site.description, levels[3] == "agents",
+            let agent = AgentID(String(levels[4]))
+        else { return nil }
+        switch levels[5] {
+        case "readings": return .readings(agent)
+        case "status": return .agentStatus(agent)
+        default: return nil
+        }
+    }
+}
+
+/// A topic the locator receives, as ``Topics/parse(_:)`` identified it.
+public enum ReceivedTopic: Sendable, Hashable {
+    /// An agent's reading batch.
+    case readings(AgentID)
+    /// An agent's `online`/`offline` status.
+    case agentStatus(AgentID)
+    /// Home Assistant's birth or death message.
+    case homeAssistantStatus
+}
+
+/// The Home Assistant entity kinds Whereabouts announces.
+public enum DiscoveryComponent: String, Sendable, Hashable, CaseIterable {
+    /// A value such as a zone's head count or a tag's zone name.
+    case sensor
+    /// An on/off value such as "zone occupied".
+    case binarySensor = "binary_sensor"
+    /// A tracked device.
+    case deviceTracker = "device_tracker"
+}

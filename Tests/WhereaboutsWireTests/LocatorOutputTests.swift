@@ -1,0 +1,118 @@
+import Testing
+import WhereaboutsCore
+import WhereaboutsJSON
+import WhereaboutsWire
+
+@Suite("Locator outputs")
+struct LocatorOutputTests {
+    let tag = WireFixtures.tag
+    let tagText = WireFixtures.tagText
+
+    @Test("occupancy: golden encoding and round trip")
+    func occupancy() throws {
+        let occupancy = ZoneOccupancy(
+            site: WireFixtures.site, floor: 1, zone: 7, name: "Kitchen", state: .known, count: 1,
+            tags: [.init(id: tag, name: "Keys")], updated: 1_764_475_201)
+        let golden =
+            #"{"site":"e2c56db5-dffb-48d2-b060-d0f5a71096e0","floor":1,"zone":7,"name":"Kitchen","state":"known","#
+            + #""count":1,"tags":[{"id":"\#(tagText)","name":"Keys"}],"updated":1764475201}"#
+        #expect(occupancy.payload == golden)
+        #expect(try ZoneOccupancy(payload: golden) == occupancy)
+        let unknown = ZoneOccupancy(
+            site: WireFixtures.site, floor: 0, zone: 0, name: "Hall \"A\"", state: .unknown, count: 0, tags: [],
+            updated: 1.5)
+        #expect(unknown.payload.contains(#""name":"Hall \"A\"","state":"unknown","count":0,"tags":[]"#))
+        #expect(try ZoneOccupancy(payload: unknown.payload) == unknown)
+    }
+
+    @Test("position: golden encoding, nulls outside zones, and round trip")
+    func position() throws {
+        let position = TagPosition(
+            tag: tag, name: "Keys", x: 3.25, y: 4.5, floor: 1, zone: 7, zoneName: "Kitchen", accuracy: 1.5,
+            nearest: .init(agent: WireFixtures.agent, proximity: .near, distance: 2.125), updated: 1_764_475_201.5)
+        let golden =
+            #"{"tag":"\#(tagText)","name":"Keys","x":3.25,"y":4.5,"floor":1,"zone":7,"zone_name":"Kitchen","#
+            + #""accuracy":1.5,"nearest":{"agent":"hall-1","proximity":"near","distance":2.125},"updated":1764475201.5}"#
+        #expect(position.payload == golden)
+        #expect(try TagPosition(payload: golden) == position)
+        let outside = TagPosition(
+            tag: tag, name: nil, x: -1, y: 0, floor: 2, zone: nil, zoneName: nil, accuracy: 8, nearest: nil, updated: 3)
+        #expect(
+            outside.payload
+                == #"{"tag":"\#(tagText)","name":null,"x":-1,"y":0,"floor":2,"zone":null,"zone_name":null,"#
+                + #""accuracy":8,"nearest":null,"updated":3}"#)
+        #expect(try TagPosition(payload: outside.payload) == outside)
+    }
+
+    @Test("event: golden published form, recording subset, and both decode")
+    func event() throws {
+        let event = ZoneEvent(
+            time: 1_764_475_202, tag: tag, name: "Keys", floor: 1, zone: 7, zoneName: "Kitchen", kind: .enter)
+        let published =
+            #"{"t":1764475202,"tag":"\#(tagText)","name":"Keys","floor":1,"zone":7,"zone_name":"Kitchen","event":"enter"}"#
+        let recorded = #"{"t":1764475202,"tag":"\#(tagText)","floor":1,"zone":7,"event":"enter"}"#
+        #expect(event.payload == published)
+        #expect(JSONWriter().string(event.recordingJSON) == recorded)
+        #expect(try ZoneEvent(payload: published) == event)
+        let bare = try ZoneEvent(payload: recorded)
+        #expect(bare == ZoneEvent(time: 1_764_475_202, tag: tag, floor: 1, zone: 7, kind: .enter))
+    }
+
+    @Test("metrics: golden encoding with reasons sorted by name, unknown reasons ignored on decode")
+    func metrics() throws {
+        let metrics = LocatorMetrics(
+            time: 1_764_475_210, readingsAccepted: 1200, readingsRejected: [.timeTooOld: 5, .badTag: 2],
+            tagsTracked: 12, agentsOnline: 4, latencyP50: 35, latencyP99: 180.5)
+        let golden =
+            #"{"t":1764475210,"readings_accepted":1200,"readings_rejected":{"bad_tag":2,"time_too_old":5},"#
+            + #""tags_tracked":12,"agents_online":4,"latency_ms":{"p50":35,"p99":180.5}}"#
+        #expect(metrics.payload == golden)
+        #expect(try LocatorMetrics(payload: golden) == metrics)
+        let newer =
+            #"{"t":1764475210,"readings_accepted":1200,"readings_rejected":{"bad_tag":2,"from_the_future":9,"#
+            + #""time_too_old":5},"tags_tracked":12,"agents_online":4,"latency_ms":{"p50":35,"p99":180.5}}"#
+        #expect(try LocatorMetrics(payload: newer) == metrics)
+        let empty = LocatorMetrics(
+            time: 0, readingsAccepted: 0, readingsRejected: [:], tagsTracked: 0, agentsOnline: 0, latencyP50: nil,
+            latencyP99: nil)
+        #expect(
+            empty.payload.hasSuffix(
+                #""readings_rejected":{},"tags_tracked":0,"agents_online":0,"latency_ms":{"p50":null,"p99":null}}"#))
+        #expect(try LocatorMetrics(payload: empty.payload) == empty)
+    }
+
+    @Test("availability payloads are exactly online and offline")
+    func availability() {
+        #expect(Availability.online.payload == "online")
+        #expect(Availability.offline.payload == "offline")
+        #expect(Availability(payload: Array("online".utf8)) == .online)
+        #expect(Availability(payload: Array("offline".utf8)) == .offline)
+        for bad in ["", "Online", "online\n", " offline", "offline2", "1", "true"] {
+            #expect(Availability(payload: Array(bad.utf8)) == nil)
+        }
+        #expect(Availability(payload: [0xFF, 0xFE]) == nil)
+    }
+
+    @Test(
+        "output decoders report the first bad member",
+        arguments: [
+            ("[1]", PayloadError.notAnObject),
+            (#"{"tag":"x","t":1,"floor":1,"zone":1,"event":"enter"}"#, .invalidValue(field: "tag")),
+            (#"{"tag":"mac-001122334455","t":1,"floor":1,"zone":1,"event":"left"}"#, .invalidValue(field: "event")),
+            (#"{"tag":"mac-001122334455","t":"1","floor":1,"zone":1,"event":"exit"}"#, .wrongType(field: "t")),
+            (#"{"tag":"mac-001122334455","t":1,"floor":70000,"zone":1,"event":"exit"}"#, .invalidValue(field: "floor")),
+            (#"{"tag":"mac-001122334455","t":1,"zone":1,"event":"exit"}"#, .missingField("floor")),
+        ])
+    func outputErrors(_ text: String, expected: PayloadError) {
+        #expect(throws: expected) { try ZoneEvent(payload: text) }
+    }
+
+    @Test("malformed output text is reported as malformed JSON")
+    func malformedOutput() {
+        #expect {
+            try TagPosition(payload: "{nope")
+        } throws: { error in
+            if case .malformedJSON = error as? PayloadError { true } else { false }
+        }
+    }
+}

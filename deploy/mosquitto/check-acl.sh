@@ -1,0 +1,214 @@
+#!/bin/sh
+# Checks whereabouts.conf, whereabouts.acl and create-agent-account.sh against a real mosquitto on loopback.
+#
+# Starts a broker from the production config (paths moved into a temporary directory, listeners on free
+# loopback ports, a throwaway CA for TLS), creates accounts with the real script, then publishes allowed and
+# forbidden messages and checks which ones each observer received.
+#
+# Usage: deploy/mosquitto/check-acl.sh     Exit 0 when every check passes, 1 otherwise.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d /tmp/whereabouts-acl.XXXXXX)
+broker_pid=
+cleanup() {
+    for pid in $observer_pids $broker_pid; do kill "$pid" 2>/dev/null || true; done
+    [ -n "${KEEP_WORK:-}" ] && echo "kept $work" || rm -rf "$work"
+}
+observer_pids=
+trap cleanup EXIT INT TERM
+
+failures=0
+pass() { echo "ok   $1"; }
+fail() {
+    echo "FAIL $1"
+    failures=$((failures + 1))
+}
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+plain_port=$(free_port)
+tls_port=$(free_port)
+
+# --- Accounts, through the real script --------------------------------------------------------------------
+passwd="$work/whereabouts.passwd"
+for id in agent-a agent-b locator dashboard homeassistant; do
+    case $id in
+        agent-*)
+            WHEREABOUTS_PASSWORD_OUT="$work/$id.password" "$here/../create-agent-account.sh" "$id" "$passwd" >/dev/null
+            ;;
+        *)
+            # Service accounts use reserved names the agent script refuses; add them directly.
+            openssl rand -base64 24 >"$work/$id.password"
+            mosquitto_passwd -b "$passwd" "$id" "$(cat "$work/$id.password")"
+            ;;
+    esac
+done
+[ "$(stat -c %a "$work/agent-a.password")" = 600 ] && pass "agent password file is mode 600" \
+    || fail "agent password file is mode 600"
+
+for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "dashboard" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
+    if WHEREABOUTS_PASSWORD_OUT="$work/refused" "$here/../create-agent-account.sh" "$bad" "$passwd" 2>/dev/null; then
+        fail "create-agent-account.sh refuses '$bad'"
+    else
+        status=$?
+        [ "$status" -eq 2 ] && pass "create-agent-account.sh refuses '$bad' (exit 2)" \
+            || fail "create-agent-account.sh refuses '$bad' with exit 2 (got $status)"
+    fi
+done
+if WHEREABOUTS_PASSWORD_OUT="$work/again" "$here/../create-agent-account.sh" agent-a "$passwd" 2>/dev/null; then
+    fail "create-agent-account.sh refuses an existing account"
+else
+    pass "create-agent-account.sh refuses an existing account"
+fi
+
+# --- A throwaway CA and server certificate ----------------------------------------------------------------
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=whereabouts test CA" \
+    -keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$work/server.key" -out "$work/server.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$work/san.ext"
+openssl x509 -req -in "$work/server.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial -days 1 \
+    -extfile "$work/san.ext" -out "$work/server.crt" 2>/dev/null
+
+# --- The production config, moved into the temporary directory --------------------------------------------
+cp "$here/whereabouts.acl" "$work/whereabouts.acl"
+sed -e "s|^password_file .*|password_file $passwd|" \
+    -e "s|^acl_file .*|acl_file $work/whereabouts.acl|" \
+    -e "s|^listener 8883\$|listener $tls_port 127.0.0.1|" \
+    -e "s|^listener 1883 127.0.0.1\$|listener $plain_port 127.0.0.1|" \
+    -e "s|^cafile .*|cafile $work/ca.crt|" \
+    -e "s|^certfile .*|certfile $work/server.crt|" \
+    -e "s|^keyfile .*|keyfile $work/server.key|" \
+    "$here/whereabouts.conf" >"$work/mosquitto.conf"
+# Run as whoever runs the check (as root, mosquitto would switch to the mosquitto user and lose the files).
+printf 'log_dest file %s\nsys_interval 1\nuser %s\npersistence_location %s/\n' "$work/mosquitto.log" "$(id -un)" "$work" \
+    >>"$work/mosquitto.conf"
+grep -q "listener $tls_port" "$work/mosquitto.conf" && grep -q "listener $plain_port" "$work/mosquitto.conf" \
+    || { echo "could not rewrite the listeners of whereabouts.conf" >&2; exit 1; }
+
+mosquitto -c "$work/mosquitto.conf" &
+broker_pid=$!
+for _ in $(seq 50); do
+    grep -q "Opening ipv4 listen socket on port $plain_port" "$work/mosquitto.log" 2>/dev/null && break
+    sleep 0.1
+done
+kill -0 "$broker_pid" 2>/dev/null || { echo "mosquitto did not start:" >&2; cat "$work/mosquitto.log" >&2; exit 1; }
+
+site=whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0
+as() { # as USER mosquitto_pub|mosquitto_sub ARGS...
+    user=$1
+    tool=$2
+    shift 2
+    "$tool" -h 127.0.0.1 -p "$plain_port" -V mqttv311 -u "$user" -P "$(cat "$work/$user.password")" "$@"
+}
+observe() { # observe NAME USER FILTERS...
+    name=$1
+    user=$2
+    shift 2
+    filters=
+    for filter in "$@"; do filters="$filters -t $filter"; done
+    # shellcheck disable=SC2086
+    as "$user" mosquitto_sub -v -q 1 $filters >"$work/$name.seen" 2>&1 &
+    observer_pids="$observer_pids $!"
+}
+
+observe locator locator "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" homeassistant/status
+observe dashboard dashboard "$site/floors/#" "$site/tags/#" "$site/events" "$site/agents/+/status" "$site/locator/#"
+observe ha homeassistant 'homeassistant/#'
+observe agent-a agent-a '#' "$site/agents/+/readings" '$SYS/#'
+sleep 1
+
+publish() { # publish USER TOPIC MARKER
+    as "$1" mosquitto_pub -q 1 -t "$2" -m "$3" 2>/dev/null || true
+}
+publish agent-a "$site/agents/agent-a/readings" ok-a-readings
+publish agent-a "$site/agents/agent-a/status" ok-a-status
+publish agent-b "$site/agents/agent-b/readings" ok-b-readings
+publish agent-a "$site/agents/agent-b/readings" bad-a-as-b
+publish agent-a "$site/agents/agent-a/../agent-b/readings" bad-a-dotdot
+publish agent-a "$site/floors/1/zones/7/occupancy" bad-a-floor
+publish agent-a "$site/tags/mac-001122334455/position" bad-a-tag
+publish agent-a "homeassistant/sensor/x/y/config" bad-a-ha
+publish agent-a "homeassistant/status" bad-a-hastatus
+publish dashboard "$site/floors/1/zones/7/occupancy" bad-dash-floor
+publish dashboard "$site/agents/dashboard/status" bad-dash-as-agent
+publish locator "$site/agents/locator/readings" bad-loc-as-agent
+publish homeassistant "$site/agents/homeassistant/status" bad-ha-as-agent
+publish locator "$site/floors/1/zones/7/occupancy" ok-loc-floor
+publish locator "$site/locator/status" ok-loc-status
+publish locator "homeassistant/sensor/n/o/config" ok-loc-ha
+publish homeassistant homeassistant/status ok-ha-status
+publish homeassistant "$site/floors/1/zones/7/occupancy" bad-ha-floor
+
+if mosquitto_pub -h 127.0.0.1 -p "$plain_port" -t "$site/agents/anon/readings" -m bad-anon 2>/dev/null; then
+    fail "anonymous client refused"
+else
+    pass "anonymous client refused"
+fi
+if mosquitto_pub -h 127.0.0.1 -p "$plain_port" -u agent-a -P wrong -t "$site/agents/agent-a/readings" -m bad-wrong-password 2>/dev/null; then
+    fail "wrong password refused"
+else
+    pass "wrong password refused"
+fi
+if mosquitto_pub -h 127.0.0.1 -p "$tls_port" --cafile "$work/ca.crt" -u agent-a -P "$(cat "$work/agent-a.password")" \
+    -q 1 -t "$site/agents/agent-a/readings" -m ok-a-tls 2>/dev/null; then
+    pass "agent publishes over TLS"
+else
+    fail "agent publishes over TLS"
+fi
+if mosquitto_pub -h 127.0.0.1 -p "$tls_port" -u agent-a -P "$(cat "$work/agent-a.password")" \
+    -t "$site/agents/agent-a/readings" -m bad-tls-no-ca 2>/dev/null; then
+    fail "TLS listener refuses plain MQTT"
+else
+    pass "TLS listener refuses plain MQTT"
+fi
+
+# MQTT v5 clients are told: PUBACK reason 0x87 "Not authorized" for a forbidden publish, none for an allowed one.
+v5() { "$1" -h 127.0.0.1 -p "$plain_port" -V mqttv5 -u agent-a -P "$(cat "$work/agent-a.password")" -q 1 -t "$2" -m v5 2>&1; }
+case $(v5 mosquitto_pub "$site/agents/agent-b/readings") in
+    *"Not authorized"*) pass "v5 agent is told 'Not authorized' for another agent's topic" ;;
+    *) fail "v5 agent is told 'Not authorized' for another agent's topic" ;;
+esac
+case $(v5 mosquitto_pub "$site/agents/agent-a/readings") in
+    *"Not authorized"*) fail "v5 agent publishes to its own topic without complaint" ;;
+    *) pass "v5 agent publishes to its own topic without complaint" ;;
+esac
+
+sleep 2.5 # long enough for a $SYS update (sys_interval 1) to reach the agent if it were allowed
+for pid in $observer_pids; do kill "$pid" 2>/dev/null || true; done
+wait "$observer_pids" 2>/dev/null || true
+observer_pids=
+
+expect_seen() { # expect_seen OBSERVER MARKER
+    grep -q " $2\$" "$work/$1.seen" && pass "$1 receives $2" || fail "$1 receives $2"
+}
+expect_unseen() { # expect_unseen MARKER
+    if grep -q " $1\$" "$work"/*.seen; then fail "nobody receives $1"; else pass "nobody receives $1"; fi
+}
+expect_seen locator ok-a-readings
+expect_seen locator ok-b-readings
+expect_seen locator ok-a-status
+expect_seen dashboard ok-a-status
+expect_seen locator ok-a-tls
+expect_seen dashboard ok-loc-floor
+expect_seen dashboard ok-loc-status
+expect_seen ha ok-loc-ha
+expect_seen locator ok-ha-status
+for marker in bad-dash-as-agent bad-loc-as-agent bad-ha-as-agent bad-a-as-b bad-a-dotdot bad-a-floor bad-a-tag bad-a-ha bad-a-hastatus bad-dash-floor bad-ha-floor \
+    bad-anon bad-wrong-password bad-tls-no-ca; do
+    expect_unseen "$marker"
+done
+if [ -s "$work/agent-a.seen" ]; then
+    fail "agent-a reads nothing (it got: $(head -c 200 "$work/agent-a.seen"))"
+else
+    pass "agent-a reads nothing, not even \$SYS or other agents' readings"
+fi
+
+echo
+if [ "$failures" -eq 0 ]; then
+    echo "all ACL checks passed"
+else
+    echo "$failures ACL check(s) failed"
+    exit 1
+fi
