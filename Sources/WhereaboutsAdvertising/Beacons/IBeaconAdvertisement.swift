@@ -22,7 +22,9 @@ public struct IBeaconAdvertisement: Sendable, Hashable {
     /// The 30 bytes of advertising data: a flags structure (LE General Discoverable, no BR/EDR), then the iBeacon
     /// manufacturer data `1A FF 4C 00 02 15` + UUID + major + minor (big-endian) + power.
     public var advertisingData: [UInt8] {
-        var bytes: [UInt8] = [0x02, ADStructure.flags, 0x06, 0x1A, ADStructure.manufacturerSpecificData, 0x4C, 0x00, 0x02, 0x15]
+        var bytes: [UInt8] = [
+            0x02, ADStructure.flags, 0x06, 0x1A, ADStructure.manufacturerSpecificData, 0x4C, 0x00, 0x02, 0x15,
+        ]
         bytes += uuid.bytes
         bytes += [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF)]
         bytes.append(UInt8(bitPattern: measuredPower))

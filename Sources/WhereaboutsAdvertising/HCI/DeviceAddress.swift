@@ -103,7 +103,8 @@ public struct AddressType: RawRepresentable, Sendable, Hashable, CustomStringCon
 /// Whether an ASCII byte is a hex digit.
 func isHexDigit(_ byte: UInt8) -> Bool {
     switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"):
+    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+        UInt8(ascii: "A")...UInt8(ascii: "F"):
         true
     default: false
     }
