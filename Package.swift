@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore"]),
         .testTarget(
             name: "WhereaboutsAdvertisingTests",
-            dependencies: ["WhereaboutsAdvertising"],
+            dependencies: ["WhereaboutsAdvertising", "WhereaboutsHCI"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),
