@@ -253,11 +253,13 @@ struct MalformedEventTests {
         #expect(counters.malformed == 0)
     }
 
-    @Test("the same iBeacon structure eight times gives one sighting")
+    @Test("ten duplicate flags structures and seven copies of one iBeacon give one sighting")
     func duplicateStructures() {
-        let data = Array([[UInt8]](repeating: EventBuilder.iBeacon, count: 8).joined())
-        let (sightings, counters) = decode(
-            EventBuilder.event(subevent: 0x0D, reports: [EventBuilder.extendedReport(data: data)]))
+        var data: [UInt8] = []
+        for _ in 0..<10 { data += [0x02, 0x01, 0x06] }
+        for _ in 0..<7 { data += EventBuilder.iBeacon }
+        let event = EventBuilder.event(subevent: 0x0D, reports: [EventBuilder.extendedReport(data: data)])
+        let (sightings, counters) = decode(event)
         #expect(sightings.count == 1)
         #expect(counters.total == 0)
     }
