@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
         .testTarget(
             name: "WhereaboutsAdvertisingTests",
-            dependencies: ["WhereaboutsAdvertising"],
+            dependencies: ["WhereaboutsAdvertising", "WhereaboutsHCI"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),

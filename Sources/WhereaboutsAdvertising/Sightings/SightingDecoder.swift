@@ -1,0 +1,115 @@
+import WhereaboutsCore
+
+/// Turns raw HCI events into the sightings a filter selects, counting everything it drops.
+///
+/// It keeps the latest Eddystone-TLM telemetry per address (bounded) and attaches it to every later sighting from
+/// that address. Values in, values out: the caller supplies the time.
+public struct SightingDecoder: Sendable {
+    /// What is published.
+    public var filter: SightingFilter
+    /// How events are read.
+    public var parser: HCIEventParser
+    /// What was dropped so far, by reason.
+    public private(set) var counters = DropCounters()
+    private var telemetryTable: TelemetryTable
+
+    /// Makes a decoder; `telemetryCapacity` bounds how many addresses' telemetry is kept.
+    public init(filter: SightingFilter, parser: HCIEventParser = HCIEventParser(), telemetryCapacity: Int = 1024) {
+        self.filter = filter
+        self.parser = parser
+        self.telemetryTable = TelemetryTable(capacity: telemetryCapacity)
+    }
+
+    /// How many addresses' telemetry is held (at most the capacity given at creation).
+    public var telemetryCount: Int { telemetryTable.count }
+
+    /// The telemetry held for an address.
+    public func telemetry(for address: DeviceAddress) -> BeaconTelemetry? {
+        telemetryTable.peek(address)
+    }
+
+    /// Clears the drop counters, for example after reporting them.
+    public mutating func resetCounters() {
+        counters = DropCounters()
+    }
+
+    /// The sightings in one raw HCI event heard at `time` (Unix seconds).
+    public mutating func sightings(
+        in event: ArraySlice<UInt8>,
+        framing: HCIFraming = .automatic,
+        time: Double? = nil
+    ) -> [BeaconSighting] {
+        let reports = parser.reports(in: event, framing: framing, counters: &counters)
+        var sightings: [BeaconSighting] = []
+        for report in reports {
+            appendSightings(from: report, time: time, to: &sightings)
+        }
+        return sightings
+    }
+
+    /// The sightings in one raw HCI event held in an array; see `sightings(in:framing:time:)`.
+    public mutating func sightings(in event: [UInt8], framing: HCIFraming = .automatic, time: Double? = nil)
+        -> [BeaconSighting]
+    {
+        sightings(in: event[...], framing: framing, time: time)
+    }
+
+    /// The sightings in one advertising report heard at `time` (Unix seconds).
+    public mutating func sightings(in report: AdvertisingReport, time: Double? = nil) -> [BeaconSighting] {
+        var sightings: [BeaconSighting] = []
+        if let reason = HCIEventParser.reportFault(report) {
+            counters.record(reason)
+        } else {
+            appendSightings(from: report, time: time, to: &sightings)
+        }
+        return sightings
+    }
+
+    private mutating func appendSightings(
+        from report: AdvertisingReport,
+        time: Double?,
+        to sightings: inout [BeaconSighting]
+    ) {
+        guard let frames = BeaconFrame.frames(in: report.data, counters: &counters) else { return }
+        // Telemetry is kept even from weak adverts: it describes the device, not where it is.
+        for case .eddystoneTLM(let telemetry) in frames {
+            telemetryTable.store(telemetry, for: report.address)
+        }
+        guard filter.admits(rssi: report.rssi) else {
+            counters.record(.belowRSSIFloor)
+            return
+        }
+        let firstNew = sightings.endIndex
+        var sawBeacon = false
+        for frame in frames {
+            guard let tag = frame.tag else { continue }
+            sawBeacon = true
+            // One advert repeating a structure is one sighting.
+            guard filter.selects(tag), !sightings[firstNew...].contains(where: { $0.tag == tag }) else { continue }
+            sightings.append(sighting(tag, frame.measuredPowerAt1m, report, time))
+        }
+        guard sightings.endIndex == firstNew else { return }
+        if filter.tracks(report.address, type: report.addressType) {
+            sightings.append(sighting(report.address.tag, nil, report, time))
+        } else {
+            counters.record(sawBeacon ? .notSelected : .noBeacon)
+        }
+    }
+
+    private mutating func sighting(
+        _ tag: TagIdentity,
+        _ measuredPower: Int?,
+        _ report: AdvertisingReport,
+        _ time: Double?
+    ) -> BeaconSighting {
+        BeaconSighting(
+            tag: tag,
+            rssi: report.rssi,
+            measuredPower: measuredPower,
+            address: report.address,
+            addressType: report.addressType,
+            time: time,
+            telemetry: telemetryTable.telemetry(for: report.address)
+        )
+    }
+}
