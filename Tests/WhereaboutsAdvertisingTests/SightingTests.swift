@@ -92,9 +92,9 @@ struct SightingTests {
         let other = try #require(BeaconUUID("00000000-0000-0000-0000-000000000001"))
         let cases: [(BeaconIdentityConstraint?, Bool)] = [
             (BeaconIdentityConstraint(uuid: site), true),
-            (BeaconIdentityConstraint(uuid: site, major: 100), true),
+            (BeaconIdentityConstraint(uuid: site, major: 100, minor: nil), true),
             (BeaconIdentityConstraint(uuid: site, major: 100, minor: 0), true),
-            (BeaconIdentityConstraint(uuid: site, major: 101), false),
+            (BeaconIdentityConstraint(uuid: site, major: 101, minor: nil), false),
             (BeaconIdentityConstraint(uuid: site, major: 100, minor: 1), false),
             (BeaconIdentityConstraint(uuid: other), false),
         ]
@@ -140,7 +140,7 @@ struct SightingTests {
         #expect(selecting.sightings(in: event(EventBuilder.iBeacon, addressType: 0)).map(\.tag) == [known.tag])
         var both = SightingDecoder(
             filter: SightingFilter(
-                constraints: BeaconIdentityConstraint(uuid: site).map { [$0] } ?? [], addresses: [known])
+                constraints: [BeaconIdentityConstraint(uuid: site)], addresses: [known])
         )
         #expect(
             both.sightings(in: event(EventBuilder.iBeacon, addressType: 0)).map(\.tag) == [

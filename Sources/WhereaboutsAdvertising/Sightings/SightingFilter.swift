@@ -33,7 +33,7 @@ public struct SightingFilter: Sendable, Hashable {
     /// The default: every beacon carrying the site's UUID.
     public init(siteUUID: BeaconUUID, minimumRSSI: Int? = nil) {
         self.init(
-            constraints: BeaconIdentityConstraint(uuid: siteUUID).map { [$0] } ?? [],
+            constraints: [BeaconIdentityConstraint(uuid: siteUUID)],
             minimumRSSI: minimumRSSI
         )
     }
