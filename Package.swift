@@ -17,6 +17,8 @@ let package = Package(
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
         .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore"]),
+        // The locator's pipeline as a state machine that returns actions: pure, so tests drive it without a broker.
+        .target(name: "WhereaboutsLocator", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]),
 
         // MARK: - C system libraries (module map + header-only shim each)
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -35,7 +37,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "whereabouts-locator",
-            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsMQTT", "CommandLineSupport"]
+            dependencies: [
+                "WhereaboutsCore", "WhereaboutsWire", "WhereaboutsLocator", "WhereaboutsMQTT", "CommandLineSupport",
+            ]
         ),
         .executableTarget(
             name: "whereabouts-agent",
@@ -50,6 +54,7 @@ let package = Package(
         .target(name: "BrokerFixture", path: "Tests/BrokerFixture"),
         .testTarget(name: "WhereaboutsJSONTests", dependencies: ["WhereaboutsJSON"]),
         .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore"]),
+        .testTarget(name: "WhereaboutsLocatorTests", dependencies: ["WhereaboutsLocator"]),
         .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
         .testTarget(
             name: "WhereaboutsAdvertisingTests",

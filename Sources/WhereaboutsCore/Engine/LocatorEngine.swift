@@ -78,6 +78,8 @@ public struct LocatorEngine: Sendable {
     private var zoneStates: [ZoneState]
     private var changedZones: Set<Int> = []
     private var everSeen: Set<TagIdentity> = []
+    private var dirtyTags: [Int] = []
+    private var nextSweep = -Double.infinity
 
     /// Makes an engine for a map.
     public init(map: FloorMap, configuration: Configuration = Configuration()) {
@@ -129,6 +131,7 @@ public struct LocatorEngine: Sendable {
             tagIndexByIdentity[reading.tag] = index
             everSeen.insert(reading.tag)
         }
+        if !tags[index].dirty { dirtyTags.append(index) }
         tags[index].take(
             reading,
             agentIndex: agentIndex,
@@ -154,43 +157,60 @@ public struct LocatorEngine: Sendable {
 
     // MARK: - Update
 
+    /// How often, in seconds, ``update(now:)`` sweeps every tag for timeouts (tags heard since the last update are
+    /// recomputed on every call).
+    public static let sweepInterval = 1.0
+
     /// Recomputes every tag heard since the last update, applies timeouts and coverage, and reports the changes.
+    ///
+    /// Cost is proportional to the tags heard since the last call, plus a sweep of all tags once a second, so it
+    /// can be called after every batch of messages.
     public mutating func update(now: Double) -> EngineUpdate {
         var result = EngineUpdate()
         refreshZoneStates(now: now)
-        var forgotten: [Int] = []
-        for index in tags.indices {
-            let silence = now - tags[index].lastHeard
-            if silence > configuration.forgetAfter {
-                if tags[index].zone.current == nil { forgotten.append(index) }
-            }
-            if tags[index].dirty {
-                tags[index].dirty = false
-                if let estimate = estimate(tagIndex: index, now: now, events: &result.events) {
-                    result.estimates.append(estimate)
-                }
-            } else if silence > map.model.tagTimeout, tags[index].track != nil || tags[index].zone.current != nil {
-                if let zone = tags[index].zone.current, let zoneIndex = zoneIndexByKey[zone],
-                    zoneStates[zoneIndex] == .unknown
-                {
-                    // Its agents are down: the tag may still be there. Say unknown, do not invent an exit.
-                    continue
-                }
-                if let left = tags[index].zone.leave() {
-                    moveTag(tags[index].identity, from: left, to: nil, time: now, events: &result.events)
-                }
-                tags[index].track = nil
-                tags[index].floor = nil
-                result.lostTags.append(tags[index].identity)
+        let dirty = dirtyTags
+        dirtyTags.removeAll(keepingCapacity: true)
+        for index in dirty where tags[index].dirty {
+            tags[index].dirty = false
+            if let estimate = estimate(tagIndex: index, now: now, events: &result.events) {
+                result.estimates.append(estimate)
             }
         }
-        if !forgotten.isEmpty { forget(forgotten) }
+        if now >= nextSweep {
+            nextSweep = now + Self.sweepInterval
+            sweep(now: now, result: &result)
+        }
         for zoneIndex in changedZones.sorted() {
             result.occupancyChanges.append(occupancy(zoneIndex))
         }
         changedZones.removeAll(keepingCapacity: true)
         result.events.sort { ($0.time, $0.kind == .enter ? 1 : 0) < ($1.time, $1.kind == .enter ? 1 : 0) }
         return result
+    }
+
+    /// Applies timeouts to silent tags and forgets long-silent ones.
+    private mutating func sweep(now: Double, result: inout EngineUpdate) {
+        var forgotten: [Int] = []
+        for index in tags.indices {
+            let silence = now - tags[index].lastHeard
+            if silence > configuration.forgetAfter, tags[index].zone.current == nil { forgotten.append(index) }
+            guard silence > map.model.tagTimeout, tags[index].track != nil || tags[index].zone.current != nil else {
+                continue
+            }
+            if let zone = tags[index].zone.current, let zoneIndex = zoneIndexByKey[zone],
+                zoneStates[zoneIndex] == .unknown
+            {
+                // Its agents are down: the tag may still be there. Say unknown, do not invent an exit.
+                continue
+            }
+            if let left = tags[index].zone.leave() {
+                moveTag(tags[index].identity, from: left, to: nil, time: now, events: &result.events)
+            }
+            tags[index].track = nil
+            tags[index].floor = nil
+            result.lostTags.append(tags[index].identity)
+        }
+        if !forgotten.isEmpty { forget(forgotten) }
     }
 
     private mutating func estimate(tagIndex: Int, now: Double, events: inout [ZoneEvent]) -> TagEstimate? {

@@ -52,6 +52,9 @@ public enum RejectionReason: String, Error, Sendable, Hashable, CaseIterable, Co
     case timeInFuture = "time_in_future"
     /// `t` is earlier than the receive time minus the maximum age.
     case timeTooOld = "time_too_old"
+    /// The locator's engine does not track the tag: no identity constraint selects it and the map does not name
+    /// it. Decided after decoding, by the engine, not by ``BatchDecoder``.
+    case untrackedTag = "untracked_tag"
 
     /// The metric name.
     public var description: String { rawValue }

@@ -86,6 +86,9 @@ public struct Topics: Sendable, Hashable {
     /// `homeassistant/status`, where Home Assistant publishes `online` when it starts (its birth message).
     public static var homeAssistantStatus: Topic { Topic([homeAssistantPrefix, "status"]) }
 
+    /// The subscription to Home Assistant's birth and last-will messages.
+    public static var homeAssistantStatusFilter: TopicFilter { TopicFilter([homeAssistantPrefix, "status"]) }
+
     /// `homeassistant/<component>/<node>/<object>/config`: one retained discovery config.
     public static func discovery(component: DiscoveryComponent, node: DiscoveryID, object: DiscoveryID) -> Topic {
         Topic([homeAssistantPrefix, component.rawValue, node.rawValue, object.rawValue, "config"])

@@ -1,0 +1,350 @@
+public import WhereaboutsCore
+public import WhereaboutsWire
+
+/// The locator's logic between the broker and the engine, as a state machine that returns actions.
+///
+/// The shell (the `whereabouts-locator` executable) owns the MQTT client and the clock. It feeds every received
+/// message to ``receive(topic:payload:now:)``, calls ``tick(now:)`` after each burst of messages and at least once
+/// a second, and performs the actions that come back. No I/O happens here, so tests drive it directly.
+///
+/// What it guarantees:
+/// - Every reading is decoded and checked by ``BatchDecoder``; duplicates by (agent, epoch, seq) are dropped; every
+///   rejection is counted by reason and logged at most once a minute per reason.
+/// - Occupancy is not published during a warm-up after start, so a restart never publishes a false empty: the
+///   retained values of the previous run stand until this run has heard the tags again.
+/// - After every (re)connection, all retained state is published again.
+public struct LocatorPipeline: Sendable {
+    /// Settings of the pipeline.
+    public struct Configuration: Sendable {
+        /// The engine's tuning.
+        public var engine = LocatorEngine.Configuration()
+        /// Limits on batch payloads.
+        public var limits = BatchDecoder.Limits()
+        /// Time tolerances for readings.
+        public var tolerance = BatchDecoder.TimeTolerance()
+        /// Seconds after start during which occupancy is held back.
+        public var warmUp: Double = 10
+        /// Seconds between metrics messages.
+        public var metricsInterval: Double = 10
+        /// A tag's position is republished at least this often (seconds) while it is tracked …
+        public var positionHeartbeat: Double = 30
+        /// … and otherwise only when it moved this far (metres) or changed zone or floor.
+        public var positionMinimumMove: Double = 0.1
+        /// Whether to announce Home Assistant discovery configs.
+        public var homeAssistantDiscovery = true
+        /// Whether accepted readings produce `.record` actions.
+        public var recordsReadings = false
+
+        public init() {}
+    }
+
+    /// Counts since start.
+    public struct Counters: Sendable, Equatable {
+        /// Readings taken by the engine.
+        public var accepted = 0
+        /// Readings (or whole batches) refused, by reason.
+        public var rejected: [RejectionReason: Int] = [:]
+        /// Batches received on the readings topics.
+        public var batches = 0
+    }
+
+    /// The map.
+    public let map: FloorMap
+    /// The topics of the map's site.
+    public let topics: Topics
+    /// The settings.
+    public let configuration: Configuration
+    /// Counts since start.
+    public private(set) var counters = Counters()
+
+    private var engine: LocatorEngine
+    private let decoder: BatchDecoder
+    private var deduplicator = BatchDeduplicator()
+    private var startTime: Double?
+    private var warmedUp = false
+    private var lastMetrics = -Double.infinity
+    private var lastPositions: [TagIdentity: PublishedPosition] = [:]
+    private var latencies: [Double] = []
+    private var pendingReceiveTimes: [Double] = []
+    private var lastLogged: [RejectionReason: Double] = [:]
+    private var suppressed: [RejectionReason: Int] = [:]
+
+    private struct PublishedPosition: Sendable {
+        var payload: TagPosition
+        var time: Double
+    }
+
+    /// Makes a pipeline for a validated map.
+    public init(map: FloorMap, configuration: Configuration = Configuration()) {
+        self.map = map
+        self.configuration = configuration
+        topics = Topics(site: map.site.uuid)
+        engine = LocatorEngine(map: map, configuration: configuration.engine)
+        decoder = BatchDecoder(limits: configuration.limits, tolerance: configuration.tolerance)
+    }
+
+    /// The subscriptions the shell makes (and remakes after every reconnect), with their QoS.
+    public var subscriptions: [(filter: TopicFilter, qos: Int)] {
+        var list = [(topics.allReadings, 1), (topics.allAgentStatuses, 1)]
+        if configuration.homeAssistantDiscovery {
+            list.append((Topics.homeAssistantStatusFilter, 1))
+        }
+        return list
+    }
+
+    /// The last will the shell registers: the locator's status, `offline`, retained.
+    public var lastWill: Publication {
+        Publication(topic: topics.locatorStatus, payload: Availability.offline.payload, qos: 1, retain: true)
+    }
+
+    // MARK: - Lifecycle
+
+    /// Called on every (re)connection: announces the locator and republishes all retained state.
+    public mutating func connected(now: Double) -> [LocatorAction] {
+        if startTime == nil { startTime = now }
+        var actions: [LocatorAction] = [
+            .publish(Publication(topic: topics.locatorStatus, payload: Availability.online.payload, qos: 1, retain: true))
+        ]
+        actions += discoveryActions()
+        if warmedUp {
+            actions += engine.allOccupancy.map { .publish(occupancyPublication($0, now: now)) }
+        }
+        for published in lastPositions.values.sorted(by: { $0.payload.tag < $1.payload.tag }) {
+            actions.append(.publish(Publication(topic: topics.position(tag: published.payload.tag), payload: published.payload.payload, qos: 1, retain: true)))
+        }
+        return actions
+    }
+
+    /// The goodbye: the locator's status `offline`, retained (what the will would say, said cleanly).
+    public func shutdown() -> [LocatorAction] {
+        [.publish(lastWill)]
+    }
+
+    // MARK: - Input
+
+    /// Takes one received message.
+    public mutating func receive(topic: String, payload: [UInt8], now: Double) -> [LocatorAction] {
+        if startTime == nil { startTime = now }
+        switch topics.parse(topic) {
+        case .readings(let agent):
+            return receiveBatch(payload, agent: agent, now: now)
+        case .agentStatus(let agent):
+            guard let index = map.agentIndex(of: agent.rawValue), let availability = Availability(payload: payload)
+            else { return [] }
+            engine.setAgentStatus(index, online: availability == .online)
+            if availability == .online { engine.agentHeard(index, at: now) }
+            return []
+        case .homeAssistantStatus:
+            // Home Assistant's birth message: it has (re)started and needs the discovery configs again.
+            guard Availability(payload: payload) == .online else { return [] }
+            return discoveryActions()
+        case nil:
+            return []
+        }
+    }
+
+    private mutating func receiveBatch(_ payload: [UInt8], agent: AgentID, now: Double) -> [LocatorAction] {
+        counters.batches += 1
+        let result = decoder.decode(
+            payload,
+            topicAgent: agent,
+            isKnownAgent: { [map] in map.agentIndex(of: $0.rawValue) != nil },
+            now: now
+        )
+        var actions: [LocatorAction] = []
+        guard let batch = result.batch, let agentIndex = map.agentIndex(of: batch.agent.rawValue) else {
+            reject(result.rejection ?? .unknownAgent, agent: agent, now: now, actions: &actions)
+            return actions
+        }
+        if let duplicate = deduplicator.admit(batch) {
+            reject(duplicate, agent: agent, now: now, actions: &actions)
+            return actions
+        }
+        engine.agentHeard(agentIndex, at: now)
+        pendingReceiveTimes.append(now)
+        for outcome in batch.outcomes {
+            switch outcome {
+            case .rejected(let reason):
+                reject(reason, agent: agent, now: now, actions: &actions)
+            case .accepted(let wire):
+                let reading = Reading(
+                    tag: wire.tag,
+                    time: wire.time,
+                    rssi: wire.rssi,
+                    count: wire.count,
+                    variance: wire.variance,
+                    measuredPower: wire.power.map(Double.init)
+                )
+                if let refusal = engine.ingest(reading, agentIndex: agentIndex, now: now) {
+                    reject(Self.reason(for: refusal), agent: agent, now: now, actions: &actions)
+                    continue
+                }
+                counters.accepted += 1
+                if configuration.recordsReadings {
+                    actions.append(.record(JSONLines.line(RecordedReading(wire, agent: batch.agent))))
+                }
+            }
+        }
+        return actions
+    }
+
+    static func reason(for refusal: ReadingRejection) -> RejectionReason {
+        switch refusal {
+        case .unknownAgent: .unknownAgent
+        case .untrackedTag: .untrackedTag
+        case .stale: .timeTooOld
+        case .invalidValue: .nonFinite
+        }
+    }
+
+    private mutating func reject(_ reason: RejectionReason, agent: AgentID, now: Double, actions: inout [LocatorAction]) {
+        counters.rejected[reason, default: 0] += 1
+        if let last = lastLogged[reason], now - last < 60 {
+            suppressed[reason, default: 0] += 1
+            return
+        }
+        let more = suppressed.removeValue(forKey: reason).map { " (\($0) more since the last report)" } ?? ""
+        lastLogged[reason] = now
+        actions.append(.log("dropped a reading from agent \(agent): \(reason)\(more)"))
+    }
+
+    // MARK: - Output
+
+    /// Runs the engine over what arrived since the last tick and publishes the consequences.
+    public mutating func tick(now: Double) -> [LocatorAction] {
+        if startTime == nil { startTime = now }
+        let update = engine.update(now: now)
+        var actions: [LocatorAction] = []
+        for event in update.events {
+            actions.append(.publish(eventPublication(event)))
+        }
+        for estimate in update.estimates {
+            if let publication = positionPublication(estimate, now: now) { actions.append(.publish(publication)) }
+        }
+        for tag in update.lostTags where lastPositions.removeValue(forKey: tag) != nil {
+            // A tag that left: clear its retained position so that no dashboard shows a ghost.
+            actions.append(.publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
+        }
+        if !warmedUp, let startTime, now - startTime >= configuration.warmUp {
+            warmedUp = true
+            actions += engine.allOccupancy.map { .publish(occupancyPublication($0, now: now)) }
+        } else if warmedUp {
+            actions += update.occupancyChanges.map { .publish(occupancyPublication($0, now: now)) }
+        }
+        for received in pendingReceiveTimes { latencies.append(max(now - received, 0)) }
+        pendingReceiveTimes.removeAll(keepingCapacity: true)
+        if now - lastMetrics >= configuration.metricsInterval {
+            lastMetrics = now
+            actions.append(.publish(metricsPublication(now: now)))
+        }
+        return actions
+    }
+
+    /// The metrics as of now (also published every ``Configuration/metricsInterval`` seconds).
+    public func metrics(now: Double) -> LocatorMetrics {
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> Double? {
+            sorted.isEmpty ? nil : sorted[min(Int(Double(sorted.count) * p), sorted.count - 1)] * 1000
+        }
+        return LocatorMetrics(
+            time: now,
+            readingsAccepted: counters.accepted,
+            readingsRejected: counters.rejected,
+            tagsTracked: engine.trackedTagCount,
+            agentsOnline: map.agents.indices.filter { engine.isAgentOnline($0, now: now) }.count,
+            latencyP50: percentile(0.5),
+            latencyP99: percentile(0.99)
+        )
+    }
+
+    /// Read-only access to the engine, for queries and tests.
+    public var engineState: LocatorEngine { engine }
+
+    private mutating func metricsPublication(now: Double) -> Publication {
+        let payload = metrics(now: now).payload
+        latencies.removeAll(keepingCapacity: true)
+        return Publication(topic: topics.locatorMetrics, payload: payload, qos: 0, retain: false)
+    }
+
+    private func discoveryActions() -> [LocatorAction] {
+        guard configuration.homeAssistantDiscovery else { return [] }
+        var configs: [DiscoveryConfig] = []
+        for zone in map.zones {
+            let floorName = map.floor(major: zone.floor)?.name
+            configs.append(
+                .zoneCount(topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName)
+            )
+            configs.append(
+                .zoneOccupied(topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName)
+            )
+        }
+        for tag in map.knownTags {
+            configs.append(.tagZone(topics: topics, tag: tag.identity, tagName: tag.name))
+        }
+        return configs.map { .publish(Publication(topic: $0.topic, payload: $0.payload, qos: 1, retain: true)) }
+    }
+
+    private func occupancyPublication(_ occupancy: WhereaboutsCore.ZoneOccupancy, now: Double) -> Publication {
+        let zone = map.zones.first { $0.key == occupancy.zone }
+        let members = occupancy.tags.map { WhereaboutsWire.ZoneOccupancy.Member(id: $0, name: map.knownTag($0)?.name) }
+        let payload = WhereaboutsWire.ZoneOccupancy(
+            site: map.site.uuid,
+            floor: occupancy.zone.floor,
+            zone: occupancy.zone.minor,
+            name: zone?.name ?? "",
+            state: occupancy.state == .known ? .known : .unknown,
+            count: occupancy.count,
+            tags: members,
+            updated: now
+        )
+        return Publication(
+            topic: topics.occupancy(floor: occupancy.zone.floor, zone: occupancy.zone.minor),
+            payload: payload.payload,
+            qos: 1,
+            retain: true
+        )
+    }
+
+    private func eventPublication(_ event: WhereaboutsCore.ZoneEvent) -> Publication {
+        let zoneName = map.zones.first { $0.key == event.zone }?.name
+        let payload = WhereaboutsWire.ZoneEvent(
+            time: event.time,
+            tag: event.tag,
+            name: map.knownTag(event.tag)?.name,
+            floor: event.zone.floor,
+            zone: event.zone.minor,
+            zoneName: zoneName,
+            kind: event.kind == .enter ? .enter : .exit
+        )
+        return Publication(topic: topics.events, payload: payload.payload, qos: 1, retain: false)
+    }
+
+    private mutating func positionPublication(_ estimate: TagEstimate, now: Double) -> Publication? {
+        let nearest = estimate.ranges.first.flatMap { range -> TagPosition.NearestAgent? in
+            guard let agent = AgentID(range.agentID),
+                let proximity = TagPosition.NearestAgent.Proximity(rawValue: range.proximity.rawValue)
+            else { return nil }
+            return TagPosition.NearestAgent(agent: agent, proximity: proximity, distance: range.distance)
+        }
+        let payload = TagPosition(
+            tag: estimate.tag,
+            name: estimate.name,
+            x: estimate.position.x,
+            y: estimate.position.y,
+            floor: estimate.floor,
+            zone: estimate.zone?.minor,
+            zoneName: estimate.zone.flatMap { key in map.zones.first { $0.key == key }?.name },
+            accuracy: estimate.accuracy,
+            nearest: nearest,
+            updated: now
+        )
+        if let previous = lastPositions[estimate.tag] {
+            let moved = Point(x: previous.payload.x, y: previous.payload.y).distance(to: estimate.position)
+            let changed = previous.payload.zone != payload.zone || previous.payload.floor != payload.floor
+            guard changed || moved >= configuration.positionMinimumMove || now - previous.time >= configuration.positionHeartbeat
+            else { return nil }
+        }
+        lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now)
+        return Publication(topic: topics.position(tag: estimate.tag), payload: payload.payload, qos: 0, retain: true)
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+import WhereaboutsCore
+import WhereaboutsLocator
+import WhereaboutsWire
+
+/// Drives the pipeline as the locator's shell does, with batches that simulated agents would publish.
+struct PipelineHarness {
+    var pipeline: LocatorPipeline
+    var map: FloorMap { pipeline.map }
+    var retained: [String: String] = [:]
+    var events: [String] = []
+    var logs: [String] = []
+    var records: [String] = []
+    var publications: [Publication] = []
+    var sequence: [String: Int] = [:]
+    var random = SplitMix64(seed: 42)
+
+    init(configuration: LocatorPipeline.Configuration = LocatorPipeline.Configuration()) throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let data = try #require(FileManager.default.contents(atPath: root.appendingPathComponent("maps/demo-office.json").path))
+        pipeline = LocatorPipeline(map: try FloorMap.parse(Array(data)).get(), configuration: configuration)
+    }
+
+    mutating func perform(_ actions: [LocatorAction]) {
+        for action in actions {
+            switch action {
+            case .publish(let publication):
+                publications.append(publication)
+                if publication.retain { retained[publication.topic.name] = publication.payload }
+                if publication.topic == pipeline.topics.events { events.append(publication.payload) }
+            case .record(let line): records.append(line)
+            case .log(let line): logs.append(line)
+            }
+        }
+    }
+
+    /// The batch every agent would send for a tag at a point in one second: one aggregate per agent.
+    mutating func batches(tag: TagIdentity, at position: Point, floor: UInt16, time: Double) -> [(topic: String, payload: [UInt8])] {
+        var result: [(String, [UInt8])] = []
+        for agent in map.agents {
+            guard let id = AgentID(agent.id) else { continue }
+            let gap = Double(Int(agent.floor) - Int(floor))
+            let dz = agent.height - map.model.tagHeight + gap * 3.5
+            let horizontal = agent.position.distance(to: position)
+            let distance = (horizontal * horizontal + dz * dz).squareRoot()
+            let rssi = (-59 - 20 * log10(max(distance, 0.1)) - abs(gap) * 15 + 2 * random.nextGaussian()).rounded()
+            let readings = rssi > -100 ? [ReadingBatch.Reading(tag: tag, time: time, rssi: rssi, count: 8, variance: 12, power: -59)] : []
+            let seq = sequence[agent.id, default: 0]
+            sequence[agent.id] = seq + 1
+            let batch = ReadingBatch(agent: id, epoch: 1, seq: seq, sent: time, readings: readings)
+            result.append((pipeline.topics.readings(agent: id).name, Array(batch.payload.utf8)))
+        }
+        return result
+    }
+
+    mutating func run(tag: TagIdentity, at position: Point, floor: UInt16 = 1, from start: Double, seconds: Int) {
+        for second in 0..<seconds {
+            let now = start + Double(second)
+            for (topic, payload) in batches(tag: tag, at: position, floor: floor, time: now) {
+                perform(pipeline.receive(topic: topic, payload: payload, now: now))
+            }
+            perform(pipeline.tick(now: now))
+        }
+    }
+}
+
+let site = "f7826da6-4fa2-4e98-8024-bc5b71e0893e"
+
+func alice() throws -> TagIdentity {
+    try #require(TagIdentity("ibeacon-\(site)-100-1"))
+}
+
+@Suite("Locator pipeline")
+struct LocatorPipelineTests {
+    let start = 1_764_000_000.0
+
+    @Test("readings published as agents would end as retained occupancy, a position and an enter event")
+    func endToEnd() throws {
+        var harness = try PipelineHarness()
+        harness.perform(harness.pipeline.connected(now: start))
+        harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start, seconds: 30)
+        let occupancyTopic = "whereabouts/v1/\(site)/floors/1/zones/1/occupancy"
+        let occupancy = try WhereaboutsWire.ZoneOccupancy(payload: try #require(harness.retained[occupancyTopic]))
+        #expect(occupancy.state == .known)
+        #expect(occupancy.count == 1)
+        #expect(occupancy.tags.first?.name == "Alice")
+        let position = try TagPosition(payload: try #require(harness.retained["whereabouts/v1/\(site)/tags/\(try alice())/position"]))
+        #expect(position.zone == 1)
+        #expect(Point(x: position.x, y: position.y).distance(to: Point(x: 5, y: 4)) < 2)
+        #expect(position.nearest?.agent.rawValue == "g-lobby")
+        let enter = try WhereaboutsWire.ZoneEvent(payload: try #require(harness.events.first))
+        #expect(enter.kind == .enter && enter.zone == 1 && enter.zoneName == "Lobby")
+        #expect(harness.pipeline.counters.rejected.isEmpty)
+        #expect(harness.pipeline.counters.accepted > 200)
+        #expect(harness.retained["whereabouts/v1/\(site)/locator/status"] == "online")
+    }
+
+    @Test("no occupancy is published during the warm-up, so a restart never passes through a false empty")
+    func warmUp() throws {
+        var harness = try PipelineHarness()
+        harness.perform(harness.pipeline.connected(now: start))
+        harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start, seconds: 9)
+        #expect(!harness.publications.contains { $0.topic.name.hasSuffix("/occupancy") })
+        harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start + 9, seconds: 3)
+        let lobby = harness.publications.filter { $0.topic.name.hasSuffix("/floors/1/zones/1/occupancy") }
+        let first = try WhereaboutsWire.ZoneOccupancy(payload: try #require(lobby.first).payload)
+        #expect(first.count == 1, "the first occupancy published for the Lobby must already hold the tag")
+        #expect(harness.publications.filter { $0.topic.name.hasSuffix("/occupancy") }.count >= harness.map.zones.count)
+    }
+
+    @Test("a duplicate batch seen again after a reconnect is dropped and counted")
+    func duplicates() throws {
+        var harness = try PipelineHarness()
+        let batches = harness.batches(tag: try alice(), at: Point(x: 5, y: 4), floor: 1, time: start)
+        for (topic, payload) in batches { harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: start)) }
+        let accepted = harness.pipeline.counters.accepted
+        for (topic, payload) in batches { harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: start + 1)) }
+        #expect(harness.pipeline.counters.accepted == accepted)
+        #expect(harness.pipeline.counters.rejected[.duplicateBatch] == batches.count)
+    }
+
+    @Test("an agent that goes offline through its will turns the zones only it covers unknown, not empty")
+    func agentOffline() throws {
+        var harness = try PipelineHarness()
+        harness.perform(harness.pipeline.connected(now: start))
+        harness.run(tag: try alice(), at: Point(x: 27, y: 4), from: start, seconds: 15)
+        // The status arrives for every floor-1 agent (the ones covering Meeting Room B among them).
+        for agent in harness.map.agents where agent.floor == 1 {
+            harness.perform(harness.pipeline.receive(topic: "whereabouts/v1/\(site)/agents/\(agent.id)/status", payload: Array("offline".utf8), now: start + 15))
+        }
+        harness.perform(harness.pipeline.tick(now: start + 16))
+        let roomB = try WhereaboutsWire.ZoneOccupancy(payload: try #require(harness.retained["whereabouts/v1/\(site)/floors/1/zones/4/occupancy"]))
+        #expect(roomB.state == .unknown)
+        #expect(roomB.count == 1)
+        let upstairs = try WhereaboutsWire.ZoneOccupancy(payload: try #require(harness.retained["whereabouts/v1/\(site)/floors/2/zones/1/occupancy"]))
+        #expect(upstairs.state == .known)
+    }
+
+    @Test("Home Assistant's birth message brings the discovery configs again")
+    func homeAssistantBirth() throws {
+        var harness = try PipelineHarness()
+        let actions = harness.pipeline.receive(topic: "homeassistant/status", payload: Array("online".utf8), now: start)
+        let configs = actions.compactMap { action -> Publication? in
+            if case .publish(let publication) = action { return publication }
+            return nil
+        }
+        #expect(configs.count == harness.map.zones.count * 2 + harness.map.knownTags.count)
+        #expect(configs.allSatisfy { $0.retain && $0.topic.name.hasPrefix("homeassistant/") && $0.topic.name.hasSuffix("/config") })
+        #expect(harness.pipeline.receive(topic: "homeassistant/status", payload: Array("offline".utf8), now: start).isEmpty)
+    }
+
+    @Test("accepted readings are recorded as readings lines when recording is on")
+    func recording() throws {
+        var configuration = LocatorPipeline.Configuration()
+        configuration.recordsReadings = true
+        var harness = try PipelineHarness(configuration: configuration)
+        harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start, seconds: 3)
+        #expect(harness.records.count == harness.pipeline.counters.accepted)
+        let decoded = JSONLines.decode(harness.records.joined(), as: RecordedReading.self)
+        #expect(decoded.errors.isEmpty)
+        #expect(decoded.records.first?.tag == (try alice()))
+    }
+}
