@@ -34,11 +34,11 @@ public final class MosquittoBroker: Sendable {
     public let certificates: TestCertificates?
 
     private let executable: String
-    private let child: Mutex<Process?>
+    private let child: Mutex<ChildProcess?>
 
     private init(
         port: Int, directory: String, options: BrokerOptions, certificates: TestCertificates?, executable: String,
-        process: Process
+        process: ChildProcess
     ) {
         self.port = port
         self.directory = directory
@@ -110,22 +110,18 @@ public final class MosquittoBroker: Sendable {
     /// 10 s it is killed.
     public func stop() async {
         guard let process = child.withLock({ $0 }) else { return }
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGTERM)
-        }
-        if await !Self.waitForExit(process, timeout: .seconds(10)) {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            _ = await Self.waitForExit(process, timeout: .seconds(5))
+        process.send(SIGTERM)
+        if await !process.waitForExit(timeout: .seconds(10)) {
+            process.send(SIGKILL)
+            _ = await process.waitForExit(timeout: .seconds(5))
         }
     }
 
     /// Kills the broker without warning (SIGKILL), as a crash or power loss would, and waits for it to exit.
     public func kill() async {
         guard let process = child.withLock({ $0 }) else { return }
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-        }
-        _ = await Self.waitForExit(process, timeout: .seconds(5))
+        process.send(SIGKILL)
+        _ = await process.waitForExit(timeout: .seconds(5))
     }
 
     /// Starts the broker again on the same port with the same directory, stopping it first if it runs.
@@ -157,9 +153,9 @@ public final class MosquittoBroker: Sendable {
     /// Safe to call more than once; ``deinit`` calls it too.
     public func cleanup() {
         child.withLock { process in
-            if let running = process, running.isRunning {
-                Glibc.kill(running.processIdentifier, SIGKILL)
-                running.waitUntilExit()
+            if let running = process {
+                running.send(SIGKILL)
+                running.waitForExitBlocking()
             }
             process = nil
         }
@@ -171,28 +167,19 @@ public final class MosquittoBroker: Sendable {
     // MARK: - Internals
 
     private enum Launch {
-        case success(Process)
+        case success(ChildProcess)
         case failure(log: String)
     }
 
     private static func launch(_ executable: String, directory: String, port: Int) async -> Launch {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-c", directory + "/mosquitto.conf"]
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let outputPath = directory + "/mosquitto.out"
-        if !FileManager.default.fileExists(atPath: outputPath) {
-            _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        }
-        if let output = FileHandle(forWritingAtPath: outputPath) {
-            output.seekToEndOfFile()
-            process.standardOutput = output
-            process.standardError = output
-        }
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess(
+                executable: executable, arguments: ["-c", directory + "/mosquitto.conf"],
+                outputPath: directory + "/mosquitto.out"
+            )
         } catch {
-            return .failure(log: "could not run \(executable): \(error)")
+            return .failure(log: "\(error)")
         }
         // mosquitto logs "running" after opening its listeners; the TCP probe double-checks that the
         // port is really ours (a foreign listener would have made our bind fail and the process exit).
@@ -205,20 +192,9 @@ public final class MosquittoBroker: Sendable {
             }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-        }
-        _ = await waitForExit(process, timeout: .seconds(5))
+        process.send(SIGKILL)
+        _ = await process.waitForExit(timeout: .seconds(5))
         return .failure(log: readLog(directory: directory))
-    }
-
-    private static func waitForExit(_ process: Process, timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else { return false }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return true
     }
 
     private static func readLog(directory: String) -> String {
