@@ -235,6 +235,7 @@ public final class MQTTClient: Sendable {
                 sessionExpirySeconds: sessionExpiry
             )
             var lastError = MQTTError.connectionLost
+            var acceptedAt: ContinuousClock.Instant?
             if failure == nil {
                 let started = ContinuousClock.now
                 var timedOut = false
@@ -243,9 +244,10 @@ public final class MQTTClient: Sendable {
                         lastError = timedOut ? .timeout : error
                         break
                     }
-                    if !timedOut, ContinuousClock.now - started > configuration.connectTimeout,
-                        !core.acceptedThisAttempt
-                    {
+                    if acceptedAt == nil, core.acceptedThisAttempt {
+                        acceptedAt = .now
+                    }
+                    if !timedOut, acceptedAt == nil, ContinuousClock.now - started > configuration.connectTimeout {
                         timedOut = true
                         handle.dropSocket()  // the next loop round reports the closed socket
                     }
@@ -254,7 +256,10 @@ public final class MQTTClient: Sendable {
             guard core.stopRequest == .none else { return }
             let attempt = core.endAttempt(error: lastError)
             if attempt.accepted {
-                failures = 0
+                // A connection dropped right after CONNACK keeps backing off (see MQTTReconnectPolicy).
+                if let acceptedAt, ContinuousClock.now - acceptedAt >= configuration.reconnect.stableConnection {
+                    failures = 0
+                }
             } else {
                 if let refusal = attempt.refusal {
                     failure = .refused(refusal)

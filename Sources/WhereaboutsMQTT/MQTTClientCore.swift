@@ -151,10 +151,10 @@ final class MQTTClientCore: Sendable {
     }
 
     var statistics: MQTTClientStatistics {
-        let counts = inbox.counts.withLock { $0 }
         let (attempts, connections) = link.withLock { ($0.connectionAttempts, $0.connections) }
         return MQTTClientStatistics(
-            messagesReceived: counts.received, inboxDepth: counts.depth, inboxPeak: counts.peak,
+            messagesReceived: inbox.received.load(ordering: .relaxed),
+            inboxDepth: inbox.depth.load(ordering: .acquiring), inboxPeak: inbox.peak.load(ordering: .relaxed),
             connectionAttempts: attempts, connections: connections
         )
     }

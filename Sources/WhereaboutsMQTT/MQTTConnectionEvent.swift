@@ -7,8 +7,8 @@ public enum MQTTConnectionEvent: Sendable, Hashable {
     case connected(sessionPresent: Bool)
     /// One connection attempt failed before the broker accepted it.
     case connectionFailed(MQTTConnectionFailure)
-    /// The client will try to connect again after `delay`; `attempt` counts failures since the last
-    /// successful connection, starting at 1.
+    /// The client will try to connect again after `delay`; `attempt` counts failures (and connections
+    /// shorter than ``MQTTReconnectPolicy/stableConnection``) since the last stable connection, from 1.
     case reconnectScheduled(attempt: Int, delay: Duration)
     /// An established connection ended.
     case disconnected(MQTTDisconnectReason)

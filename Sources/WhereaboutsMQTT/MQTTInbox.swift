@@ -40,26 +40,31 @@ public struct MQTTInbox: AsyncSequence, Sendable {
 }
 
 /// Counts of received and queued messages; written by the C callback thread, read by anyone.
+///
+/// Atomics rather than a `Mutex`: this runs once per message, and Swift's `Mutex` on Linux is a bare
+/// futex that ThreadSanitizer cannot see, so it would report every lock-protected access as a race.
+/// The three counters are read one by one, so a snapshot may be a message apart between them.
 final class InboxCounters: Sendable {
-    struct Counts {
-        var received = 0
-        var depth = 0
-        var peak = 0
-    }
-
-    let counts = Mutex(Counts())
+    let received = Atomic<Int>(0)
+    let depth = Atomic<Int>(0)
+    let peak = Atomic<Int>(0)
 
     /// Called before a message is queued, so the consumer never sees a negative depth.
     func added() {
-        counts.withLock {
-            $0.received += 1
-            $0.depth += 1
-            $0.peak = max($0.peak, $0.depth)
+        received.add(1, ordering: .relaxed)
+        let newDepth = depth.add(1, ordering: .acquiringAndReleasing).newValue
+        var currentPeak = peak.load(ordering: .relaxed)
+        while newDepth > currentPeak {
+            let (exchanged, original) = peak.compareExchange(
+                expected: currentPeak, desired: newDepth, ordering: .relaxed
+            )
+            if exchanged { break }
+            currentPeak = original
         }
     }
 
     func removed() {
-        counts.withLock { $0.depth -= 1 }
+        depth.subtract(1, ordering: .acquiringAndReleasing)
     }
 }
 

@@ -71,7 +71,9 @@ func testConfiguration(
     MQTTClientConfiguration(
         host: broker.host, port: broker.port, clientID: clientID + "-" + String(UInt32.random(in: 0...UInt32.max)),
         keepAlive: .seconds(5), cleanStart: cleanStart, sessionExpiry: .seconds(300),
-        reconnect: MQTTReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(800)),
+        reconnect: MQTTReconnectPolicy(
+            initialDelay: .milliseconds(50), maximumDelay: .milliseconds(800), stableConnection: .zero
+        ),
         connectTimeout: .seconds(5)
     )
 }

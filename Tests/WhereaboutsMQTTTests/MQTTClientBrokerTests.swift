@@ -1,5 +1,6 @@
 import BrokerFixture
 import Foundation
+import Glibc
 import Testing
 import WhereaboutsMQTT
 
@@ -261,5 +262,101 @@ struct MQTTClientBrokerTests {
             try await waitUntil("the allowed message") { !received.payloads(on: "allowed/x").isEmpty }
             #expect(received.payloads(on: "forbidden/x").isEmpty, "\(broker.log)")
         }
+    }
+}
+
+@Suite("MQTT client edge cases", .timeLimit(.minutes(1)))
+struct MQTTClientEdgeCaseTests {
+    @Test("the fixture restarts a SIGKILLed broker on the same port, and autosave kept the retained message")
+    func brokerKilledAndRestarted() async throws {
+        var options = BrokerOptions()
+        options.persistence = true
+        let broker = try await MosquittoBroker.start(options)
+        defer { broker.cleanup() }
+        try await withConnected(testConfiguration(broker, clientID: "kill-pub")) { publisher, sent in
+            let messageID = try publisher.publish(topic: "kept/x", payload: [42], retain: true)
+            try await waitUntil("PUBACK") { sent.acknowledgements.contains { $0.messageID == messageID } }
+        }
+        await broker.kill()
+        #expect(!broker.isRunning)
+        let port = broker.port
+        try await broker.restart()
+        #expect(broker.isRunning && broker.port == port)
+        try await withConnected(testConfiguration(broker, clientID: "kill-sub")) { subscriber, received in
+            try subscriber.subscribe("kept/#", qos: .atLeastOnce)
+            let message = try await waitFor("the retained message", { received.messages.first })
+            #expect(message.payload == [42] && message.retain, "\(broker.log)")
+        }
+    }
+
+    @Test("a server that accepts TCP but never answers CONNECT times the attempt out instead of hanging")
+    func connectTimeout() async throws {
+        let listener = try SilentListener()
+        defer { listener.close() }
+        let configuration = MQTTClientConfiguration(
+            host: "127.0.0.1", port: listener.port, clientID: "silent-\(UInt32.random(in: 0...UInt32.max))",
+            keepAlive: .seconds(5),
+            reconnect: MQTTReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(100)),
+            connectTimeout: .milliseconds(300)
+        )
+        try await withRunning(try MQTTClient(configuration)) { recorder in
+            let failure = try await waitFor("a timed-out attempt") {
+                recorder.events.lazy.compactMap { if case .connectionFailed(let f) = $0 { f } else { nil } }.first
+            }
+            #expect(failure == .failed(.timeout, detail: nil))
+            #expect(recorder.connectedCount == 0)
+        }
+    }
+
+    @Test("two clients sharing a client id take the session from each other and back off, not flap")
+    func sessionTakeover() async throws {
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        var configuration = testConfiguration(broker, clientID: "twin")
+        configuration.reconnect.stableConnection = .seconds(5)
+        try await withConnected(configuration) { _, first in
+            try await withRunning(try MQTTClient(configuration)) { second in
+                try await waitUntil("the third reconnect of either twin") {
+                    (first.events + second.events).contains {
+                        if case .reconnectScheduled(let attempt, _) = $0 { attempt >= 3 } else { false }
+                    }
+                }
+            }
+            // mosquitto 2.0 closes the old connection (it may or may not get DISCONNECT 0x8E out first).
+            let lost = first.events.compactMap { if case .disconnected(let reason) = $0 { reason } else { nil } }
+            #expect(!lost.isEmpty)
+            #expect(
+                lost.allSatisfy { $0 == .server(.sessionTakenOver) || $0 == .connectionLost(.connectionLost) },
+                "\(lost)"
+            )
+        }
+    }
+}
+
+/// A TCP listener on a free loopback port that never accepts: the kernel completes handshakes into the
+/// backlog, so a client connects and then hears nothing.
+struct SilentListener {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 4) == 0
+                    && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard descriptor >= 0, listening else { throw TimedOut(what: "a listening socket (errno \(errno))") }
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        _ = Glibc.close(descriptor)
     }
 }
