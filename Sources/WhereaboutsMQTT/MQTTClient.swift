@@ -27,6 +27,9 @@ import Synchronization
 /// state, never blocking. ``publish(topic:payload:qos:retain:messageExpiry:)``, ``subscribe(_:qos:)`` and
 /// ``unsubscribe(_:)`` may be called from any task; they queue the packet with libmosquitto, which the loop
 /// thread then writes. The C handle is freed only when the client is released, after the loop has stopped.
+/// Host lookup and the TCP connect itself block the loop thread (libmosquitto has no asynchronous
+/// connect that carries MQTT v5 properties), so against a host that drops SYNs a stop request waits
+/// for the kernel's connect timeout; ``MQTTClientConfiguration/connectTimeout`` bounds the rest.
 ///
 /// **Buffering.** Inbound messages go to ``messages``, whose buffer is unbounded: a QoS 1 message is
 /// acknowledged to the broker as soon as it is queued here, so it must never be dropped. Its depth and

@@ -14,8 +14,9 @@ import Synchronization
 ///
 /// Each broker gets a fresh temporary directory holding its `mosquitto.conf`, log, password and ACL
 /// files, persistence database and certificates. The broker runs in the foreground as a child
-/// process (not `-d`, whose exit status says nothing about startup) and counts as started once its
-/// log says it is running and its port accepts TCP connections. If the kernel-chosen port is taken
+/// process (not `-d`, whose exit status says nothing about startup), spawned with an empty signal
+/// mask so that SIGTERM reaches it, and counts as started once its log says it is running and its
+/// port accepts TCP connections. If the kernel-chosen port is taken
 /// by someone else in the meantime, the start is retried on another port.
 ///
 /// A missing `mosquitto` binary throws ``BrokerFixtureError/toolMissing(name:package:)``, so the test
@@ -172,6 +173,8 @@ public final class MosquittoBroker: Sendable {
     }
 
     private static func launch(_ executable: String, directory: String, port: Int) async -> Launch {
+        // On a restart the log already says "running" once: wait for one more.
+        let runningBefore = occurrences(of: " running", in: readLog(directory: directory))
         let process: ChildProcess
         do {
             process = try ChildProcess(
@@ -186,7 +189,9 @@ public final class MosquittoBroker: Sendable {
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
             guard process.isRunning else { break }
-            if readLog(directory: directory).contains(" running"), LoopbackPort.acceptsConnections(port) {
+            if occurrences(of: " running", in: readLog(directory: directory)) > runningBefore,
+                LoopbackPort.acceptsConnections(port)
+            {
                 if process.isRunning { return .success(process) }
                 break
             }
@@ -195,6 +200,10 @@ public final class MosquittoBroker: Sendable {
         process.send(SIGKILL)
         _ = await process.waitForExit(timeout: .seconds(5))
         return .failure(log: readLog(directory: directory))
+    }
+
+    private static func occurrences(of needle: String, in text: String) -> Int {
+        text.components(separatedBy: needle).count - 1
     }
 
     private static func readLog(directory: String) -> String {
