@@ -17,15 +17,13 @@ struct MosquittoHandle: Sendable {
 
     private var pointer: OpaquePointer? { OpaquePointer(bitPattern: address) }
 
-    private static let libraryInitialized = Mutex(false)
+    /// `mosquitto_lib_init`'s result. A `static let` is initialized exactly once, on first use, under
+    /// `swift_once`: the "once" the library needs, which (unlike `Mutex` on Linux) ThreadSanitizer can see.
+    private static let libraryInitialization: Int32 = mosquitto_lib_init()
 
     /// Calls `mosquitto_lib_init` once per process; it is the one libmosquitto call that is not thread-safe.
     static func initializeLibrary() {
-        libraryInitialized.withLock { initialized in
-            guard !initialized else { return }
-            _ = mosquitto_lib_init()
-            initialized = true
-        }
+        _ = libraryInitialization
     }
 
     /// Creates and configures a handle for `configuration` whose callbacks feed `core`.
