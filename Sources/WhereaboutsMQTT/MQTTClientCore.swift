@@ -1,0 +1,161 @@
+import Dispatch
+import Synchronization
+
+/// The state shared by the client's public methods, its loop thread and libmosquitto's callbacks.
+///
+/// It is the `void *userdata` of the mosquitto handle (passed unretained; ``MQTTClient`` keeps it alive
+/// for as long as the handle exists). Everything in it is `Sendable`: the callbacks run on the loop
+/// thread while publishers call in from any task.
+final class MQTTClientCore: Sendable {
+    /// Where the connection stands. Publishing and subscribing only talk to libmosquitto in `connected`;
+    /// the loop thread moves to `connecting` under the lock before `mosquitto_connect_bind_v5`, which
+    /// recreates libmosquitto's internal wake-up socket pair, so no publish can be using it meanwhile.
+    enum Phase {
+        case idle
+        case connecting
+        case connected
+        case disconnected
+        case closed
+    }
+
+    struct Subscription {
+        var filter: String
+        var qos: MQTTQoS
+        /// Whether it has been sent on this client before; re-sends then ask for retained messages only
+        /// if the broker had lost the subscription (so a reconnect does not replay every retained message).
+        var sentBefore: Bool
+    }
+
+    struct Link {
+        var phase = Phase.idle
+        var subscriptions: [Subscription] = []
+        var refusal: MQTTReasonCode?
+        var acceptedThisAttempt = false
+        var connectionAttempts = 0
+        var connections = 0
+    }
+
+    /// Why the loop should stop; the first request wins.
+    enum StopRequest: Int {
+        case none = 0
+        case disconnect = 1
+        case abandon = 2
+    }
+
+    let messages: AsyncStream<MQTTMessage>.Continuation
+    let events: AsyncStream<MQTTConnectionEvent>.Continuation
+    let inbox = InboxCounters()
+    let link = Mutex(Link())
+    /// The last error line libmosquitto logged (OpenSSL's reason for a failed handshake, say). Kept apart
+    /// from `link` because libmosquitto logs from inside calls made while `link` is held.
+    let lastLibraryError = Mutex<String?>(nil)
+    let stop = Atomic<Int>(StopRequest.none.rawValue)
+    let started = Atomic<Bool>(false)
+    /// Signalled to cut a reconnect delay short when a stop is requested.
+    let wake = DispatchSemaphore(value: 0)
+
+    init(messages: AsyncStream<MQTTMessage>.Continuation, events: AsyncStream<MQTTConnectionEvent>.Continuation) {
+        self.messages = messages
+        self.events = events
+    }
+
+    var stopRequest: StopRequest {
+        StopRequest(rawValue: stop.load(ordering: .acquiring)) ?? .none
+    }
+
+    func requestStop(_ request: StopRequest) {
+        _ = stop.compareExchange(
+            expected: StopRequest.none.rawValue, desired: request.rawValue, ordering: .acquiringAndReleasing
+        )
+        wake.signal()
+    }
+
+    // MARK: Called from libmosquitto's callbacks (loop thread)
+
+    func received(_ message: MQTTMessage) {
+        inbox.added()
+        messages.yield(message)
+    }
+
+    /// CONNACK arrived. On success, `resubscribe` is called for each remembered subscription, under the
+    /// lock, with whether it was sent before; it returns whether the SUBSCRIBE was queued.
+    func connectionAnswered(
+        reason: MQTTReasonCode, sessionPresent: Bool, resubscribe: (Subscription) -> Bool
+    ) {
+        link.withLock { link in
+            guard !reason.isFailure else {
+                link.refusal = reason
+                return
+            }
+            guard link.phase == .connecting else { return }
+            link.phase = .connected
+            link.acceptedThisAttempt = true
+            link.connections += 1
+            events.yield(.connected(sessionPresent: sessionPresent))
+            for index in link.subscriptions.indices where resubscribe(link.subscriptions[index]) {
+                link.subscriptions[index].sentBefore = true
+            }
+        }
+    }
+
+    func connectionEnded(_ reason: MQTTDisconnectReason) {
+        link.withLock { link in
+            guard link.phase == .connected else { return }
+            link.phase = .disconnected
+            events.yield(.disconnected(reason))
+        }
+    }
+
+    // MARK: Called from the loop thread
+
+    func beginAttempt() {
+        lastLibraryError.withLock { $0 = nil }
+        link.withLock { link in
+            link.phase = .connecting
+            link.refusal = nil
+            link.acceptedThisAttempt = false
+            link.connectionAttempts += 1
+        }
+    }
+
+    var acceptedThisAttempt: Bool {
+        link.withLock { $0.acceptedThisAttempt }
+    }
+
+    /// Ends an attempt that failed or lost its connection: whether the broker had accepted it, and its
+    /// CONNACK refusal if any. A connection that died without libmosquitto's disconnect callback is
+    /// reported here.
+    func endAttempt(error: MQTTError) -> (accepted: Bool, refusal: MQTTReasonCode?) {
+        link.withLock { link in
+            if link.phase == .connected {
+                events.yield(.disconnected(.connectionLost(error)))
+            }
+            link.phase = .disconnected
+            return (link.acceptedThisAttempt, link.refusal)
+        }
+    }
+
+    /// Marks the client closed; returns whether it was connected.
+    func close() -> Bool {
+        link.withLock { link in
+            let wasConnected = link.phase == .connected
+            link.phase = .closed
+            return wasConnected
+        }
+    }
+
+    func sleep(for delay: Duration) {
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
+        _ = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds)))
+    }
+
+    var statistics: MQTTClientStatistics {
+        let (attempts, connections) = link.withLock { ($0.connectionAttempts, $0.connections) }
+        return MQTTClientStatistics(
+            messagesReceived: inbox.received.load(ordering: .relaxed),
+            inboxDepth: inbox.depth.load(ordering: .acquiring), inboxPeak: inbox.peak.load(ordering: .relaxed),
+            connectionAttempts: attempts, connections: connections
+        )
+    }
+}
