@@ -103,14 +103,19 @@ public struct LocatorPipeline: Sendable {
     public mutating func connected(now: Double) -> [LocatorAction] {
         if startTime == nil { startTime = now }
         var actions: [LocatorAction] = [
-            .publish(Publication(topic: topics.locatorStatus, payload: Availability.online.payload, qos: 1, retain: true))
+            .publish(
+                Publication(topic: topics.locatorStatus, payload: Availability.online.payload, qos: 1, retain: true))
         ]
         actions += discoveryActions()
         if warmedUp {
             actions += engine.allOccupancy.map { .publish(occupancyPublication($0, now: now)) }
         }
         for published in lastPositions.values.sorted(by: { $0.payload.tag < $1.payload.tag }) {
-            actions.append(.publish(Publication(topic: topics.position(tag: published.payload.tag), payload: published.payload.payload, qos: 1, retain: true)))
+            actions.append(
+                .publish(
+                    Publication(
+                        topic: topics.position(tag: published.payload.tag), payload: published.payload.payload, qos: 1,
+                        retain: true)))
         }
         return actions
     }
@@ -197,7 +202,8 @@ public struct LocatorPipeline: Sendable {
         }
     }
 
-    private mutating func reject(_ reason: RejectionReason, agent: AgentID, now: Double, actions: inout [LocatorAction]) {
+    private mutating func reject(_ reason: RejectionReason, agent: AgentID, now: Double, actions: inout [LocatorAction])
+    {
         counters.rejected[reason, default: 0] += 1
         if let last = lastLogged[reason], now - last < 60 {
             suppressed[reason, default: 0] += 1
@@ -272,10 +278,12 @@ public struct LocatorPipeline: Sendable {
         for zone in map.zones {
             let floorName = map.floor(major: zone.floor)?.name
             configs.append(
-                .zoneCount(topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName)
+                .zoneCount(
+                    topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName)
             )
             configs.append(
-                .zoneOccupied(topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName)
+                .zoneOccupied(
+                    topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName)
             )
         }
         for tag in map.knownTags {
@@ -341,7 +349,9 @@ public struct LocatorPipeline: Sendable {
         if let previous = lastPositions[estimate.tag] {
             let moved = Point(x: previous.payload.x, y: previous.payload.y).distance(to: estimate.position)
             let changed = previous.payload.zone != payload.zone || previous.payload.floor != payload.floor
-            guard changed || moved >= configuration.positionMinimumMove || now - previous.time >= configuration.positionHeartbeat
+            guard
+                changed || moved >= configuration.positionMinimumMove
+                    || now - previous.time >= configuration.positionHeartbeat
             else { return nil }
         }
         lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now)

@@ -19,7 +19,8 @@ struct PipelineHarness {
     init(configuration: LocatorPipeline.Configuration = LocatorPipeline.Configuration()) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let data = try #require(FileManager.default.contents(atPath: root.appendingPathComponent("maps/demo-office.json").path))
+        let data = try #require(
+            FileManager.default.contents(atPath: root.appendingPathComponent("maps/demo-office.json").path))
         pipeline = LocatorPipeline(map: try FloorMap.parse(Array(data)).get(), configuration: configuration)
     }
 
@@ -37,7 +38,9 @@ struct PipelineHarness {
     }
 
     /// The batch every agent would send for a tag at a point in one second: one aggregate per agent.
-    mutating func batches(tag: TagIdentity, at position: Point, floor: UInt16, time: Double) -> [(topic: String, payload: [UInt8])] {
+    mutating func batches(tag: TagIdentity, at position: Point, floor: UInt16, time: Double) -> [(
+        topic: String, payload: [UInt8]
+    )] {
         var result: [(String, [UInt8])] = []
         for agent in map.agents {
             guard let id = AgentID(agent.id) else { continue }
@@ -46,7 +49,9 @@ struct PipelineHarness {
             let horizontal = agent.position.distance(to: position)
             let distance = (horizontal * horizontal + dz * dz).squareRoot()
             let rssi = (-59 - 20 * log10(max(distance, 0.1)) - abs(gap) * 15 + 2 * random.nextGaussian()).rounded()
-            let readings = rssi > -100 ? [ReadingBatch.Reading(tag: tag, time: time, rssi: rssi, count: 8, variance: 12, power: -59)] : []
+            let readings =
+                rssi > -100
+                ? [ReadingBatch.Reading(tag: tag, time: time, rssi: rssi, count: 8, variance: 12, power: -59)] : []
             let seq = sequence[agent.id, default: 0]
             sequence[agent.id] = seq + 1
             let batch = ReadingBatch(agent: id, epoch: 1, seq: seq, sent: time, readings: readings)
@@ -86,7 +91,8 @@ struct LocatorPipelineTests {
         #expect(occupancy.state == .known)
         #expect(occupancy.count == 1)
         #expect(occupancy.tags.first?.name == "Alice")
-        let position = try TagPosition(payload: try #require(harness.retained["whereabouts/v1/\(site)/tags/\(try alice())/position"]))
+        let position = try TagPosition(
+            payload: try #require(harness.retained["whereabouts/v1/\(site)/tags/\(try alice())/position"]))
         #expect(position.zone == 1)
         #expect(Point(x: position.x, y: position.y).distance(to: Point(x: 5, y: 4)) < 2)
         #expect(position.nearest?.agent.rawValue == "g-lobby")
@@ -114,9 +120,13 @@ struct LocatorPipelineTests {
     func duplicates() throws {
         var harness = try PipelineHarness()
         let batches = harness.batches(tag: try alice(), at: Point(x: 5, y: 4), floor: 1, time: start)
-        for (topic, payload) in batches { harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: start)) }
+        for (topic, payload) in batches {
+            harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: start))
+        }
         let accepted = harness.pipeline.counters.accepted
-        for (topic, payload) in batches { harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: start + 1)) }
+        for (topic, payload) in batches {
+            harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: start + 1))
+        }
         #expect(harness.pipeline.counters.accepted == accepted)
         #expect(harness.pipeline.counters.rejected[.duplicateBatch] == batches.count)
     }
@@ -128,13 +138,18 @@ struct LocatorPipelineTests {
         harness.run(tag: try alice(), at: Point(x: 27, y: 4), from: start, seconds: 15)
         // The status arrives for every floor-1 agent (the ones covering Meeting Room B among them).
         for agent in harness.map.agents where agent.floor == 1 {
-            harness.perform(harness.pipeline.receive(topic: "whereabouts/v1/\(site)/agents/\(agent.id)/status", payload: Array("offline".utf8), now: start + 15))
+            harness.perform(
+                harness.pipeline.receive(
+                    topic: "whereabouts/v1/\(site)/agents/\(agent.id)/status", payload: Array("offline".utf8),
+                    now: start + 15))
         }
         harness.perform(harness.pipeline.tick(now: start + 16))
-        let roomB = try WhereaboutsWire.ZoneOccupancy(payload: try #require(harness.retained["whereabouts/v1/\(site)/floors/1/zones/4/occupancy"]))
+        let roomB = try WhereaboutsWire.ZoneOccupancy(
+            payload: try #require(harness.retained["whereabouts/v1/\(site)/floors/1/zones/4/occupancy"]))
         #expect(roomB.state == .unknown)
         #expect(roomB.count == 1)
-        let upstairs = try WhereaboutsWire.ZoneOccupancy(payload: try #require(harness.retained["whereabouts/v1/\(site)/floors/2/zones/1/occupancy"]))
+        let upstairs = try WhereaboutsWire.ZoneOccupancy(
+            payload: try #require(harness.retained["whereabouts/v1/\(site)/floors/2/zones/1/occupancy"]))
         #expect(upstairs.state == .known)
     }
 
@@ -147,8 +162,12 @@ struct LocatorPipelineTests {
             return nil
         }
         #expect(configs.count == harness.map.zones.count * 2 + harness.map.knownTags.count)
-        #expect(configs.allSatisfy { $0.retain && $0.topic.name.hasPrefix("homeassistant/") && $0.topic.name.hasSuffix("/config") })
-        #expect(harness.pipeline.receive(topic: "homeassistant/status", payload: Array("offline".utf8), now: start).isEmpty)
+        #expect(
+            configs.allSatisfy {
+                $0.retain && $0.topic.name.hasPrefix("homeassistant/") && $0.topic.name.hasSuffix("/config")
+            })
+        #expect(
+            harness.pipeline.receive(topic: "homeassistant/status", payload: Array("offline".utf8), now: start).isEmpty)
     }
 
     @Test("accepted readings are recorded as readings lines when recording is on")
