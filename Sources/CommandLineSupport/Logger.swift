@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A small stderr logger shaped like swift-log's: a label, a level, one line per event.
+///
+/// Executables make one and pass it down; libraries do not log.
+public struct Logger: Sendable {
+    /// How much to say.
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
+        case debug = 0
+        case info = 1
+        case warning = 2
+        case error = 3
+
+        /// Parses `debug`, `info`, `warning` or `error`.
+        public init?(_ text: String) {
+            guard let level = Self.allCases.first(where: { "\($0)" == text }) else { return nil }
+            self = level
+        }
+
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// Names the program in every line.
+    public var label: String
+    /// The least severe level printed.
+    public var level: Level
+
+    public init(label: String, level: Level = .info) {
+        self.label = label
+        self.level = level
+    }
+
+    /// Logs a line at `level`.
+    public func log(_ level: Level, _ message: @autoclosure () -> String) {
+        guard level >= self.level else { return }
+        printError("\(WallClock.timestamp()) \(label) \(level): \(message())")
+    }
+
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+}
+
+/// The wall clock, for the shells (the pure modules take time as a parameter).
+public enum WallClock {
+    /// Unix time in seconds.
+    public static func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    /// Seconds on a clock that never jumps, for measuring intervals.
+    public static func monotonic() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    /// The current UTC time as `2026-11-30T12:00:00.123Z`.
+    public static func timestamp() -> String {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        var seconds = spec.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int = 2) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(width - text.count, 0)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1))-\(pad(parts.tm_mday))T"
+            + "\(pad(parts.tm_hour)):\(pad(parts.tm_min)):\(pad(parts.tm_sec)).\(pad(Int32(spec.tv_nsec / 1_000_000), 3))Z"
+    }
+}
+
+/// Reads settings from the environment.
+public enum Environment {
+    /// The value of an environment variable, if set and not empty.
+    public static func value(_ name: String) -> String? {
+        guard let raw = getenv(name) else { return nil }
+        let text = String(cString: raw)
+        return text.isEmpty ? nil : text
+    }
+}
