@@ -1,17 +1,18 @@
 import Glibc
 import Synchronization
 
-/// A child process started with `posix_spawn`, with an empty signal mask and default signal actions.
+/// A child process (mosquitto, or one of our executables in end-to-end tests) started with `posix_spawn`, with an empty signal mask and default signal actions.
 ///
 /// Foundation's `Process` passes on the spawning thread's signal mask, and Dispatch worker threads block
 /// SIGTERM: mosquitto then never sees SIGTERM (it only waits with its inherited mask), and a graceful
 /// stop turns into a 10 s timeout and a SIGKILL. Spawning directly lets us reset the mask.
-final class ChildProcess: Sendable {
-    let pid: pid_t
+public final class ChildProcess: Sendable {
+    /// The child's process id.
+    public let pid: pid_t
     private let exitStatus = Mutex<Int32?>(nil)
 
     /// Starts `executable` with `arguments`, stdin from /dev/null and stdout+stderr appended to `outputPath`.
-    init(executable: String, arguments: [String], outputPath: String) throws(BrokerFixtureError) {
+    public init(executable: String, arguments: [String], outputPath: String) throws(BrokerFixtureError) {
         var fileActions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&fileActions)
         defer { posix_spawn_file_actions_destroy(&fileActions) }
@@ -44,7 +45,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Whether the process has not exited yet; reaps it once it has.
-    var isRunning: Bool {
+    public var isRunning: Bool {
         exitStatus.withLock { exitStatus in
             guard exitStatus == nil else { return false }
             var status: Int32 = 0
@@ -57,15 +58,17 @@ final class ChildProcess: Sendable {
         }
     }
 
+    var exitStatusValue: Int32? { exitStatus.withLock { $0 } }
+
     /// Sends `signal` unless the process has already been reaped (its pid could belong to someone else).
-    func send(_ signal: Int32) {
+    public func send(_ signal: Int32) {
         exitStatus.withLock { exitStatus in
             if exitStatus == nil { _ = kill(pid, signal) }
         }
     }
 
     /// Polls until the process has exited or `timeout` passes; returns whether it exited.
-    func waitForExit(timeout: Duration) async -> Bool {
+    public func waitForExit(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while isRunning {
             guard ContinuousClock.now < deadline else { return false }
@@ -75,9 +78,17 @@ final class ChildProcess: Sendable {
     }
 
     /// Blocks until the process has exited (for `deinit`-time cleanup after SIGKILL, which is prompt).
-    func waitForExitBlocking() {
+    public func waitForExitBlocking() {
         while isRunning {
             usleep(5000)
         }
+    }
+}
+
+extension ChildProcess {
+    /// The exit code, once the process has exited normally; nil while running or after a signal.
+    public var exitCode: Int32? {
+        guard !isRunning else { return nil }
+        return exitStatusValue.flatMap { status in (status & 0x7F) == 0 ? (status >> 8) & 0xFF : nil }
     }
 }
