@@ -1,4 +1,4 @@
-import Glibc
+public import Glibc
 import Synchronization
 
 /// A child process (mosquitto, or one of our executables in end-to-end tests) started with `posix_spawn`, with an empty signal mask and default signal actions.
