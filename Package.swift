@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["WhereaboutsCore", "WhereaboutsJSON", "BrokerFixture"],
+            dependencies: ["WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsMQTT", "BrokerFixture"],
             resources: [.copy("Fixtures")]
         ),
     ],

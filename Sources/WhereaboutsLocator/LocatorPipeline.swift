@@ -32,7 +32,7 @@ public struct LocatorPipeline: Sendable {
         public var positionMinimumMove: Double = 0.1
         /// Whether to announce Home Assistant discovery configs.
         public var homeAssistantDiscovery = true
-        /// Whether accepted readings produce `.record` actions.
+        /// Whether readings that pass the wire checks (before the engine's own) produce `.record` actions.
         public var recordsReadings = false
 
         public init() {}
@@ -120,9 +120,10 @@ public struct LocatorPipeline: Sendable {
         return actions
     }
 
-    /// The goodbye: the locator's status `offline`, retained (what the will would say, said cleanly).
-    public func shutdown() -> [LocatorAction] {
-        [.publish(lastWill)]
+    /// The goodbye: final metrics, then the locator's status `offline`, retained (what the will would say, said
+    /// cleanly). The shell publishes the last of these and disconnects once the broker has acknowledged it.
+    public mutating func shutdown(now: Double) -> [LocatorAction] {
+        [.publish(metricsPublication(now: now)), .publish(lastWill)]
     }
 
     // MARK: - Input
@@ -172,6 +173,11 @@ public struct LocatorPipeline: Sendable {
             case .rejected(let reason):
                 reject(reason, agent: agent, now: now, actions: &actions)
             case .accepted(let wire):
+                // The recording keeps every reading that passed the wire checks, so that a replay sees what the
+                // live engine saw, stale or untracked ones included.
+                if configuration.recordsReadings {
+                    actions.append(.record(JSONLines.line(RecordedReading(wire, agent: batch.agent))))
+                }
                 let reading = Reading(
                     tag: wire.tag,
                     time: wire.time,
@@ -185,9 +191,6 @@ public struct LocatorPipeline: Sendable {
                     continue
                 }
                 counters.accepted += 1
-                if configuration.recordsReadings {
-                    actions.append(.record(JSONLines.line(RecordedReading(wire, agent: batch.agent))))
-                }
             }
         }
         return actions

@@ -13,6 +13,7 @@ enum LocatorCommand {
         case tick
         case signal(Int32)
         case stopped((any Error)?)
+        case inboxDrained
     }
 
     static func run(_ arguments: [String]) async -> ExitStatus {
@@ -74,9 +75,12 @@ enum LocatorCommand {
                 } catch {
                     continuation.yield(.stopped(error))
                 }
-                continuation.finish()
             }
-            group.addTask { for await message in client.messages { continuation.yield(.message(message)) } }
+            group.addTask {
+                // Every message the client took was acknowledged to the broker: it must reach the pipeline.
+                for await message in client.messages { continuation.yield(.message(message)) }
+                continuation.yield(.inboxDrained)
+            }
             group.addTask { for await event in client.events { continuation.yield(.event(event)) } }
             group.addTask {
                 while !Task.isCancelled {
@@ -97,6 +101,8 @@ enum LocatorCommand {
             var ready = false
             var stopping = false
             var goodbyeMessage: Int?
+            var clientStopped = false
+            var inboxDrained = false
 
             func perform(_ actions: [LocatorAction]) {
                 for action in actions {
@@ -172,16 +178,20 @@ enum LocatorCommand {
                     notifier.stopping()
                     perform(pipeline.tick(now: now))
                     recorder?.flush()
-                    let goodbye = pipeline.lastWill
-                    do {
-                        goodbyeMessage = try client.publish(
-                            topic: goodbye.topic.name,
-                            payload: Array(goodbye.payload.utf8),
-                            qos: .atLeastOnce,
-                            retain: true
-                        )
-                    } catch {
-                        client.disconnect()
+                    var goodbye = pipeline.shutdown(now: now)
+                    let last = goodbye.removeLast()
+                    perform(goodbye)
+                    if case .publish(let offline) = last {
+                        do {
+                            goodbyeMessage = try client.publish(
+                                topic: offline.topic.name,
+                                payload: Array(offline.payload.utf8),
+                                qos: .atLeastOnce,
+                                retain: true
+                            )
+                        } catch {
+                            client.disconnect()
+                        }
                     }
                     // Do not wait for the acknowledgement for ever.
                     group.addTask {
@@ -190,6 +200,13 @@ enum LocatorCommand {
                     }
                 case .stopped(let error):
                     failure = error
+                    clientStopped = true
+                case .inboxDrained:
+                    inboxDrained = true
+                }
+                if clientStopped && inboxDrained {
+                    perform(pipeline.tick(now: WallClock.now()))
+                    break
                 }
             }
             group.cancelAll()

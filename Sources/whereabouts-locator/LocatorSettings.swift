@@ -22,6 +22,7 @@ struct LocatorSettings {
           --record FILE            append every accepted reading to FILE (JSON Lines; see docs/formats.md)
           --warm-up SECONDS        hold occupancy back this long after start (default 10)
           --update-interval S      coalesce engine updates this long at most (default 0.05)
+          --metrics-interval S     seconds between metrics messages (default 10)
           --no-discovery           do not announce Home Assistant discovery configs
           --log-level LEVEL        debug, info, warning or error (default info; env WHEREABOUTS_LOG_LEVEL)
 
@@ -75,6 +76,10 @@ struct LocatorSettings {
         if let interval = try arguments.number("update-interval") {
             guard (0.001...10).contains(interval) else { throw UsageError("--update-interval must be 0.001 to 10 s") }
             updateInterval = interval
+        }
+        if let interval = try arguments.number("metrics-interval") {
+            guard interval >= 0.1 else { throw UsageError("--metrics-interval must be at least 0.1 s") }
+            pipeline.metricsInterval = interval
         }
         pipeline.homeAssistantDiscovery = !arguments.flag("no-discovery")
         pipeline.recordsReadings = recordPath != nil

@@ -177,6 +177,7 @@ struct LocatorPipelineTests {
         var harness = try PipelineHarness(configuration: configuration)
         harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start, seconds: 3)
         #expect(harness.records.count == harness.pipeline.counters.accepted)
+        #expect(!harness.records.isEmpty)
         let decoded = JSONLines.decode(harness.records.joined(), as: RecordedReading.self)
         #expect(decoded.errors.isEmpty)
         #expect(decoded.records.first?.tag == (try alice()))

@@ -31,12 +31,12 @@ public struct LocatorEngine: Sendable {
         }()
         /// Mean normalised squared difference between fast and slow RSSIs above which the tag is moving …
         public var motionThreshold: Double = 1.5
-        /// … and below which, for ``stillUpdates`` updates in a row, it is still again.
+        /// … and below which, for ``stillDuration`` seconds, it is still again.
         public var stillThreshold: Double = 0.7
-        /// Updates in a row under ``stillThreshold`` before a moving tag counts as still.
-        public var stillUpdates: Int = 5
-        /// A tag that stops within this distance (metres) of where it started moving keeps its long RSSI average.
-        public var stillRestartDistance: Double = 1
+        /// Seconds under ``stillThreshold`` before a moving tag counts as still.
+        public var stillDuration: Double = 3
+        /// While a tag moves, its long RSSI averages restart from the fast ones this often (seconds).
+        public var slowRestartInterval: Double = 3
         /// Position smoothing per tag.
         public var track = TrackFilter.Configuration()
         /// Zone hysteresis.
@@ -306,23 +306,27 @@ public struct LocatorEngine: Sendable {
         guard let statistic = motionStatistic(tagIndex: tagIndex, now: now) else { return }
         var state = tags[tagIndex]
         defer { tags[tagIndex] = state }
-        if state.moving {
-            state.quietUpdates = statistic < configuration.stillThreshold ? state.quietUpdates + 1 : 0
-            if state.quietUpdates >= configuration.stillUpdates {
-                state.moving = false
-                state.quietUpdates = 0
-                // Start the long average afresh where the tag stopped, unless it never really went anywhere.
-                let travelled =
-                    state.motionStart.flatMap { start in state.track.map { start.distance(to: $0.position) } }
-                    ?? .infinity
-                if travelled > configuration.stillRestartDistance {
-                    for index in state.links.indices { state.links[index].slow = state.links[index].fast }
-                }
+        guard state.moving else {
+            if statistic > configuration.motionThreshold {
+                state.moving = true
+                state.quietSince = nil
+                state.slowRestart = now
             }
-        } else if statistic > configuration.motionThreshold {
-            state.moving = true
-            state.quietUpdates = 0
-            state.motionStart = state.track?.position
+            return
+        }
+        if statistic < configuration.stillThreshold {
+            if state.quietSince == nil { state.quietSince = now }
+        } else {
+            state.quietSince = nil
+        }
+        if let quietSince = state.quietSince, now - quietSince >= configuration.stillDuration {
+            state.moving = false
+            state.quietSince = nil
+        } else if now - state.slowRestart >= configuration.slowRestartInterval {
+            // While moving, the long average restarts every few seconds from the fast one, so that the motion
+            // test compares against where the tag was a moment ago, not where it stood still last.
+            for index in state.links.indices { state.links[index].slow = state.links[index].fast }
+            state.slowRestart = now
         }
     }
 
@@ -527,8 +531,8 @@ private struct TagState: Sendable {
     var track: TrackFilter?
     var trackFloor: UInt16?
     var moving = true
-    var quietUpdates = 0
-    var motionStart: Point?
+    var quietSince: Double?
+    var slowRestart = -Double.infinity
     var zone = ZoneTracker()
 
     init(identity: TagIdentity, name: String?, measuredPowerOverride: Double?) {

@@ -16,6 +16,8 @@ public struct TrackFilter: Sendable, Hashable {
         public var maximumSpeed: Double = 2.5
         /// Weight of the newest normalised innovation in its running average (0…1).
         public var innovationSmoothing: Double = 0.3
+        /// After this many implausible fixes in a row, the track restarts at the latest one.
+        public var implausibleRunToRestart: Int = 4
 
         public init() {}
     }
@@ -25,6 +27,7 @@ public struct TrackFilter: Sendable, Hashable {
     /// When the filter last took a fix (seconds).
     public private(set) var time: Double
     private var innovationAverage = 1.0
+    private var implausibleRun = 0
 
     /// Starts a track at a fix.
     public init(position: Point, accuracy: Double, time: Double) {
@@ -63,9 +66,18 @@ public struct TrackFilter: Sendable, Hashable {
         let jump = (dx * dx + dy * dy).squareRoot()
         let reach = configuration.maximumSpeed * max(elapsed, 0.1) + 3 * (measurementVariance + x.p11).squareRoot()
         if jump > reach {
+            implausibleRun += 1
+            if implausibleRun >= configuration.implausibleRunToRestart {
+                // Fix after fix says the tag is elsewhere (it was carried out of earshot and came back, or the
+                // track went astray): believe them and start again there.
+                self = TrackFilter(position: fix, accuracy: accuracy, time: max(time, fixTime))
+                return
+            }
             // Faster than anyone walks: trust this fix less, in proportion to how implausible it is.
             let ratio = jump / reach
             measurementVariance *= ratio * ratio
+        } else {
+            implausibleRun = 0
         }
         let nisX = x.update(measurement: fix.x, variance: measurementVariance)
         let nisY = y.update(measurement: fix.y, variance: measurementVariance)
