@@ -16,7 +16,7 @@ let package = Package(
         .target(name: "WhereaboutsCore", dependencies: ["WhereaboutsJSON"]),
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
-        .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore"]),
+        .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
 
         // MARK: - C system libraries (module map + header-only shim each)
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -31,7 +31,9 @@ let package = Package(
         .target(name: "CommandLineSupport"),
         .executableTarget(
             name: "whereabouts",
-            dependencies: ["WhereaboutsCore", "WhereaboutsJSON", "CommandLineSupport"]
+            dependencies: [
+                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation", "CommandLineSupport",
+            ]
         ),
         .executableTarget(
             name: "whereabouts-locator",
@@ -54,6 +56,11 @@ let package = Package(
         .testTarget(
             name: "WhereaboutsAdvertisingTests",
             dependencies: ["WhereaboutsAdvertising"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "WhereaboutsSimulationTests",
+            dependencies: ["WhereaboutsSimulation", "WhereaboutsWire", "WhereaboutsCore"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),
