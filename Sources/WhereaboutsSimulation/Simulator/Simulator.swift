@@ -99,7 +99,6 @@ public struct Simulator: Sendable {
     private var channelGenerator: SplitMix64
     private var windowIndex = 0
     private let windowCount: Int
-    private var clock: Double
 
     /// Sets up the tags and links.
     ///
@@ -118,7 +117,6 @@ public struct Simulator: Sendable {
         agentIDs = ids
         aggregators = Array(repeating: AdvertAggregator(), count: map.agents.count)
         windowCount = Int((configuration.duration / configuration.window).rounded(.up))
-        clock = configuration.startTime
         var setup = SplitMix64(seed: seed)
         channelGenerator = SplitMix64(seed: setup.next())
         let channel = configuration.channel
