@@ -36,7 +36,8 @@ public struct MapRenderer: Sendable {
             left += (maximum.x - minimum.x) * scale + margin
             tallest = max(tallest, (maximum.y - minimum.y) * scale)
         }
-        let width = max(left, 2 * margin)
+        // Room on the right for the labels of tags at the last floor's edge.
+        let width = max(left + 60, 2 * margin)
         let top = margin + 24
         let height = top + tallest + margin + 20
 
@@ -139,17 +140,27 @@ public struct MapRenderer: Sendable {
                     escape(agent.id)
                 )
             }
+            // Accuracy circles can be far larger than the floor: clip them to its outline.
+            let clip = "clip-floor-\(floor.major)"
+            out += "<defs><clipPath id=\"\(clip)\">" + element("polygon", ["points": path(floor.outline)])
+            out += "</clipPath></defs>\n"
+            out += "<g clip-path=\"url(#\(clip))\">\n"
+            for tag in tags where tag.floor == floor.major {
+                let pixel = place(Point(x: tag.x, y: tag.y))
+                out += element(
+                    "circle",
+                    [
+                        "class": "accuracy", "cx": number(pixel.x), "cy": number(pixel.y),
+                        "r": number(max(tag.accuracy, 0) * scale), "fill": "#c62828", "fill-opacity": "0.10",
+                        "stroke": "#c62828", "stroke-opacity": "0.5",
+                    ]
+                )
+            }
+            out += "</g>\n"
             for tag in tags where tag.floor == floor.major {
                 let pixel = place(Point(x: tag.x, y: tag.y))
                 let x = number(pixel.x)
                 let y = number(pixel.y)
-                out += element(
-                    "circle",
-                    [
-                        "class": "accuracy", "cx": x, "cy": y, "r": number(max(tag.accuracy, 0) * scale),
-                        "fill": "#c62828", "fill-opacity": "0.12", "stroke": "#c62828", "stroke-opacity": "0.5",
-                    ]
-                )
                 out += element("circle", ["class": "tag", "cx": x, "cy": y, "r": "4", "fill": "#c62828"])
                 out += element(
                     "text",
