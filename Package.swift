@@ -16,7 +16,7 @@ let package = Package(
         .target(name: "WhereaboutsCore", dependencies: ["WhereaboutsJSON"]),
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
-        .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore"]),
+        .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
         // The locator's pipeline as a state machine that returns actions: pure, so tests drive it without a broker.
         .target(name: "WhereaboutsLocator", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]),
 
@@ -33,7 +33,9 @@ let package = Package(
         .target(name: "CommandLineSupport"),
         .executableTarget(
             name: "whereabouts",
-            dependencies: ["WhereaboutsCore", "WhereaboutsJSON", "CommandLineSupport"]
+            dependencies: [
+                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation", "CommandLineSupport",
+            ]
         ),
         .executableTarget(
             name: "whereabouts-locator",
@@ -59,6 +61,11 @@ let package = Package(
         .testTarget(
             name: "WhereaboutsAdvertisingTests",
             dependencies: ["WhereaboutsAdvertising", "WhereaboutsHCI"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "WhereaboutsSimulationTests",
+            dependencies: ["WhereaboutsSimulation", "WhereaboutsWire", "WhereaboutsCore"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),

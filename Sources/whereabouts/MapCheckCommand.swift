@@ -35,9 +35,13 @@ enum MapCheckCommand {
                 lines.append("  zone \(zone.minor)  \(zone.name) (\((zone.polygon.area * 10).rounded() / 10) m²)")
             }
         }
+        for stairs in map.stairs {
+            let floors = stairs.floors.map(String.init).joined(separator: ", ")
+            lines.append("stairs   floors \(floors) at (\(stairs.position.x), \(stairs.position.y))")
+        }
         lines.append(
             "totals   \(map.floors.count) floor\(map.floors.count == 1 ? "" : "s"), \(map.zones.count) zones, \(map.agents.count) agents, "
-                + "\(map.knownTags.count) known tags, \(map.walls.count) walls"
+                + "\(map.knownTags.count) known tags, \(map.walls.count) walls, \(map.stairs.count) stairs"
         )
         return lines.joined(separator: "\n")
     }

@@ -9,6 +9,10 @@ let usage = """
 
     commands:
       map check FILE      validate a floor map; print a summary (exit 0) or every problem with its path (exit 2)
+      sim                 simulate tags walking a map; write readings and truth (JSON Lines)
+      replay              run the engine over a readings recording; write positions and events
+      evaluate            score positions against truth: error, floor and zone accuracy, zone-change delay
+      render              draw a map and the last positions as SVG
 
     exit status: 0 ok, 1 runtime failure, 2 bad usage or bad input
     """
@@ -20,6 +24,14 @@ do {
     case "map":
         guard arguments.positional() == "check" else { throw UsageError("usage: whereabouts map check FILE") }
         status = try MapCheckCommand.run(&arguments)
+    case "sim":
+        status = try SimCommand.run(&arguments)
+    case "replay":
+        status = try ReplayCommand.run(&arguments)
+    case "evaluate":
+        status = try EvaluateCommand.run(&arguments)
+    case "render":
+        status = try RenderCommand.run(&arguments)
     case "help", nil:
         print(usage)
         status = arguments.flag("help") || CommandLine.arguments.count > 1 ? .success : .usage

@@ -202,4 +202,32 @@ struct MapValidationTests {
         #expect(problems.problems.count == 1)
         #expect(problems.problems[0].message.contains("line 2"))
     }
+    @Test("optional stairs load, and bad stairs are named with their path")
+    func stairs() throws {
+        let walls = #""walls": [{"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 4}]"#
+        func withStairs(_ stairs: String) -> Result<FloorMap, MapProblems> {
+            mapFromJSON(Self.valid.replacingOccurrences(of: walls, with: walls + #", "stairs": "# + stairs))
+        }
+        #expect(try mapFromJSON(Self.valid).get().stairs.isEmpty)
+        let map = try withStairs(#"[{"floors": [1, 2], "x": 4, "y": 5}]"#).get()
+        #expect(map.stairs == [Stairs(floors: [1, 2], position: Point(x: 4, y: 5))])
+
+        let bad: [(stairs: String, path: String, words: String)] = [
+            (#"[{"floors": [1, 3], "x": 4, "y": 5}]"#, "$.stairs[0].floors[1]", "no floor has major 3"),
+            (#"[{"floors": [1], "x": 4, "y": 5}]"#, "$.stairs[0].floors", "at least two floors"),
+            (#"[{"floors": [2, 2], "x": 4, "y": 5}]"#, "$.stairs[0].floors[1]", "listed twice"),
+            (#"[{"floors": [1, 2], "x": 40, "y": 5}]"#, "$.stairs[0]", "outside the outline of floor 1"),
+            (#"[{"floors": [1, 2], "x": 4}]"#, "$.stairs[0].y", "is required"),
+            (#"[{"floors": [1, 2], "x": 4, "y": 5, "z": 1}]"#, "$.stairs[0].z", "unknown key"),
+        ]
+        for (stairs, path, words) in bad {
+            guard case .failure(let problems) = withStairs(stairs) else {
+                Issue.record("stairs \(stairs) should not load")
+                continue
+            }
+            #expect(
+                problems.problems.contains { $0.path == path && $0.message.contains(words) },
+                "\(stairs): \(problems)")
+        }
+    }
 }

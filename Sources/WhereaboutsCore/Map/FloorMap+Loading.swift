@@ -185,7 +185,7 @@ private struct MapReader {
     // MARK: - The document
 
     mutating func readMap(_ document: JSONValue) -> FloorMap? {
-        let rootKeys: Set = ["site", "model", "floors", "zones", "agents", "tags", "walls", "description"]
+        let rootKeys: Set = ["site", "model", "floors", "zones", "agents", "tags", "walls", "stairs", "description"]
         guard let root = object(document, "$", allowed: rootKeys) else { return nil }
         if let description = root["description"] { _ = string(description, "$.description") }
         let site = readSite(root["site"])
@@ -196,6 +196,7 @@ private struct MapReader {
         let agents = readAgents(root["agents"], floors: floorsByMajor)
         let tags = readTags(root["tags"])
         let walls = readWalls(root["walls"], floors: floorsByMajor)
+        let stairs = readStairs(root["stairs"], floors: floorsByMajor)
         guard let site, let model else { return nil }
         return FloorMap(
             site: site,
@@ -204,6 +205,7 @@ private struct MapReader {
             agents: agents,
             knownTags: tags,
             walls: walls,
+            stairs: stairs,
             model: model
         )
     }
@@ -427,6 +429,50 @@ private struct MapReader {
             walls.append(Wall(floor: floor.major, segment: Segment(from, to), loss: loss))
         }
         return walls
+    }
+
+    mutating func readStairs(_ value: JSONValue?, floors: [UInt16: Floor]) -> [Stairs] {
+        guard let elements = array(value, "$.stairs", required: false) else { return [] }
+        var stairs: [Stairs] = []
+        for (index, element) in elements.enumerated() {
+            let path = "$.stairs[\(index)]"
+            guard let object = object(element, path, allowed: ["floors", "x", "y"]) else { continue }
+            let x = number(object["x"], "\(path).x", in: -100_000...100_000)
+            let y = number(object["y"], "\(path).y", in: -100_000...100_000)
+            var joined: [Floor] = []
+            var complete = true
+            if let references = array(object["floors"], "\(path).floors") {
+                for (position, reference) in references.enumerated() {
+                    let floorPath = "\(path).floors[\(position)]"
+                    guard let floor = floorReference(reference, floorPath, floors: floors) else {
+                        complete = false
+                        continue
+                    }
+                    if joined.contains(where: { $0.major == floor.major }) {
+                        problem(floorPath, "floor \(floor.major) is listed twice")
+                        complete = false
+                        continue
+                    }
+                    joined.append(floor)
+                }
+                if complete, joined.count < 2 {
+                    problem("\(path).floors", "stairs join at least two floors, found \(joined.count)")
+                    complete = false
+                }
+            } else {
+                complete = false
+            }
+            guard complete, let x, let y else { continue }
+            let position = Point(x: x, y: y)
+            var inside = true
+            for floor in joined where !floor.outline.contains(position) {
+                problem(path, "stairs at \(position) are outside the outline of floor \(floor.major)")
+                inside = false
+            }
+            guard inside else { continue }
+            stairs.append(Stairs(floors: joined.map(\.major), position: position))
+        }
+        return stairs
     }
 }
 

@@ -18,6 +18,8 @@ public struct FloorMap: Sendable {
     public var knownTags: [KnownTag]
     /// Walls that attenuate the signal (used by the simulator's channel and drawn by the renderer).
     public var walls: [Wall]
+    /// Stairs (or lifts) joining floors, where the simulator's tags change floor; optional.
+    public var stairs: [Stairs]
     /// The radio model and timing defaults.
     public var model: RadioModel
 
@@ -32,6 +34,7 @@ public struct FloorMap: Sendable {
         agents: [Agent],
         knownTags: [KnownTag],
         walls: [Wall],
+        stairs: [Stairs] = [],
         model: RadioModel
     ) {
         self.site = site
@@ -40,6 +43,7 @@ public struct FloorMap: Sendable {
         self.agents = agents
         self.knownTags = knownTags
         self.walls = walls
+        self.stairs = stairs
         self.model = model
         agentIndexByID = Dictionary(agents.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         floorIndexByMajor = Dictionary(
@@ -152,6 +156,19 @@ public struct Wall: Sendable, Hashable {
     public var segment: Segment
     /// Attenuation in dB for a signal that crosses it.
     public var loss: Double
+}
+
+/// A staircase or lift: a place on the plan where people go from one floor to another.
+public struct Stairs: Sendable, Hashable {
+    /// The majors of the floors it joins: at least two, distinct, in map order.
+    public var floors: [UInt16]
+    /// Where it is on the plan (the same place on each of its floors).
+    public var position: Point
+
+    public init(floors: [UInt16], position: Point) {
+        self.floors = floors
+        self.position = position
+    }
 }
 
 /// The radio model and the timing defaults of a site.

@@ -1,0 +1,112 @@
+import WhereaboutsCore
+
+/// How the simulated radio behaves between tags and agents.
+///
+/// Defaults follow BLE tags indoors: 10 adverts a second, about 30 % of them missed by any one scanner, a
+/// sensitivity floor of −100 dBm, 5 dB of shadowing that changes over metres and minutes, and Rician fast
+/// fading of a few dB per advert.
+public struct ChannelConfiguration: Sendable, Hashable {
+    /// Standard deviation of the shadowing in dB (slow fading: furniture, bodies, the room's shape).
+    public var shadowingSigma: Double = 5
+    /// Distance in metres over which a link's shadowing decorrelates (Gudmundson's model).
+    public var shadowingDistance: Double = 3
+    /// Time in seconds over which a still tag's shadowing decorrelates (people and doors moving).
+    public var shadowingTime: Double = 120
+    /// Rician K factor of the fast fading (linear; larger means a stronger direct path and less fading).
+    public var ricianK: Double = 4
+    /// Loss in dB for each floor slab between tag and agent.
+    public var floorLoss: Double = 15
+    /// The weakest advert a scanner reports, in dBm.
+    public var sensitivity: Double = -100
+    /// Time between a tag's adverts, in seconds.
+    public var advertInterval: Double = 0.1
+    /// Share of adverts a scanner misses even above its sensitivity (channel hopping, collisions).
+    public var advertLoss: Double = 0.3
+    /// Standard deviation in dB of a tag's true power at 1 m around the power it advertises.
+    public var measuredPowerSpread: Double = 1
+
+    public init() {}
+}
+
+/// The mean received power between a place on a floor and an agent: log-distance path loss with the map's
+/// constants, the walls the straight path crosses, and the floor slabs between.
+///
+/// Shadowing and fading, which are random, are added by ``LinkState``.
+struct PathGeometry: Sendable {
+    let map: FloorMap
+    let floorHeights: [UInt16: Double]
+    let floorOrder: [UInt16: Int]
+    let wallsByFloor: [UInt16: [Wall]]
+    let floorLoss: Double
+
+    init(map: FloorMap, floorLoss: Double) {
+        self.map = map
+        floorHeights = Dictionary(map.floors.map { ($0.major, $0.height) }, uniquingKeysWith: { a, _ in a })
+        floorOrder = Dictionary(map.floors.enumerated().map { ($1.major, $0) }, uniquingKeysWith: { a, _ in a })
+        wallsByFloor = Dictionary(grouping: map.walls, by: \.floor)
+        self.floorLoss = floorLoss
+    }
+
+    /// The mean RSSI in dBm, before the agent's offset, that `agent` receives from a tag whose power at 1 m is
+    /// `power`, at `position` on floor `floor`.
+    func meanRSSI(power: Double, position: Point, floor: UInt16, agent: Agent) -> Double {
+        let dx = position.x - agent.position.x
+        let dy = position.y - agent.position.y
+        let tagZ = (floorHeights[floor] ?? 0) + map.model.tagHeight
+        let agentZ = (floorHeights[agent.floor] ?? 0) + agent.height
+        let dz = tagZ - agentZ
+        let distance = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.1)
+        let exponent = agent.pathLossExponent ?? map.model.pathLossExponent
+        var rssi = power - 10 * exponent * logarithm10(distance)
+        let path = Segment(position, agent.position)
+        for wall in wallsByFloor[floor] ?? [] where wall.segment.properlyIntersects(path) { rssi -= wall.loss }
+        if agent.floor != floor {
+            for wall in wallsByFloor[agent.floor] ?? [] where wall.segment.properlyIntersects(path) {
+                rssi -= wall.loss
+            }
+            let slabs = abs((floorOrder[agent.floor] ?? 0) - (floorOrder[floor] ?? 0))
+            rssi -= floorLoss * Double(slabs)
+        }
+        return rssi
+    }
+}
+
+/// The random part of one (agent, tag) link: shadowing that is correlated in space and time.
+struct LinkState: Sendable {
+    private(set) var shadowing: Double
+    private var lastPosition: Point
+    private var lastTime: Double
+
+    init(position: Point, time: Double, sigma: Double, using generator: inout some RandomNumberGenerator) {
+        shadowing = sigma * generator.nextGaussian()
+        lastPosition = position
+        lastTime = time
+    }
+
+    /// Moves the shadowing on to a new place and time: a Gauss–Markov step whose correlation falls with the
+    /// distance moved and the time passed, so its spread stays `sigma`.
+    mutating func advance(
+        to position: Point,
+        time: Double,
+        configuration: ChannelConfiguration,
+        using generator: inout some RandomNumberGenerator
+    ) {
+        let moved = position.distance(to: lastPosition)
+        let elapsed = max(time - lastTime, 0)
+        let correlation = exponential(
+            -moved / configuration.shadowingDistance - elapsed / configuration.shadowingTime)
+        let innovation = (1 - correlation * correlation).squareRoot() * configuration.shadowingSigma
+        shadowing = correlation * shadowing + innovation * generator.nextGaussian()
+        lastPosition = position
+        lastTime = time
+    }
+}
+
+/// One advert's fast fading in dB: the power of a Rician channel with unit mean power.
+func ricianFadingDB(k: Double, using generator: inout some RandomNumberGenerator) -> Double {
+    let direct = (k / (k + 1)).squareRoot()
+    let scatter = (1 / (2 * (k + 1))).squareRoot()
+    let inPhase = direct + scatter * generator.nextGaussian()
+    let quadrature = scatter * generator.nextGaussian()
+    return 10 * logarithm10(max(inPhase * inPhase + quadrature * quadrature, 1e-6))
+}

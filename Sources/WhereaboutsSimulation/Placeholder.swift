@@ -1,2 +1,0 @@
-// Placeholder until this module lands; see the issue that builds it.
-enum WhereaboutsSimulationPlaceholder {}

@@ -1,0 +1,272 @@
+public import WhereaboutsCore
+public import WhereaboutsWire
+
+/// What to simulate.
+public struct SimulationConfiguration: Sendable, Hashable {
+    /// How many tags walk the map. The map's known tags come first, then made-up ones on the site UUID.
+    public var tagCount: Int = 10
+    /// How long, in seconds.
+    public var duration: Double = 600
+    /// Unix time at which the simulation starts.
+    public var startTime: Double = 1_767_225_600
+    /// The agents' batching window, in seconds.
+    public var window: Double = 1
+    /// The radio channel.
+    public var channel = ChannelConfiguration()
+    /// How people walk.
+    public var walker = WalkerConfiguration()
+
+    public init() {}
+}
+
+/// Why a simulation cannot start.
+public enum SimulationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A setting is out of range; the associated text names it.
+    case invalidSetting(String)
+
+    public var description: String {
+        switch self {
+        case .invalidSetting(let text): "invalid simulation setting: \(text)"
+        }
+    }
+}
+
+/// One agent's batch for one window: what a simulated agent would publish.
+public struct SimulatedBatch: Sendable, Equatable {
+    /// The agent.
+    public var agent: AgentID
+    /// Its index in the map.
+    public var agentIndex: Int
+    /// The window's end (Unix seconds); every reading carries it.
+    public var windowEnd: Double
+    /// One reading per tag heard in the window; empty when none was heard (the batch is still a heartbeat).
+    public var readings: [ReadingBatch.Reading]
+
+    /// Makes a batch.
+    public init(agent: AgentID, agentIndex: Int, windowEnd: Double, readings: [ReadingBatch.Reading]) {
+        self.agent = agent
+        self.agentIndex = agentIndex
+        self.windowEnd = windowEnd
+        self.readings = readings
+    }
+
+    /// The batch's readings as lines of a readings recording.
+    public var recordedReadings: [RecordedReading] { readings.map { RecordedReading($0, agent: agent) } }
+}
+
+/// Everything one window of simulated time produced.
+public struct SimulatedWindow: Sendable {
+    /// The window's end (Unix seconds).
+    public var end: Double
+    /// One batch per agent, in map order.
+    public var batches: [SimulatedBatch]
+    /// Where each tag really was at the window's end.
+    public var truth: [TruthRecord]
+}
+
+/// Simulates tags walking a floor map and the agents hearing them, window by window.
+///
+/// Pure and seeded: the same map, configuration and seed give the same windows, on any machine with the same
+/// floating-point behaviour. Each tag's walk has its own generator, so that adding tags or changing the radio
+/// does not change where the other tags go.
+///
+/// ```swift
+/// var simulator = try Simulator(map: map, configuration: configuration, seed: 7)
+/// while let window = simulator.nextWindow() {
+///     for batch in window.batches { publish(batch) }
+/// }
+/// ```
+public struct Simulator: Sendable {
+    private struct SimulatedTag: Sendable {
+        var identity: TagIdentity
+        var advertisedPower: Int
+        var truePower: Double
+        var walker: TagWalker
+        var nextAdvert: Double
+        var lastMove: Double
+        var links: [LinkState]
+    }
+
+    /// The map.
+    public let map: FloorMap
+    /// The configuration.
+    public let configuration: SimulationConfiguration
+    private let area: WalkArea
+    private let geometry: PathGeometry
+    private let agentIDs: [AgentID]
+    private var tags: [SimulatedTag] = []
+    private var aggregators: [AdvertAggregator]
+    private var channelGenerator: SplitMix64
+    private var windowIndex = 0
+    private let windowCount: Int
+
+    /// Sets up the tags and links.
+    ///
+    /// - Throws: ``SimulationError/invalidSetting(_:)`` for a setting out of range.
+    public init(map: FloorMap, configuration: SimulationConfiguration, seed: UInt64) throws(SimulationError) {
+        try Self.validate(configuration, map: map)
+        self.map = map
+        self.configuration = configuration
+        area = WalkArea(map: map)
+        geometry = PathGeometry(map: map, floorLoss: configuration.channel.floorLoss)
+        var ids: [AgentID] = []
+        for agent in map.agents {
+            guard let id = AgentID(agent.id) else { throw .invalidSetting("agent id \(agent.id)") }
+            ids.append(id)
+        }
+        agentIDs = ids
+        aggregators = Array(repeating: AdvertAggregator(), count: map.agents.count)
+        windowCount = Int((configuration.duration / configuration.window).rounded(.up))
+        var setup = SplitMix64(seed: seed)
+        channelGenerator = SplitMix64(seed: setup.next())
+        let channel = configuration.channel
+        for index in 0..<configuration.tagCount {
+            let known = index < map.knownTags.count ? map.knownTags[index] : nil
+            let identity =
+                known?.identity ?? .iBeacon(uuid: map.site.uuid, major: 1000, minor: UInt16(index + 1))
+            let advertised = Int((known?.measuredPower ?? map.model.measuredPower).rounded())
+            let walkerSeed = setup.next()
+            let walker = TagWalker(area: area, configuration: configuration.walker, seed: walkerSeed)
+            let truePower = Double(advertised) + channel.measuredPowerSpread * setup.nextGaussian()
+            let phase = Double.random(in: 0..<channel.advertInterval, using: &setup)
+            var links: [LinkState] = []
+            for _ in map.agents {
+                links.append(
+                    LinkState(
+                        position: walker.position,
+                        time: configuration.startTime,
+                        sigma: channel.shadowingSigma,
+                        using: &setup
+                    )
+                )
+            }
+            tags.append(
+                SimulatedTag(
+                    identity: identity,
+                    advertisedPower: advertised,
+                    truePower: truePower,
+                    walker: walker,
+                    nextAdvert: configuration.startTime + phase,
+                    lastMove: configuration.startTime,
+                    links: links
+                )
+            )
+        }
+    }
+
+    private static func validate(_ configuration: SimulationConfiguration, map: FloorMap) throws(SimulationError) {
+        let channel = configuration.channel
+        let walker = configuration.walker
+        guard (0...60_000).contains(configuration.tagCount) else { throw .invalidSetting("tags must be 0…60000") }
+        guard configuration.duration > 0, configuration.duration <= 30 * 86_400 else {
+            throw .invalidSetting("duration must be more than 0 and at most 30 days")
+        }
+        guard configuration.startTime.isFinite else { throw .invalidSetting("start time must be finite") }
+        guard configuration.window >= 0.05, configuration.window <= 60 else {
+            throw .invalidSetting("window must be 0.05…60 s")
+        }
+        guard (0...30).contains(channel.shadowingSigma) else { throw .invalidSetting("sigma must be 0…30 dB") }
+        guard channel.shadowingDistance > 0, channel.shadowingTime > 0 else {
+            throw .invalidSetting("shadowing distance and time must be positive")
+        }
+        guard channel.ricianK >= 0, channel.ricianK.isFinite else { throw .invalidSetting("Rician K must be ≥ 0") }
+        guard channel.floorLoss >= 0, channel.floorLoss <= 100 else { throw .invalidSetting("floor loss 0…100 dB") }
+        guard channel.sensitivity.isFinite else { throw .invalidSetting("sensitivity must be finite") }
+        guard channel.advertInterval >= 0.02, channel.advertInterval <= 10 else {
+            throw .invalidSetting("advert interval must be 0.02…10 s")
+        }
+        guard (0..<1).contains(channel.advertLoss) else { throw .invalidSetting("advert loss must be 0 ≤ p < 1") }
+        guard (0...20).contains(channel.measuredPowerSpread) else {
+            throw .invalidSetting("measured power spread must be 0…20 dB")
+        }
+        guard walker.speed.lowerBound > 0, walker.speed.upperBound <= 10 else {
+            throw .invalidSetting("walking speed must be within 0…10 m/s")
+        }
+        guard walker.pause.lowerBound >= 0, walker.pause.upperBound <= 86_400 else {
+            throw .invalidSetting("pauses must be 0…86400 s")
+        }
+        guard walker.stairsTime >= 0, walker.stairsTime <= 600 else { throw .invalidSetting("stairs time 0…600 s") }
+        guard (0...1).contains(walker.floorChangeShare), (0...1).contains(walker.anywhereShare) else {
+            throw .invalidSetting("shares must be 0…1")
+        }
+        guard walker.zoneInset >= 0 else { throw .invalidSetting("zone inset must be ≥ 0") }
+    }
+
+    /// The simulated tags, in the order their truth is written.
+    public var tagIdentities: [TagIdentity] { tags.map(\.identity) }
+
+    /// Simulates the next window, or returns nil when the duration is over.
+    public mutating func nextWindow() -> SimulatedWindow? {
+        guard windowIndex < windowCount else { return nil }
+        windowIndex += 1
+        let end = configuration.startTime + Double(windowIndex) * configuration.window
+        let channel = configuration.channel
+        for tagIndex in tags.indices {
+            while tags[tagIndex].nextAdvert < end {
+                let time = tags[tagIndex].nextAdvert
+                let elapsed = time - tags[tagIndex].lastMove
+                tags[tagIndex].walker.advance(by: elapsed, area: area, configuration: configuration.walker)
+                tags[tagIndex].lastMove = time
+                advertise(tagIndex: tagIndex, time: time, channel: channel)
+                // BLE adds 0–10 ms of random delay to every advertising interval.
+                tags[tagIndex].nextAdvert =
+                    time + channel.advertInterval
+                    + Double.random(in: 0..<0.01, using: &channelGenerator)
+            }
+            let elapsed = end - tags[tagIndex].lastMove
+            tags[tagIndex].walker.advance(by: elapsed, area: area, configuration: configuration.walker)
+            tags[tagIndex].lastMove = end
+        }
+        var batches: [SimulatedBatch] = []
+        batches.reserveCapacity(map.agents.count)
+        for agentIndex in map.agents.indices {
+            batches.append(
+                SimulatedBatch(
+                    agent: agentIDs[agentIndex],
+                    agentIndex: agentIndex,
+                    windowEnd: end,
+                    readings: aggregators[agentIndex].flush(windowEnd: end)
+                )
+            )
+        }
+        let truth = tags.map { tag in
+            TruthRecord(
+                time: end,
+                tag: tag.identity,
+                x: tag.walker.position.x.rounded(toDecimals: 3),
+                y: tag.walker.position.y.rounded(toDecimals: 3),
+                floor: tag.walker.floor
+            )
+        }
+        return SimulatedWindow(end: end, batches: batches, truth: truth)
+    }
+
+    /// One advert from one tag: each agent hears it or not, at its own RSSI.
+    private mutating func advertise(tagIndex: Int, time: Double, channel: ChannelConfiguration) {
+        let position = tags[tagIndex].walker.position
+        let floor = tags[tagIndex].walker.floor
+        let power = tags[tagIndex].truePower
+        for agentIndex in map.agents.indices {
+            let agent = map.agents[agentIndex]
+            tags[tagIndex].links[agentIndex].advance(
+                to: position,
+                time: time,
+                configuration: channel,
+                using: &channelGenerator
+            )
+            // Draw every random number whether or not the advert is heard, so one link never shifts another.
+            let fading = ricianFadingDB(k: channel.ricianK, using: &channelGenerator)
+            let missed = Double.random(in: 0..<1, using: &channelGenerator) < channel.advertLoss
+            let mean = geometry.meanRSSI(power: power, position: position, floor: floor, agent: agent)
+            let received = mean + tags[tagIndex].links[agentIndex].shadowing + fading
+            guard !missed, received >= channel.sensitivity else { continue }
+            // Controllers report whole dBm; the map's offset corrects this receiver, so the raw value lacks it.
+            let raw = (received - agent.rssiOffset).rounded()
+            aggregators[agentIndex].add(
+                tag: tags[tagIndex].identity,
+                rssi: min(max(raw, -127), 20),
+                power: tags[tagIndex].advertisedPower
+            )
+        }
+    }
+}

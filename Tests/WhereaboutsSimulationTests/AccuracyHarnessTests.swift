@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import WhereaboutsCore
+import WhereaboutsSimulation
+import WhereaboutsWire
+
+/// A seeded scenario of the accuracy harness: a small map and simulation settings.
+struct Scenario: Sendable, CustomTestStringConvertible {
+    var name: String
+    var tags: Int
+    var duration: Double
+    var seed: UInt64
+
+    var testDescription: String { name }
+}
+
+/// The figures a scenario is held to, recorded in `Fixtures/baselines/<name>.json`.
+struct Baseline: Equatable {
+    var median: Double
+    var p90: Double
+    var zoneAccuracy: Double
+
+    /// Worse than the baseline by more than this share of the median or p90 fails.
+    static let worseShare = 0.10
+    /// Worse zone accuracy by more than this (absolute share) fails.
+    static let worseZoneAccuracy = 0.03
+    /// Better by more than this share means the baseline is stale: re-record it.
+    static let betterShare = 0.25
+
+    init(median: Double, p90: Double, zoneAccuracy: Double) {
+        self.median = median
+        self.p90 = p90
+        self.zoneAccuracy = zoneAccuracy
+    }
+
+    init(_ report: AccuracyReport) throws {
+        let error = try #require(report.error)
+        median = (error.median * 1000).rounded() / 1000
+        p90 = (error.p90 * 1000).rounded() / 1000
+        zoneAccuracy = ((report.zoneAccuracy ?? 0) * 1000).rounded() / 1000
+    }
+
+    static func url(_ name: String) -> URL {
+        fixturesDirectory.appendingPathComponent("baselines/\(name).json")
+    }
+
+    static func load(_ name: String) throws -> Baseline {
+        let data = try #require(FileManager.default.contents(atPath: url(name).path), "no baseline for \(name)")
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return Baseline(
+            median: try #require(object["median"] as? Double),
+            p90: try #require(object["p90"] as? Double),
+            zoneAccuracy: try #require(object["zone_accuracy"] as? Double)
+        )
+    }
+
+    func save(_ name: String, note: String) throws {
+        let text = """
+            {"scenario": "\(name)", "note": "\(note)", "median": \(median), "p90": \(p90), \
+            "zone_accuracy": \(zoneAccuracy)}
+
+            """
+        try FileManager.default.createDirectory(
+            at: Self.url(name).deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: Self.url(name))
+    }
+
+    /// Compares a run with this baseline; records the run instead when RECORD_BASELINE=1.
+    static func check(_ name: String, _ measured: Baseline, note: String) throws {
+        if ProcessInfo.processInfo.environment["RECORD_BASELINE"] == "1" {
+            try measured.save(name, note: note)
+            return
+        }
+        let baseline = try load(name)
+        let rerecord = "if this is an improvement, re-record with RECORD_BASELINE=1 swift test --filter AccuracyHarness"
+        #expect(
+            measured.median <= baseline.median * (1 + worseShare),
+            "\(name): median \(measured.median) m is worse than the baseline \(baseline.median) m by over 10 %")
+        #expect(
+            measured.p90 <= baseline.p90 * (1 + worseShare),
+            "\(name): p90 \(measured.p90) m is worse than the baseline \(baseline.p90) m by over 10 %")
+        #expect(
+            measured.zoneAccuracy >= baseline.zoneAccuracy - worseZoneAccuracy,
+            "\(name): zone accuracy \(measured.zoneAccuracy) fell below the baseline \(baseline.zoneAccuracy)")
+        #expect(
+            measured.median >= baseline.median * (1 - betterShare) && measured.p90 >= baseline.p90 * (1 - betterShare),
+            "\(name): \(measured) is far better than the baseline \(baseline); \(rerecord)")
+    }
+}
+
+@Suite("Accuracy harness")
+struct AccuracyHarnessTests {
+    /// Six tags for ten minutes each: about 2 s per scenario in a debug build.
+    static let scenarios = [
+        Scenario(name: "open-office", tags: 6, duration: 600, seed: 42),
+        Scenario(name: "walled-rooms", tags: 6, duration: 600, seed: 42),
+        Scenario(name: "two-floors", tags: 6, duration: 600, seed: 42),
+        Scenario(name: "sparse-agents", tags: 6, duration: 600, seed: 42),
+    ]
+
+    @Test("simulated scenarios hold their baselines", arguments: scenarios)
+    func scenario(_ scenario: Scenario) throws {
+        let map = try scenarioMap(scenario.name)
+        var configuration = SimulationConfiguration()
+        configuration.tagCount = scenario.tags
+        configuration.duration = scenario.duration
+        // Through recording text, as `whereabouts sim | replay | evaluate` would.
+        let (readingsText, truthText) = try simulate(map: map, configuration: configuration, seed: scenario.seed)
+        let readings = try cleanRecords(readingsText, as: RecordedReading.self)
+        let truth = try cleanRecords(truthText, as: TruthRecord.self)
+        let (output, _) = Replay.run(map: map, readings: readings)
+        let report = AccuracyReport(positions: output.positions, truth: truth, map: map)
+        #expect(report.unscored == 0)
+        #expect((report.floorAccuracy ?? 0) >= 0.95)
+        let measured = try Baseline(report)
+        print("accuracy \(scenario.name): \(measured), floor \(report.floorAccuracy ?? 0)")
+        try Baseline.check(
+            scenario.name, measured,
+            note: "\(scenario.tags) tags, \(Int(scenario.duration)) s, seed \(scenario.seed), default settings")
+    }
+
+    @Test("the Kolakowski robot path beats the weighted-centroid and least-squares references")
+    func kolakowskiRobot() throws {
+        let map = try shippedMap("kolakowski-flat.json")
+        let readings = try cleanRecords(
+            try fixtureText("kolakowski/robot-readings.jsonl"), as: RecordedReading.self)
+        let truth = try cleanRecords(try fixtureText("kolakowski/robot-truth.jsonl"), as: TruthRecord.self)
+        #expect(readings.count == 12_927)
+        #expect(truth.count == 719)
+        let (output, statistics) = Replay.run(map: map, readings: readings)
+        #expect(statistics.taken == readings.count)
+        let report = AccuracyReport(positions: output.positions, truth: truth, map: map)
+        let error = try #require(report.error)
+        print("accuracy kolakowski-robot: median \(error.median) m, p90 \(error.p90) m, over \(report.scored)")
+        // References on 2 s windows of this path: weighted centroid of the 3 strongest anchors 2.09 m / 3.26 m;
+        // least squares with the default constants 2.08 m / 3.39 m.
+        #expect(error.median < 2.08)
+        #expect(error.p90 < 3.26)
+        try Baseline.check("kolakowski-robot", try Baseline(report), note: "robot test path, default engine")
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import WhereaboutsCore
+import WhereaboutsSimulation
+import WhereaboutsWire
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+/// Counts the elements of a document by name, and fails on any XML error.
+final class ElementCounter: NSObject, XMLParserDelegate {
+    var counts: [String: Int] = [:]
+    var classes: [String: Int] = [:]
+    var texts: [String] = []
+    var error: (any Error)?
+
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        counts[name, default: 0] += 1
+        if let kind = attributes["class"] { classes[kind, default: 0] += 1 }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) { texts.append(string) }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) { error = parseError }
+}
+
+@Suite("Map renderer")
+struct MapRendererTests {
+    func parse(_ svg: String) throws -> ElementCounter {
+        let parser = XMLParser(data: Data(svg.utf8))
+        let counter = ElementCounter()
+        parser.delegate = counter
+        let ok = parser.parse()
+        #expect(ok, "not well-formed: \(String(describing: counter.error ?? parser.parserError))")
+        return counter
+    }
+
+    @Test("the demo office draws as well-formed SVG with every floor, zone, wall and agent")
+    func demoOffice() throws {
+        let map = try shippedMap("demo-office.json")
+        let tag = try #require(map.knownTags.first).identity
+        let positions = [
+            PositionRecord(time: 1, tag: tag, x: 2, y: 2, floor: 1, zone: 1, accuracy: 9),
+            PositionRecord(time: 2, tag: tag, x: 5, y: 5, floor: 1, zone: 1, accuracy: 1.5),
+            PositionRecord(time: 2, tag: .address(7), x: 12, y: 15, floor: 2, zone: nil, accuracy: 2),
+        ]
+        let svg = MapRenderer().svg(map: map, positions: positions)
+        let counter = try parse(svg)
+        #expect(counter.counts["svg"] == 1)
+        #expect(counter.classes["floor"] == map.floors.count)
+        #expect(counter.counts["clipPath"] == map.floors.count)
+        #expect(counter.classes["zone"] == map.zones.count)
+        #expect(counter.classes["wall"] == map.walls.count)
+        #expect(counter.classes["agent"] == map.agents.count)
+        #expect(counter.classes["tag"] == 2, "the last position of each tag")
+        #expect(counter.texts.contains("Alice"))
+        #expect(counter.texts.contains("Lobby (1)"), "occupancy from the last positions")
+        #expect(counter.texts.contains("Reception (0)"))
+        #expect(svg.contains(#"r="45""#), "1.5 m accuracy at 30 px/m")
+    }
+
+    @Test("names with markup characters are escaped, and stairs are drawn")
+    func escaping() throws {
+        var text = try fixtureText("scenarios/two-floors.json")
+        text = text.replacingOccurrences(of: #""name": "West""#, with: #""name": "R&D <\"lab\">""#)
+        let map = try loadMap(text)
+        let counter = try parse(MapRenderer().svg(map: map))
+        #expect(counter.texts.joined().contains(#"R&D <"lab"> (0)"#))
+        #expect(counter.classes["stairs"] == 2, "one on each floor the stairs join")
+    }
+}

@@ -1,0 +1,202 @@
+import Testing
+import WhereaboutsCore
+import WhereaboutsSimulation
+import WhereaboutsWire
+
+@Suite("Simulator")
+struct SimulatorTests {
+    static func shortRun(tags: Int = 3, duration: Double = 60) -> SimulationConfiguration {
+        var configuration = SimulationConfiguration()
+        configuration.tagCount = tags
+        configuration.duration = duration
+        return configuration
+    }
+
+    @Test("the same seed gives the same readings and truth; another seed does not")
+    func determinism() throws {
+        let map = try scenarioMap("two-floors")
+        let first = try simulate(map: map, configuration: Self.shortRun(), seed: 11)
+        let again = try simulate(map: map, configuration: Self.shortRun(), seed: 11)
+        let other = try simulate(map: map, configuration: Self.shortRun(), seed: 12)
+        #expect(first.readings == again.readings)
+        #expect(first.truth == again.truth)
+        #expect(first.readings != other.readings)
+        #expect(first.truth != other.truth)
+    }
+
+    @Test("each window has one batch per agent, readings stamped with the window's end and aggregated")
+    func batchShape() throws {
+        let map = try scenarioMap("open-office")
+        var configuration = Self.shortRun(tags: 4, duration: 10)
+        configuration.startTime = 1000
+        var simulator = try Simulator(map: map, configuration: configuration, seed: 3)
+        var windows = 0
+        var readings = 0
+        while let window = simulator.nextWindow() {
+            windows += 1
+            #expect(window.end == 1000 + Double(windows))
+            #expect(window.batches.map(\.agent.rawValue) == map.agents.map(\.id))
+            #expect(window.truth.count == 4)
+            for batch in window.batches {
+                #expect(batch.windowEnd == window.end)
+                #expect(Set(batch.readings.map(\.tag)).count == batch.readings.count, "one reading per tag")
+                for reading in batch.readings {
+                    readings += 1
+                    #expect(reading.time == window.end)
+                    #expect(reading.count >= 1 && reading.count <= 12, "10 adverts/s, some missed")
+                    #expect(reading.rssi >= -100 && reading.rssi <= 0)
+                    #expect(reading.power == -59)
+                    #expect((reading.variance ?? 0) >= 0)
+                    #expect((reading.variance == nil) == (reading.count == 1))
+                }
+            }
+        }
+        #expect(windows == 10)
+        // Six agents close to four tags hear nearly every window.
+        #expect(readings > 4 * 6 * 10 * 8 / 10)
+    }
+
+    @Test("tags stay on the map, and change floor only at the stairs")
+    func walking() throws {
+        let map = try scenarioMap("two-floors")
+        var configuration = Self.shortRun(tags: 6, duration: 900)
+        configuration.walker.floorChangeShare = 0.6
+        var simulator = try Simulator(map: map, configuration: configuration, seed: 5)
+        var previous: [TagIdentity: TruthRecord] = [:]
+        var floorChanges = 0
+        var zonesVisited: Set<ZoneKey> = []
+        let stairs = try #require(map.stairs.first).position
+        while let window = simulator.nextWindow() {
+            for record in window.truth {
+                let floor = try #require(map.floor(major: record.floor))
+                let point = Point(x: record.x, y: record.y)
+                #expect(floor.outline.contains(point))
+                if let zone = map.zones(onFloor: record.floor).first(where: { $0.polygon.contains(point) }) {
+                    zonesVisited.insert(zone.key)
+                }
+                if let before = previous[record.tag] {
+                    #expect(point.distance(to: Point(x: before.x, y: before.y)) <= 1.41, "walking pace")
+                    if before.floor != record.floor {
+                        floorChanges += 1
+                        #expect(point.distance(to: stairs) < 1e-6)
+                    }
+                }
+                previous[record.tag] = record
+            }
+        }
+        #expect(floorChanges >= 4)
+        #expect(zonesVisited.count == map.zones.count)
+    }
+
+    @Test("a map without stairs keeps every tag on its floor")
+    func noStairs() throws {
+        var map = try scenarioMap("two-floors")
+        map.stairs = []
+        var simulator = try Simulator(map: map, configuration: Self.shortRun(tags: 6, duration: 600), seed: 9)
+        var floors: [TagIdentity: UInt16] = [:]
+        while let window = simulator.nextWindow() {
+            for record in window.truth {
+                #expect(floors[record.tag, default: record.floor] == record.floor)
+                floors[record.tag] = record.floor
+            }
+        }
+        #expect(floors.count == 6)
+    }
+
+    @Test("the channel: weaker with distance, through walls and through floors")
+    func channel() throws {
+        // Without shadowing, fading or misses, each agent's mean RSSI follows the map's model exactly.
+        var configuration = Self.shortRun(tags: 1, duration: 30)
+        configuration.channel.shadowingSigma = 0
+        configuration.channel.ricianK = 1e9
+        configuration.channel.advertLoss = 0
+        configuration.channel.measuredPowerSpread = 0
+        configuration.channel.sensitivity = -127
+        configuration.walker.pause = 1000...1000
+        configuration.walker.speed = 0.001...0.001
+        for name in ["walled-rooms", "two-floors"] {
+            let map = try scenarioMap(name)
+            var simulator = try Simulator(map: map, configuration: configuration, seed: 21)
+            let next = simulator.nextWindow()
+            let window = try #require(next)
+            let truth = try #require(window.truth.first)
+            let tagPoint = Point(x: truth.x, y: truth.y)
+            for batch in window.batches {
+                let agent = map.agents[batch.agentIndex]
+                let reading = try #require(batch.readings.first, "every agent hears a loud, lossless tag")
+                let tagFloor = try #require(map.floor(major: truth.floor))
+                let agentFloor = try #require(map.floor(major: agent.floor))
+                let dz = (agentFloor.height + agent.height) - (tagFloor.height + map.model.tagHeight)
+                let horizontal = tagPoint.distance(to: agent.position)
+                let distance = (horizontal * horizontal + dz * dz).squareRoot()
+                var expected = PathLossModel(measuredPower: -59, exponent: 2).expectedRSSI(atDistance: distance)
+                let path = Segment(tagPoint, agent.position)
+                for wall in map.walls where wall.segment.properlyIntersects(path) {
+                    if wall.floor == truth.floor || wall.floor == agent.floor { expected -= wall.loss }
+                }
+                if agent.floor != truth.floor { expected -= configuration.channel.floorLoss }
+                // Whole-dBm rounding and the tag's creep over the window allow about half a dB.
+                #expect(abs(reading.rssi - expected) < 0.75, "\(name) \(agent.id): \(reading.rssi) vs \(expected)")
+            }
+        }
+    }
+
+    @Test("shadowing of one link drifts slowly: consecutive windows agree better than distant ones")
+    func correlatedShadowing() throws {
+        let map = try scenarioMap("open-office")
+        var configuration = Self.shortRun(tags: 1, duration: 600)
+        configuration.walker.pause = 10_000...10_000
+        configuration.channel.ricianK = 1e9
+        configuration.channel.measuredPowerSpread = 0
+        var simulator = try Simulator(map: map, configuration: configuration, seed: 4)
+        var series: [Double] = []
+        // The tag walks to its first destination, then stands: use the last 400 s.
+        while let window = simulator.nextWindow() {
+            if window.end - configuration.startTime > 200, let reading = window.batches[0].readings.first {
+                series.append(reading.rssi)
+            }
+        }
+        #expect(series.count > 350)
+        let mean = series.reduce(0, +) / Double(series.count)
+        let variance = series.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(series.count)
+        let lagOne = zip(series, series.dropFirst()).reduce(0) { $0 + ($1.0 - mean) * ($1.1 - mean) }
+        let correlation = lagOne / Double(series.count - 1) / variance
+        #expect(correlation > 0.9, "Gauss–Markov shadowing with a 120 s time constant")
+    }
+
+    @Test("out-of-range settings are refused with their name")
+    func invalidSettings() throws {
+        let map = try scenarioMap("open-office")
+        var configuration = SimulationConfiguration()
+        configuration.duration = -1
+        #expect(throws: SimulationError.self) { try Simulator(map: map, configuration: configuration, seed: 1) }
+        configuration = SimulationConfiguration()
+        configuration.channel.advertLoss = 1
+        #expect(throws: SimulationError.self) { try Simulator(map: map, configuration: configuration, seed: 1) }
+        configuration = SimulationConfiguration()
+        configuration.channel.shadowingSigma = .nan
+        #expect(throws: SimulationError.self) { try Simulator(map: map, configuration: configuration, seed: 1) }
+    }
+
+    @Test("aggregation drops a wild advert and reports count, mean and variance")
+    func aggregation() {
+        let summary = AdvertAggregator.summarize([-70, -71, -69, -70, -72, -68, -95])
+        #expect(summary.count == 6)
+        #expect(summary.mean == -70)
+        #expect(abs((summary.variance ?? 0) - 2) < 1e-9)
+        let single = AdvertAggregator.summarize([-80])
+        #expect(single.count == 1 && single.mean == -80 && single.variance == nil)
+
+        var aggregator = AdvertAggregator()
+        let a = TagIdentity.address(1)
+        let b = TagIdentity.address(2)
+        aggregator.add(tag: b, rssi: -60, power: nil)
+        aggregator.add(tag: a, rssi: -70, power: -59)
+        aggregator.add(tag: b, rssi: -62, power: -61)
+        let readings = aggregator.flush(windowEnd: 5)
+        #expect(readings.map(\.tag) == [b, a], "first heard first")
+        #expect(readings[0].rssi == -61 && readings[0].count == 2 && readings[0].power == -61)
+        #expect(readings.allSatisfy { $0.time == 5 })
+        #expect(aggregator.isEmpty)
+    }
+}
