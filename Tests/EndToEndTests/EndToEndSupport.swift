@@ -10,7 +10,8 @@ import WhereaboutsWire
 enum BuiltProducts {
     static var directory: String {
         // /proc/self/exe is the test runner, which SwiftPM puts in the products directory (or its .xctest bundle).
-        var path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var path =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         while !path.isEmpty, path != "/" {
             path = (path as NSString).deletingLastPathComponent
             if FileManager.default.isExecutableFile(atPath: path + "/whereabouts-locator") { return path }
@@ -84,7 +85,9 @@ final class Collector: Sendable {
     private let received = Mutex<[MQTTMessage]>([])
     private let connectedOnce = Atomic<Bool>(false)
 
-    init(broker: MosquittoBroker, filters: [String], clientID: String = "collector-\(UUID().uuidString.prefix(6))") throws {
+    init(broker: MosquittoBroker, filters: [String], clientID: String = "collector-\(UUID().uuidString.prefix(6))")
+        throws
+    {
         client = try MQTTClient(
             MQTTClientConfiguration(host: "127.0.0.1", port: broker.port, clientID: clientID, cleanStart: true)
         )
@@ -131,7 +134,10 @@ final class TestAgent: Sendable {
     private let sequence = Atomic<Int>(0)
     private let connected = Atomic<Bool>(false)
 
-    init(_ id: String, site: BeaconUUID, broker: MosquittoBroker, epoch: Int = 1, username: String? = nil, password: String? = nil) throws {
+    init(
+        _ id: String, site: BeaconUUID, broker: MosquittoBroker, epoch: Int = 1, username: String? = nil,
+        password: String? = nil
+    ) throws {
         self.id = try #require(AgentID(id))
         topics = Topics(site: site)
         self.epoch = epoch
@@ -157,7 +163,9 @@ final class TestAgent: Sendable {
                 switch event {
                 case .connected:
                     connected.store(true, ordering: .relaxed)
-                    _ = try? client.publish(topic: topics.agentStatus(agent: id).name, payload: Array("online".utf8), qos: .atLeastOnce, retain: true)
+                    _ = try? client.publish(
+                        topic: topics.agentStatus(agent: id).name, payload: Array("online".utf8), qos: .atLeastOnce,
+                        retain: true)
                 case .disconnected:
                     connected.store(false, ordering: .relaxed)
                 default:

@@ -22,7 +22,11 @@ struct LocatorEndToEndTests {
     }
 
     func readings(at position: Point, agent: Agent, time: Double) -> [ReadingBatch.Reading] {
-        [ReadingBatch.Reading(tag: tag, time: time, rssi: modelRSSI(map: map, agent: agent, position: position), count: 5, variance: 4)]
+        [
+            ReadingBatch.Reading(
+                tag: tag, time: time, rssi: modelRSSI(map: map, agent: agent, position: position), count: 5, variance: 4
+            )
+        ]
     }
 
     /// Runs `body` with a broker, a collector on the site's topics, and connected agents for every map agent.
@@ -60,7 +64,9 @@ struct LocatorEndToEndTests {
     }
 
     func occupancy(_ collector: Collector, zone: UInt16) -> WhereaboutsWire.ZoneOccupancy? {
-        collector.last(topics.occupancy(floor: 1, zone: zone).name).flatMap { try? WhereaboutsWire.ZoneOccupancy(payload: $0) }
+        collector.last(topics.occupancy(floor: 1, zone: zone).name).flatMap {
+            try? WhereaboutsWire.ZoneOccupancy(payload: $0)
+        }
     }
 
     @Test("readings published as agents would end as retained occupancy, positions and enter/exit events")
@@ -97,7 +103,7 @@ struct LocatorEndToEndTests {
                 group.cancelAll()
             }
             #expect(await locator.stop() == 0)
-            #expect(collector.last(topics.locatorStatus.name) == "offline")
+            try await waitFor("the locator's goodbye") { collector.last(topics.locatorStatus.name) == "offline" }
         }
     }
 
@@ -115,7 +121,9 @@ struct LocatorEndToEndTests {
         Set(batches.flatMap { batch in batch.readings.map { "\(batch.agent) \($0.time)" } })
     }
 
-    @Test("the locator is stopped and restarted while agents publish at QoS 1: nothing lost, nothing twice, no false empty")
+    @Test(
+        "the locator is stopped and restarted while agents publish at QoS 1: nothing lost, nothing twice, no false empty"
+    )
     func locatorRestart() async throws {
         try await withSite { broker, collector, agents, scratch in
             let record = scratch.file("readings.jsonl")
@@ -126,7 +134,8 @@ struct LocatorEndToEndTests {
             var start = now()
             for round in 0..<60 {
                 // Distinct times per round make every reading identifiable in the recording.
-                sent += try await sendRound(agents, position: Point(x: 5, y: 5), time: start + Double(round) * 0.001 + 0.0001)
+                sent += try await sendRound(
+                    agents, position: Point(x: 5, y: 5), time: start + Double(round) * 0.001 + 0.0001)
                 if round == 25 {
                     #expect(await locator.stop() == 0)
                 } else if round == 35 {
@@ -156,7 +165,8 @@ struct LocatorEndToEndTests {
         options.persistence = true
         try await withSite(options: options) { broker, collector, agents, scratch in
             let record = scratch.file("readings.jsonl")
-            let locator = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: ["--record", record, "--warm-up", "1"])
+            let locator = try LocatorProcess(
+                map: mapPath, broker: broker, scratch: scratch, extra: ["--record", record, "--warm-up", "1"])
             try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
             var sent: [ReadingBatch] = []
             var time = now()
@@ -189,7 +199,9 @@ struct LocatorEndToEndTests {
         }
     }
 
-    @Test("an agent that vanishes without a goodbye turns offline by its will, and the zone only it covered turns unknown")
+    @Test(
+        "an agent that vanishes without a goodbye turns offline by its will, and the zone only it covered turns unknown"
+    )
     func agentWill() async throws {
         try await withSite { broker, collector, agents, scratch in
             let locator = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: ["--warm-up", "1"])

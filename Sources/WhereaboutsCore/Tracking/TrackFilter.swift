@@ -16,8 +16,10 @@ public struct TrackFilter: Sendable, Hashable {
         public var maximumSpeed: Double = 2.5
         /// Weight of the newest normalised innovation in its running average (0…1).
         public var innovationSmoothing: Double = 0.3
-        /// After this many implausible fixes in a row, the track restarts at the latest one.
-        public var implausibleRunToRestart: Int = 4
+        /// After this many implausible fixes in a row that agree with each other, the track restarts at them.
+        public var implausibleRunToRestart: Int = 3
+        /// How close (metres) implausible fixes must lie to their mean to count as agreeing.
+        public var agreementRadius: Double = 3
 
         public init() {}
     }
@@ -27,7 +29,7 @@ public struct TrackFilter: Sendable, Hashable {
     /// When the filter last took a fix (seconds).
     public private(set) var time: Double
     private var innovationAverage = 1.0
-    private var implausibleRun = 0
+    private var implausibleFixes: [Point] = []
 
     /// Starts a track at a fix.
     public init(position: Point, accuracy: Double, time: Double) {
@@ -66,18 +68,23 @@ public struct TrackFilter: Sendable, Hashable {
         let jump = (dx * dx + dy * dy).squareRoot()
         let reach = configuration.maximumSpeed * max(elapsed, 0.1) + 3 * (measurementVariance + x.p11).squareRoot()
         if jump > reach {
-            implausibleRun += 1
-            if implausibleRun >= configuration.implausibleRunToRestart {
-                // Fix after fix says the tag is elsewhere (it was carried out of earshot and came back, or the
-                // track went astray): believe them and start again there.
-                self = TrackFilter(position: fix, accuracy: accuracy, time: max(time, fixTime))
+            implausibleFixes.append(fix)
+            if implausibleFixes.count > configuration.implausibleRunToRestart {
+                implausibleFixes.removeFirst()
+            }
+            if implausibleFixes.count == configuration.implausibleRunToRestart,
+                let centre = Self.agreement(of: implausibleFixes, within: configuration.agreementRadius)
+            {
+                // Fix after fix says, consistently, that the tag is elsewhere (it was carried out of earshot and
+                // came back, or the track went astray): believe them and start again there.
+                self = TrackFilter(position: centre, accuracy: accuracy, time: max(time, fixTime))
                 return
             }
             // Faster than anyone walks: trust this fix less, in proportion to how implausible it is.
             let ratio = jump / reach
             measurementVariance *= ratio * ratio
         } else {
-            implausibleRun = 0
+            implausibleFixes.removeAll()
         }
         let nisX = x.update(measurement: fix.x, variance: measurementVariance)
         let nisY = y.update(measurement: fix.y, variance: measurementVariance)
@@ -86,6 +93,13 @@ public struct TrackFilter: Sendable, Hashable {
         x.limitVelocity(configuration.maximumSpeed)
         y.limitVelocity(configuration.maximumSpeed)
         time = max(time, fixTime)
+    }
+
+    /// The mean of the points when every one lies within `radius` of it, else nil.
+    static func agreement(of points: [Point], within radius: Double) -> Point? {
+        guard !points.isEmpty else { return nil }
+        let centre = points.reduce(Point(x: 0, y: 0), +) * (1 / Double(points.count))
+        return points.allSatisfy { $0.distance(to: centre) <= radius } ? centre : nil
     }
 
     /// Moves the track inside an outline when smoothing carried it out.

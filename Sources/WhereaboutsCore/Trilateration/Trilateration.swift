@@ -138,9 +138,10 @@ public enum Trilateration {
         for range in ranges.sorted(by: { $0.range < $1.range }).prefix(3) {
             starts.append(range.anchor + Point(x: 0.1, y: 0.1))
         }
-        var best = levenbergMarquardt(ranges, start: starts[0], prior: centroid)
+        let bounds = outline.map { $0.bounds.maximum - $0.bounds.minimum }
+        var best = levenbergMarquardt(ranges, start: starts[0], prior: centroid, extent: bounds)
         for start in starts.dropFirst() {
-            let candidate = levenbergMarquardt(ranges, start: start, prior: centroid)
+            let candidate = levenbergMarquardt(ranges, start: start, prior: centroid, extent: bounds)
             if candidate.cost < best.cost - 1e-9 { best = candidate }
         }
 
@@ -206,7 +207,12 @@ public enum Trilateration {
     /// poorly conditioned ones by more than a fraction of a millimetre.
     static let priorSigma = 1000.0
 
-    static func levenbergMarquardt(_ ranges: [RangeMeasurement], start: Point, prior: Point) -> Solution {
+    /// - Parameter extent: the floor's width and depth; the accuracy takes into account that the tag is somewhere
+    ///   on the floor (a uniform spread over the extent, as a Gaussian of the same variance), so that a direction the
+    ///   ranges barely constrain reads as "anywhere across this corridor", not as tens of metres.
+    static func levenbergMarquardt(_ ranges: [RangeMeasurement], start: Point, prior: Point, extent: Point? = nil)
+        -> Solution
+    {
         var position = start
         var lambda = 1e-3
         var cost = Self.cost(ranges, at: position, prior: prior)
@@ -269,6 +275,12 @@ public enum Trilateration {
         var a11 = priorWeight
         var a12 = 0.0
         var a22 = priorWeight
+        var boundX = 0.0
+        var boundY = 0.0
+        if let extent, extent.x > 0, extent.y > 0 {
+            boundX = 12 / (extent.x * extent.x)
+            boundY = 12 / (extent.y * extent.y)
+        }
         var chiSquared = 0.0
         for range in ranges {
             let dx = position.x - range.anchor.x
@@ -284,11 +296,15 @@ public enum Trilateration {
             let residual = predicted - range.range
             chiSquared += weight * residual * residual
         }
-        let determinant = a11 * a22 - a12 * a12
         let degrees = Double(max(ranges.count - 2, 1))
         let scale = max(1, chiSquared / degrees)
-        let trace = determinant > 1e-300 ? (a11 + a22) / determinant : priorSigma * priorSigma * 2
-        let accuracy = min((trace * scale).squareRoot(), 1000)
+        // The floor's bound is information independent of the ranges, so it is not scaled with their misfit.
+        let b11 = a11 / scale + boundX
+        let b22 = a22 / scale + boundY
+        let b12 = a12 / scale
+        let determinant = b11 * b22 - b12 * b12
+        let trace = determinant > 1e-300 ? (b11 + b22) / determinant : priorSigma * priorSigma * 2
+        let accuracy = min(trace.squareRoot(), 1000)
         return Solution(
             position: position,
             cost: cost,
