@@ -71,7 +71,10 @@ let package = Package(
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsMQTT", "BrokerFixture"],
+            dependencies: [
+                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsLocator", "WhereaboutsMQTT",
+                "BrokerFixture",
+            ],
             resources: [.copy("Fixtures")]
         ),
     ],
