@@ -46,6 +46,8 @@ public struct LocatorPipeline: Sendable {
         public var rejected: [RejectionReason: Int] = [:]
         /// Batches received on the readings topics.
         public var batches = 0
+        /// Readings of other agents' beacons (calibration traffic, not tags).
+        public var agentBeacons = 0
     }
 
     /// The map.
@@ -187,7 +189,11 @@ public struct LocatorPipeline: Sendable {
                     measuredPower: wire.power.map(Double.init)
                 )
                 if let refusal = engine.ingest(reading, agentIndex: agentIndex, now: now) {
-                    reject(Self.reason(for: refusal), agent: agent, now: now, actions: &actions)
+                    if refusal == .agentBeacon {
+                        counters.agentBeacons += 1
+                    } else {
+                        reject(Self.reason(for: refusal), agent: agent, now: now, actions: &actions)
+                    }
                     continue
                 }
                 counters.accepted += 1
@@ -202,6 +208,7 @@ public struct LocatorPipeline: Sendable {
         case .untrackedTag: .untrackedTag
         case .stale: .timeTooOld
         case .invalidValue: .nonFinite
+        case .agentBeacon: .untrackedTag
         }
     }
 

@@ -40,6 +40,8 @@ public enum ReadingRejection: String, Sendable, Hashable, CaseIterable {
     case stale
     /// A number in the reading is out of range or not finite.
     case invalidValue = "invalid_value"
+    /// The "tag" is another agent's beacon: not a tag to locate, but a reading for calibration.
+    case agentBeacon = "agent_beacon"
 }
 
 /// How far one agent seems to be from a tag, in CoreLocation's ranging terms.

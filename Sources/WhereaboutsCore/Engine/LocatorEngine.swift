@@ -36,7 +36,7 @@ public struct LocatorEngine: Sendable {
         /// Seconds under ``stillThreshold`` before a moving tag counts as still.
         public var stillDuration: Double = 3
         /// While a tag moves, its long RSSI averages restart from the fast ones this often (seconds).
-        public var slowRestartInterval: Double = 3
+        public var slowRestartInterval: Double = 10
         /// Position smoothing per tag.
         public var track = TrackFilter.Configuration()
         /// Zone hysteresis.
@@ -44,7 +44,7 @@ public struct LocatorEngine: Sendable {
         /// Error of the path-loss model itself (shadowing, body, orientation), in dB; it does not average away.
         public var modelSigma: Double = 4
         /// At most this many of the nearest agents on the floor go into a fix.
-        public var maximumAgentsPerFix: Int = 8
+        public var maximumAgentsPerFix: Int = 4
         /// Another floor must beat the current one by this many dB …
         public var floorSwitchMargin: Double = 3
         /// … on this many updates in a row, before the tag changes floor.
@@ -60,8 +60,8 @@ public struct LocatorEngine: Sendable {
         public init() {}
     }
 
-    /// The map.
-    public let map: FloorMap
+    /// The map, with the radio constants in force (see ``setAgentConstants(_:rssiOffset:pathLossExponent:)``).
+    public private(set) var map: FloorMap
     /// The configuration.
     public let configuration: Configuration
 
@@ -69,6 +69,7 @@ public struct LocatorEngine: Sendable {
     private let zonesByFloor: [UInt16: [Zone]]
     private let zoneIndexByKey: [ZoneKey: Int]
     private let coverage: [[Int]]
+    private let agentBeacons: [TagIdentity: Int]
 
     private var tags: [TagState] = []
     private var tagIndexByIdentity: [TagIdentity: Int] = [:]
@@ -96,6 +97,12 @@ public struct LocatorEngine: Sendable {
                         || zone.polygon.distanceToBoundary(agent.position) <= map.model.coverageRadius)
             }
         }
+        agentBeacons = Dictionary(
+            map.agents.enumerated().map { index, agent in
+                (AgentBeacon.identity(site: map.site.uuid, floor: agent.floor, agentID: agent.id), index)
+            },
+            uniquingKeysWith: { first, _ in first }
+        )
         agentLastHeard = Array(repeating: nil, count: map.agents.count)
         agentReportedOnline = Array(repeating: nil, count: map.agents.count)
         zoneMembers = Array(repeating: [], count: map.zones.count)
@@ -104,9 +111,23 @@ public struct LocatorEngine: Sendable {
 
     // MARK: - Input
 
-    /// Whether the engine tracks this tag: the map names it, or an identity constraint selects it.
+    /// Whether the engine tracks this tag: the map names it, or an identity constraint selects it, and it is not
+    /// an agent's own beacon.
     public func tracks(_ tag: TagIdentity) -> Bool {
-        map.knownTag(tag) != nil || constraints.contains { $0.matches(tag) }
+        guard agentBeacons[tag] == nil else { return false }
+        return map.knownTag(tag) != nil || constraints.contains { $0.matches(tag) }
+    }
+
+    /// The index of the agent whose beacon this is (agents advertise ``AgentBeacon`` identities), or nil.
+    public func agentIndex(ofBeacon tag: TagIdentity) -> Int? { agentBeacons[tag] }
+
+    /// Replaces an agent's radio constants (calibration); the next estimates use them.
+    public mutating func setAgentConstants(_ agentIndex: Int, rssiOffset: Double, pathLossExponent: Double?) {
+        guard map.agents.indices.contains(agentIndex), rssiOffset.isFinite,
+            pathLossExponent.map({ $0.isFinite && $0 > 0 }) ?? true
+        else { return }
+        map.agents[agentIndex].rssiOffset = rssiOffset
+        map.agents[agentIndex].pathLossExponent = pathLossExponent
     }
 
     /// Takes one reading heard by the agent at `agentIndex` in the map.
@@ -120,6 +141,10 @@ public struct LocatorEngine: Sendable {
             reading.measuredPower.map({ $0.isFinite && $0 >= -127 && $0 <= 20 }) ?? true
         else { return .invalidValue }
         guard now - reading.time <= map.model.readingMaxAge else { return .stale }
+        if agentBeacons[reading.tag] != nil {
+            agentHeard(agentIndex, at: reading.time)
+            return .agentBeacon
+        }
         let index: Int
         if let existing = tagIndexByIdentity[reading.tag] {
             index = existing
