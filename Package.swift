@@ -26,7 +26,7 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer"),
 
         // MARK: - Adapters (own the C handles, translate C to Swift values)
-        .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto"]),
+        .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto", "CommandLineSupport"]),
         .target(name: "WhereaboutsHCI", dependencies: ["CBlueZ", "WhereaboutsAdvertising"]),
 
         // MARK: - Shells
@@ -34,7 +34,8 @@ let package = Package(
         .executableTarget(
             name: "whereabouts",
             dependencies: [
-                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation", "CommandLineSupport",
+                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation", "WhereaboutsMQTT",
+                "CommandLineSupport",
             ]
         ),
         .executableTarget(

@@ -62,6 +62,11 @@ public struct Arguments: Sendable {
         return value
     }
 
+    /// Whether `--name` is given, as a flag or with a value (without consuming it).
+    public func contains(_ name: String) -> Bool {
+        remaining.contains { $0 == "--\(name)" || $0.hasPrefix("--\(name)=") }
+    }
+
     /// The next positional argument, if any.
     public mutating func positional() -> String? {
         guard let index = remaining.firstIndex(where: { !$0.hasPrefix("--") }) else { return nil }

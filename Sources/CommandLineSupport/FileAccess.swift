@@ -53,13 +53,21 @@ public enum FileAccess {
 
 /// Writes a line to standard error.
 public func printError(_ text: String) {
-    // write(2) on descriptor 2: unbuffered, and no shared FILE* that Swift 6 would flag as unsafe state.
-    var line = text
-    line += "\n"
-    line.withUTF8 { buffer in
+    writeAll(text + "\n", to: 2)
+}
+
+/// Writes text to standard output at once (no buffering), e.g. a screen redraw.
+public func writeOut(_ text: String) {
+    writeAll(text, to: 1)
+}
+
+// write(2) on the descriptor: unbuffered, and no shared FILE* that Swift 6 would flag as unsafe state.
+private func writeAll(_ text: String, to descriptor: Int32) {
+    var text = text
+    text.withUTF8 { buffer in
         var offset = 0
         while offset < buffer.count {
-            let written = write(2, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+            let written = write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
             if written <= 0 { return }
             offset += written
         }

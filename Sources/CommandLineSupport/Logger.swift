@@ -87,3 +87,38 @@ public enum Environment {
         return text.isEmpty ? nil : text
     }
 }
+
+/// A wall clock that may run faster than real time from an origin, so that an accelerated simulator and the
+/// locator agree on what time it is: `origin + (wall − origin) × scale`.
+public struct ScaledClock: Sendable {
+    /// How many seconds pass per real second.
+    public let scale: Double
+    /// Where the scaled time and the wall clock coincide (Unix seconds).
+    public let origin: Double
+
+    public init() {
+        scale = 1
+        origin = WallClock.now()
+    }
+
+    /// Validates a scale and origin given on the command line (nil means the default).
+    public init(scale: Double?, origin: Double?) throws(UsageError) {
+        let scale = scale ?? 1
+        guard scale > 0, scale <= 1000 else { throw UsageError("the time scale must be above 0 and at most 1000") }
+        let now = WallClock.now()
+        let origin = origin ?? now
+        guard abs(origin - now) < 86_400 else { throw UsageError("the time origin must be within a day of now") }
+        self.scale = scale
+        self.origin = origin
+    }
+
+    /// The scaled time now.
+    public func now() -> Double {
+        origin + (WallClock.now() - origin) * scale
+    }
+
+    /// How many real seconds until the scaled clock reads `time` (zero or negative when it has passed).
+    public func realSeconds(until time: Double) -> Double {
+        (time - now()) / scale
+    }
+}

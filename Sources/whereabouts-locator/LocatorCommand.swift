@@ -17,6 +17,10 @@ enum LocatorCommand {
     }
 
     static func run(_ arguments: [String]) async -> ExitStatus {
+        if arguments.contains("--help") {
+            print(LocatorSettings.usage)
+            return .success
+        }
         let settings: LocatorSettings
         let map: FloorMap
         do {
@@ -134,7 +138,7 @@ enum LocatorCommand {
             }
 
             for await input in inputs {
-                let now = WallClock.now()
+                let now = settings.clock.now()
                 switch input {
                 case .message(let message):
                     perform(pipeline.receive(topic: message.topic, payload: message.payload, now: now))
@@ -205,7 +209,7 @@ enum LocatorCommand {
                     inboxDrained = true
                 }
                 if clientStopped && inboxDrained {
-                    perform(pipeline.tick(now: WallClock.now()))
+                    perform(pipeline.tick(now: settings.clock.now()))
                     break
                 }
             }
@@ -213,7 +217,7 @@ enum LocatorCommand {
         }
         recorder?.flush()
         if let failure { throw failure }
-        let metrics = pipeline.metrics(now: WallClock.now())
+        let metrics = pipeline.metrics(now: settings.clock.now())
         logger.info(
             "stopped: \(metrics.readingsAccepted) readings accepted, "
                 + "\(metrics.readingsRejected.values.reduce(0, +)) rejected"

@@ -9,21 +9,17 @@ struct LocatorSettings {
         usage: whereabouts-locator --map FILE --broker mqtt://HOST[:PORT] [options]
 
           --map FILE               floor map (env WHEREABOUTS_MAP)
-          --broker URL             mqtt://host[:port] or mqtts://host[:port] (env WHEREABOUTS_BROKER)
+        \(BrokerSettings.usage)
           --client-id ID           MQTT client id (default whereabouts-locator; env WHEREABOUTS_CLIENT_ID)
-          --username NAME          broker account (env WHEREABOUTS_USERNAME)
-          --password-file FILE     file holding the password (env WHEREABOUTS_PASSWORD_FILE;
-                                   or the password itself in env WHEREABOUTS_PASSWORD)
-          --ca-file FILE           CA certificate(s) to verify the broker (env WHEREABOUTS_CA_FILE)
-          --cert-file FILE         client certificate (env WHEREABOUTS_CERT_FILE)
-          --key-file FILE          client key (env WHEREABOUTS_KEY_FILE)
-          --insecure               do not verify the broker's certificate (logged as a warning)
           --keepalive SECONDS      MQTT keepalive (default 30)
           --record FILE            append every accepted reading to FILE (JSON Lines; see docs/formats.md)
           --warm-up SECONDS        hold occupancy back this long after start (default 10)
           --update-interval S      coalesce engine updates this long at most (default 0.05)
           --metrics-interval S     seconds between metrics messages (default 10)
           --no-discovery           do not announce Home Assistant discovery configs
+          --time-scale X           run the clock X times faster than real time from --time-origin, to follow
+                                   an accelerated simulator (`whereabouts sim --speed X`; default 1)
+          --time-origin UNIX       where the scaled clock starts (default: now)
           --log-level LEVEL        debug, info, warning or error (default info; env WHEREABOUTS_LOG_LEVEL)
 
         exit status: 0 clean shutdown, 1 runtime failure, 2 bad usage or bad map
@@ -37,6 +33,7 @@ struct LocatorSettings {
     var updateInterval = 0.05
     var logLevel = Logger.Level.info
     var insecure = false
+    var clock = ScaledClock()
 
     init(_ argumentList: [String]) throws(UsageError) {
         var arguments = Arguments(argumentList)
@@ -47,25 +44,11 @@ struct LocatorSettings {
         guard let mapPath = try setting("map", "WHEREABOUTS_MAP") else {
             throw UsageError("--map is required\n\(Self.usage)")
         }
-        guard let brokerText = try setting("broker", "WHEREABOUTS_BROKER") else {
-            throw UsageError("--broker is required\n\(Self.usage)")
-        }
+        let brokerSettings = try BrokerSettings(&arguments, defaultUsername: "locator")
         self.mapPath = mapPath
-        broker = try BrokerAddress(brokerText)
+        broker = brokerSettings.address
+        insecure = brokerSettings.insecure
         let clientID = try setting("client-id", "WHEREABOUTS_CLIENT_ID") ?? "whereabouts-locator"
-        let username = try setting("username", "WHEREABOUTS_USERNAME")
-        var password = Environment.value("WHEREABOUTS_PASSWORD")
-        if let file = try setting("password-file", "WHEREABOUTS_PASSWORD_FILE") {
-            do {
-                password = try MQTTPasswordFile.read(path: file)
-            } catch {
-                throw UsageError("cannot read the password file \(file): \(error)")
-            }
-        }
-        let caFile = try setting("ca-file", "WHEREABOUTS_CA_FILE")
-        let certFile = try setting("cert-file", "WHEREABOUTS_CERT_FILE")
-        let keyFile = try setting("key-file", "WHEREABOUTS_KEY_FILE")
-        insecure = arguments.flag("insecure")
         let keepAlive = try arguments.number("keepalive") ?? 30
         guard (5...3600).contains(keepAlive) else { throw UsageError("--keepalive must be 5 to 3600 seconds") }
         recordPath = try arguments.option("record")
@@ -82,26 +65,13 @@ struct LocatorSettings {
             pipeline.metricsInterval = interval
         }
         pipeline.homeAssistantDiscovery = !arguments.flag("no-discovery")
+        clock = try ScaledClock(scale: try arguments.number("time-scale"), origin: try arguments.number("time-origin"))
         pipeline.recordsReadings = recordPath != nil
         if let levelText = try setting("log-level", "WHEREABOUTS_LOG_LEVEL") {
             guard let level = Logger.Level(levelText) else { throw UsageError("unknown log level \"\(levelText)\"") }
             logLevel = level
         }
         try arguments.finish()
-        if (certFile == nil) != (keyFile == nil) { throw UsageError("--cert-file and --key-file go together") }
-        let tls: MQTTTLSConfiguration? =
-            broker.usesTLS || caFile != nil
-            ? MQTTTLSConfiguration(caFile: caFile, certificateFile: certFile, keyFile: keyFile, insecure: insecure)
-            : nil
-        if tls == nil && insecure { throw UsageError("--insecure only makes sense with mqtts://") }
-        client = MQTTClientConfiguration(
-            host: broker.host,
-            port: broker.port,
-            clientID: clientID,
-            username: username,
-            password: password,
-            tls: tls,
-            keepAlive: .seconds(keepAlive)
-        )
+        client = MQTTClientConfiguration(broker: brokerSettings, clientID: clientID, keepAlive: .seconds(keepAlive))
     }
 }

@@ -8,9 +8,15 @@ enum SimCommand {
     static let usage = """
         usage: whereabouts sim --map M --tags N --duration S --seed K [--sigma DB] [--floor-loss DB]
                                [--advert-loss P] [--start T] [--readings R.jsonl] [--truth T.jsonl]
+               whereabouts sim ... --broker URL [--speed X] [--time-origin UNIX] [--truth T.jsonl]
+
+          Without --broker, the whole simulation is written to the readings and truth files at once.
+          With --broker, every agent of the map connects as itself and publishes its batches as a real agent
+          would, in real time or --speed X times faster (run the locator with --time-scale X and the same
+          --time-origin so that both clocks agree).
         """
 
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
+    static func run(_ arguments: inout Arguments) async throws -> ExitStatus {
         guard let mapPath = try arguments.option("map") else { throw UsageError("--map is required\n\(usage)") }
         guard let tags = try arguments.integer("tags") else { throw UsageError("--tags is required\n\(usage)") }
         guard let duration = try arguments.number("duration") else {
@@ -29,6 +35,16 @@ enum SimCommand {
         if let start = try arguments.number("start") { configuration.startTime = start }
         let readingsPath = try arguments.option("readings")
         let truthPath = try arguments.option("truth")
+        let broker: BrokerSettings? =
+            arguments.contains("broker") || Environment.value("WHEREABOUTS_BROKER") != nil
+            ? try BrokerSettings(&arguments, defaultUsername: "simulator") : nil
+        let clock = try ScaledClock(scale: try arguments.number("speed"), origin: try arguments.number("time-origin"))
+        if broker != nil {
+            guard readingsPath == nil else {
+                throw UsageError("with --broker, the locator records the readings (--record)")
+            }
+            configuration.startTime = (clock.now() / configuration.window).rounded(.up) * configuration.window
+        }
         try arguments.finish()
 
         let map = try RecordingFiles.map(mapPath)
@@ -37,6 +53,28 @@ enum SimCommand {
             simulator = try Simulator(map: map, configuration: configuration, seed: seed)
         } catch {
             throw UsageError(error.description)
+        }
+        if let broker {
+            let truthWriter = try truthPath.map { path throws(RuntimeError) in try LineWriter(replacing: path) }
+            var lastReport = -1
+            let published = try await SimulatedAgents.run(
+                simulator: &simulator,
+                broker: broker,
+                clock: clock,
+                truth: truthWriter
+            ) { fraction in
+                let percent = Int(fraction * 100)
+                if percent / 10 != lastReport / 10 {
+                    lastReport = percent
+                    printError("sim: \(percent) % of \(fixed(duration, 0)) s simulated")
+                }
+            }
+            printError(
+                "simulated \(tags) tags through \(broker.address) as \(map.agents.count) agents: "
+                    + "\(published.batches) batches, \(published.readings) readings"
+                    + (truthPath.map { ", truth -> \($0)" } ?? "")
+            )
+            return .success
         }
         var readings = ""
         var truth = ""

@@ -13,36 +13,47 @@ let usage = """
       replay              run the engine over a readings recording; write positions and events
       evaluate            score positions against truth: error, floor and zone accuracy, zone-change delay
       render              draw a map and the last positions as SVG
+      watch               a terminal dashboard of zone occupancy, live from the broker
+      free-port           print a free TCP port on 127.0.0.1 (for scripts)
 
     exit status: 0 ok, 1 runtime failure, 2 bad usage or bad input
     """
 
-var arguments = Arguments(Array(CommandLine.arguments.dropFirst()))
-let status: ExitStatus
-do {
-    switch arguments.positional() {
-    case "map":
-        guard arguments.positional() == "check" else { throw UsageError("usage: whereabouts map check FILE") }
-        status = try MapCheckCommand.run(&arguments)
-    case "sim":
-        status = try SimCommand.run(&arguments)
-    case "replay":
-        status = try ReplayCommand.run(&arguments)
-    case "evaluate":
-        status = try EvaluateCommand.run(&arguments)
-    case "render":
-        status = try RenderCommand.run(&arguments)
-    case "help", nil:
-        print(usage)
-        status = arguments.flag("help") || CommandLine.arguments.count > 1 ? .success : .usage
-    case let other?:
-        throw UsageError("unknown command \"\(other)\"\n\(usage)")
+/// Runs one subcommand and maps its errors to an exit status.
+func runCommand(_ list: [String]) async -> ExitStatus {
+    var arguments = Arguments(list)
+    let status: ExitStatus
+    do {
+        switch arguments.positional() {
+        case "map":
+            guard arguments.positional() == "check" else { throw UsageError("usage: whereabouts map check FILE") }
+            status = try MapCheckCommand.run(&arguments)
+        case "sim":
+            status = try await SimCommand.run(&arguments)
+        case "replay":
+            status = try ReplayCommand.run(&arguments)
+        case "evaluate":
+            status = try EvaluateCommand.run(&arguments)
+        case "render":
+            status = try RenderCommand.run(&arguments)
+        case "watch":
+            status = try await WatchCommand.run(&arguments)
+        case "free-port":
+            status = try FreePortCommand.run(&arguments)
+        case "help", nil:
+            print(usage)
+            status = arguments.flag("help") || !list.isEmpty ? .success : .usage
+        case let other?:
+            throw UsageError("unknown command \"\(other)\"\n\(usage)")
+        }
+    } catch let error as UsageError {
+        printError("whereabouts: \(error.message)")
+        status = .usage
+    } catch {
+        printError("whereabouts: \(error)")
+        status = .failure
     }
-} catch let error as UsageError {
-    printError("whereabouts: \(error.message)")
-    status = .usage
-} catch {
-    printError("whereabouts: \(error)")
-    status = .failure
+    return status
 }
-status.exitProcess()
+
+await runCommand(Array(CommandLine.arguments.dropFirst())).exitProcess()

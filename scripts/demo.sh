@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The demo: a private broker, the locator on the demo office, and 20 simulated tags walking it ten times faster
+# than real time, watched live as a dashboard would. After about a minute it prints the accuracy, an SVG of the
+# final state, and the recording with the command that replays it. Ctrl-C stops everything it started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/bootstrap.sh
+
+duration=${DEMO_SECONDS:-60}      # wall-clock seconds
+speed=${DEMO_SPEED:-10}           # simulated seconds per real second
+tags=${DEMO_TAGS:-20}
+map=maps/demo-office.json
+
+echo "== building (release)" >&2
+swift build -c release >&2
+bin=$(swift build -c release --show-bin-path)
+
+out=out/demo-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A private mosquitto on a free loopback port (the machine may be shared: never assume 1883).
+port=$("$bin/whereabouts" free-port)
+cat > "$out/mosquitto.conf" <<CONF
+listener $port 127.0.0.1
+allow_anonymous true
+persistence false
+log_dest file $PWD/$out/mosquitto.log
+CONF
+[ "$(id -u)" -eq 0 ] && echo "user root" >> "$out/mosquitto.conf"
+mosquitto -c "$out/mosquitto.conf" &
+pids+=($!)
+for _ in $(seq 50); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.1
+done
+broker=mqtt://127.0.0.1:$port
+origin=$(date +%s)
+
+"$bin/whereabouts-locator" --map "$map" --broker "$broker" --record "$out/readings.jsonl" \
+    --time-scale "$speed" --time-origin "$origin" --warm-up 5 --log-level warning 2> "$out/locator.log" &
+locator=$!
+pids+=($locator)
+"$bin/whereabouts" sim --map "$map" --tags "$tags" --seed 7 --duration $((duration * speed)) --broker "$broker" \
+    --speed "$speed" --time-origin "$origin" --truth "$out/truth.jsonl" 2> "$out/sim.log" &
+sim=$!
+pids+=($sim)
+
+"$bin/whereabouts" watch --map "$map" --broker "$broker" --duration "$duration"
+wait "$sim" || { echo "the simulator failed; see $out/sim.log" >&2; exit 1; }
+kill -TERM "$locator"
+wait "$locator" || true
+
+echo
+echo "== accuracy (the recording replayed through the same engine, against the simulated truth)"
+"$bin/whereabouts" replay --map "$map" --readings "$out/readings.jsonl" --positions "$out/positions.jsonl" \
+    --events "$out/events.jsonl" 2>> "$out/replay.log"
+"$bin/whereabouts" evaluate --positions "$out/positions.jsonl" --truth "$out/truth.jsonl" --map "$map"
+"$bin/whereabouts" render --map "$map" --positions "$out/positions.jsonl" --out "$out/final.svg" 2>> "$out/replay.log"
+echo
+echo "SVG of the final state:  $out/final.svg"
+echo "recording:               $out/readings.jsonl ($(wc -l < "$out/readings.jsonl") readings)"
+echo "replay it:               $bin/whereabouts replay --map $map --readings $out/readings.jsonl --positions positions.jsonl"
