@@ -28,7 +28,8 @@ func demoTag(_ minor: UInt16) -> TagIdentity {
 }
 
 /// Generates the readings each agent of a map would report for a tag at a place: the log-distance model with the
-/// map's constants, Gaussian noise in dB, and a slab loss for agents on other floors.
+/// map's constants, the loss of the map's walls on the path, Gaussian noise in dB, and a slab loss for agents on
+/// other floors.
 struct ReadingGenerator {
     var map: FloorMap
     var noiseDB: Double = 4
@@ -50,8 +51,11 @@ struct ReadingGenerator {
             let horizontal = agent.position.distance(to: position)
             let distance = (horizontal * horizontal + dz * dz).squareRoot()
             let model = PathLossModel(measuredPower: map.model.measuredPower, exponent: map.model.pathLossExponent)
+            let path = Segment(agent.position, position)
+            let walls = map.walls.filter { $0.floor == floor && $0.segment.properlyIntersects(path) }.map(\.loss)
             let rssi =
-                model.expectedRSSI(atDistance: distance) - abs(floorGap) * slabLoss + noiseDB * generator.nextGaussian()
+                model.expectedRSSI(atDistance: distance) - walls.reduce(0, +) - abs(floorGap) * slabLoss
+                + noiseDB * generator.nextGaussian()
             guard rssi >= sensitivity else { continue }
             result.append((index, Reading(tag: tag, time: time, rssi: rssi.rounded())))
         }

@@ -43,6 +43,8 @@ public struct LocatorEngine: Sendable {
         public var zones = ZoneTracker.Configuration()
         /// Error of the path-loss model itself (shadowing, body, orientation), in dB; it does not average away.
         public var modelSigma: Double = 4
+        /// Whether the map's walls explain part of the loss on the paths they cross.
+        public var usesWalls = true
         /// At most this many of the nearest agents on the floor go into a fix.
         public var maximumAgentsPerFix: Int = 4
         /// Another floor must beat the current one by this many dB …
@@ -70,6 +72,7 @@ public struct LocatorEngine: Sendable {
     private let zoneIndexByKey: [ZoneKey: Int]
     private let coverage: [[Int]]
     private let agentBeacons: [TagIdentity: Int]
+    private let wallsByFloor: [UInt16: [Wall]]
 
     private var tags: [TagState] = []
     private var tagIndexByIdentity: [TagIdentity: Int] = [:]
@@ -88,6 +91,7 @@ public struct LocatorEngine: Sendable {
         self.configuration = configuration
         constraints = configuration.constraints.isEmpty ? [map.defaultConstraint] : configuration.constraints
         zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
+        wallsByFloor = configuration.usesWalls ? Dictionary(grouping: map.walls, by: \.floor) : [:]
         zoneIndexByKey = Dictionary(map.zones.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { a, _ in a })
         coverage = map.zones.map { zone in
             map.agents.indices.filter { index in
@@ -318,12 +322,13 @@ public struct LocatorEngine: Sendable {
                     anchor: agent.position,
                     heightDifference: agent.height - map.model.tagHeight,
                     range: range.distance,
-                    sigma: max(range.accuracy, 0.05)
+                    sigma: max(range.accuracy, 0.05),
+                    exponent: agent.pathLossExponent ?? map.model.pathLossExponent
                 )
             )
             if measurements.count == configuration.maximumAgentsPerFix { break }
         }
-        return Trilateration.solve(measurements, outline: floor.outline)
+        return Trilateration.solve(measurements, outline: floor.outline, walls: wallsByFloor[floor.major] ?? [])
     }
 
     /// Decides whether the tag is moving: the fast and slow RSSIs of its agents disagree by more than their noise.

@@ -8,12 +8,15 @@ public struct RangeMeasurement: Sendable, Hashable {
     public var range: Double
     /// The 1-sigma error of `range`, in metres.
     public var sigma: Double
+    /// The path-loss exponent the range was computed with (to turn a wall's dB into a range factor).
+    public var exponent: Double
 
-    public init(anchor: Point, heightDifference: Double, range: Double, sigma: Double) {
+    public init(anchor: Point, heightDifference: Double, range: Double, sigma: Double, exponent: Double = 2) {
         self.anchor = anchor
         self.heightDifference = heightDifference
         self.range = range
         self.sigma = sigma
+        self.exponent = exponent
     }
 
     /// The horizontal part of the range.
@@ -61,9 +64,43 @@ public enum Trilateration {
     /// - Parameters:
     ///   - ranges: the ranges; empty input gives nil.
     ///   - outline: the floor's outline; the answer is kept inside it and it resolves mirror ambiguities.
+    ///   - walls: the floor's walls. A wall between an agent and a candidate position explains part of that
+    ///     agent's loss, so the candidate is judged by the range the signal would have had without it.
     /// - Returns: the fix, or nil when there are no ranges.
-    public static func solve(_ ranges: [RangeMeasurement], outline: Polygon? = nil) -> Fix? {
+    public static func solve(_ ranges: [RangeMeasurement], outline: Polygon? = nil, walls: [Wall] = []) -> Fix? {
         let usable = ranges.filter { $0.anchor.isFinite && $0.range.isFinite && $0.sigma.isFinite && $0.sigma > 0 }
+        guard var fix = solveIgnoringWalls(usable, outline: outline) else { return nil }
+        guard !walls.isEmpty, usable.count >= 2 else { return fix }
+        // Walls make the cost step wherever a candidate crosses a line of sight, which traps a gradient solver.
+        // Instead: solve, take off each range the walls on its path to that answer, and solve again, until the
+        // answer stops moving. Each solve is smooth; the walls on the right paths come out of the ranges.
+        for _ in 0..<4 {
+            let corrected = usable.map { range -> RangeMeasurement in
+                let loss = wallLoss(walls, from: range.anchor, to: fix.position)
+                guard loss > 0 else { return range }
+                let factor = pow10(-loss / (10 * range.exponent))
+                var shorter = range
+                shorter.range = max(range.range * factor, 0.01)
+                shorter.sigma = range.sigma * factor
+                return shorter
+            }
+            guard let next = solveIgnoringWalls(corrected, outline: outline) else { break }
+            let moved = next.position.distance(to: fix.position)
+            fix = next
+            if moved < 0.01 { break }
+        }
+        return fix
+    }
+
+    /// The dB lost to walls on the straight path between two points.
+    static func wallLoss(_ walls: [Wall], from start: Point, to end: Point) -> Double {
+        let path = Segment(start, end)
+        var loss = 0.0
+        for wall in walls where wall.segment.properlyIntersects(path) { loss += wall.loss }
+        return loss
+    }
+
+    static func solveIgnoringWalls(_ usable: [RangeMeasurement], outline: Polygon?) -> Fix? {
         guard let first = usable.first else { return nil }
         var fix: Fix
         switch usable.count {
@@ -139,9 +176,10 @@ public enum Trilateration {
             starts.append(range.anchor + Point(x: 0.1, y: 0.1))
         }
         let bounds = outline.map { $0.bounds.maximum - $0.bounds.minimum }
-        var best = levenbergMarquardt(ranges, start: starts[0], prior: centroid, extent: bounds)
+        let model = ResidualModel(ranges: ranges)
+        var best = levenbergMarquardt(model, start: starts[0], prior: centroid, extent: bounds)
         for start in starts.dropFirst() {
-            let candidate = levenbergMarquardt(ranges, start: start, prior: centroid, extent: bounds)
+            let candidate = levenbergMarquardt(model, start: start, prior: centroid, extent: bounds)
             if candidate.cost < best.cost - 1e-9 { best = candidate }
         }
 
@@ -210,12 +248,13 @@ public enum Trilateration {
     /// - Parameter extent: the floor's width and depth; the accuracy takes into account that the tag is somewhere
     ///   on the floor (a uniform spread over the extent, as a Gaussian of the same variance), so that a direction the
     ///   ranges barely constrain reads as "anywhere across this corridor", not as tens of metres.
-    static func levenbergMarquardt(_ ranges: [RangeMeasurement], start: Point, prior: Point, extent: Point? = nil)
+    static func levenbergMarquardt(_ model: ResidualModel, start: Point, prior: Point, extent: Point? = nil)
         -> Solution
     {
+        let ranges = model.ranges
         var position = start
         var lambda = 1e-3
-        var cost = Self.cost(ranges, at: position, prior: prior)
+        var cost = model.cost(at: position, prior: prior)
         var converged = false
         let priorWeight = 1 / (priorSigma * priorSigma)
         for _ in 0..<100 {
@@ -255,7 +294,7 @@ public enum Trilateration {
                 let stepLength = (stepX * stepX + stepY * stepY).squareRoot()
                 let scale = stepLength > 20 ? 20 / stepLength : 1
                 let candidate = Point(x: position.x + stepX * scale, y: position.y + stepY * scale)
-                let candidateCost = Self.cost(ranges, at: candidate, prior: prior)
+                let candidateCost = model.cost(at: candidate, prior: prior)
                 if candidateCost <= cost {
                     position = candidate
                     cost = candidateCost
@@ -314,32 +353,46 @@ public enum Trilateration {
         )
     }
 
-    /// One range's residual in log-range (that is, dB) terms, its weight and its gradient.
+    /// The residuals of a set of ranges.
     ///
-    /// RSSI noise is additive in dB, so a range is log-normal: comparing logarithms, with the relative sigma, is the
-    /// maximum-likelihood fit. Comparing metres instead, weighted by each measured range's own sigma, favours ranges
-    /// that came out short and pulls the fix toward them.
-    @inline(__always)
-    static func logTerm(_ range: RangeMeasurement, at position: Point) -> (
-        residual: Double, weight: Double, jx: Double, jy: Double
-    ) {
-        let dx = position.x - range.anchor.x
-        let dy = position.y - range.anchor.y
-        let squared = max(dx * dx + dy * dy + range.heightDifference * range.heightDifference, 1e-12)
-        let relativeSigma = max(range.sigma / max(range.range, 1e-3), 1e-6)
-        let residual = 0.5 * naturalLog(squared) - naturalLog(max(range.range, 1e-3))
-        return (residual, 1 / (relativeSigma * relativeSigma), dx / squared, dy / squared)
-    }
+    /// Each residual compares logarithms of ranges (that is, dB): RSSI noise is additive in dB, so a range is
+    /// log-normal and comparing logarithms, with the relative sigma, is the maximum-likelihood fit. Comparing metres
+    /// instead, weighted by each measured range's own sigma, favours ranges that came out short and pulls the fix
+    /// toward them.
+    struct ResidualModel {
+        let ranges: [RangeMeasurement]
+        private let logRanges: [Double]
+        private let weights: [Double]
 
-    static func cost(_ ranges: [RangeMeasurement], at position: Point, prior: Point) -> Double {
-        var total = 0.0
-        for range in ranges {
-            let term = logTerm(range, at: position)
-            total += term.weight * term.residual * term.residual
+        init(ranges: [RangeMeasurement]) {
+            self.ranges = ranges
+            logRanges = ranges.map { naturalLog(max($0.range, 1e-3)) }
+            weights = ranges.map { range in
+                let relativeSigma = max(range.sigma / max(range.range, 1e-3), 1e-6)
+                return 1 / (relativeSigma * relativeSigma)
+            }
         }
-        let px = (position.x - prior.x) / priorSigma
-        let py = (position.y - prior.y) / priorSigma
-        return total + px * px + py * py
+
+        @inline(__always)
+        func term(_ index: Int, at position: Point) -> (residual: Double, weight: Double, jx: Double, jy: Double) {
+            let range = ranges[index]
+            let dx = position.x - range.anchor.x
+            let dy = position.y - range.anchor.y
+            let squared = max(dx * dx + dy * dy + range.heightDifference * range.heightDifference, 1e-12)
+            let residual = 0.5 * naturalLog(squared) - logRanges[index]
+            return (residual, weights[index], dx / squared, dy / squared)
+        }
+
+        func cost(at position: Point, prior: Point) -> Double {
+            var total = 0.0
+            for index in ranges.indices {
+                let term = term(index, at: position)
+                total += term.weight * term.residual * term.residual
+            }
+            let px = (position.x - prior.x) / priorSigma
+            let py = (position.y - prior.y) / priorSigma
+            return total + px * px + py * py
+        }
     }
 
     /// The best-fit line through the agents when they stand (nearly) in a line, else nil.

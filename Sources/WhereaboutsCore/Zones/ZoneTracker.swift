@@ -1,7 +1,7 @@
 /// Decides which zone a tag is in, with hysteresis so that a tag standing near a boundary does not flap.
 ///
 /// A tag leaves its zone for another (or for no zone) only when its position is at least
-/// ``Configuration/margin`` metres past the boundary, and stays past it for ``Configuration/dwell`` seconds. A tag
+/// ``Configuration/margin`` metres out of the zone it is in, and stays out for ``Configuration/dwell`` seconds. A tag
 /// in no zone enters one once it has been inside it for the dwell time.
 public struct ZoneTracker: Sendable, Hashable {
     /// Tuning of the hysteresis.
@@ -38,17 +38,18 @@ public struct ZoneTracker: Sendable, Hashable {
             challenger = nil
             return nil
         }
-        // How far past the boundary the position is: into the new zone, or out of the current one.
+        // How far the position is out of the current zone: it must be clearly gone from there, whatever the shape
+        // of the zone it is going to (a position hugging the building's outer wall is only centimetres inside the
+        // next room, yet well out of the last one). From no zone, being inside the new one is enough.
         let depth: Double
-        if let containing {
-            depth = containing.polygon.signedDistance(position)
-        } else if let current, let zone = zones.first(where: { $0.key == current }) {
+        if let current, let zone = zones.first(where: { $0.key == current }) {
             depth = -zone.polygon.signedDistance(position)
-        } else {
+        } else if current != nil {
             // The current zone is on another floor: the floor change already decided it.
             depth = .infinity
+        } else {
+            depth = containing.map { $0.polygon.signedDistance(position) } ?? 0
         }
-        // Entering from no zone has no incumbent to protect: being inside is enough.
         guard depth >= (current == nil ? 0 : configuration.margin) else { return nil }
         if challenger != .some(candidate) {
             challenger = .some(candidate)
