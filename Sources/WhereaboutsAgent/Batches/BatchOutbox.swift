@@ -102,6 +102,13 @@ public struct BatchOutbox: Sendable {
         return seq
     }
 
+    /// Gives up on the batch `seq` (the client refused it for good, say as too large); counted in ``refused``.
+    public mutating func discard(seq: Int) {
+        guard let index = entries.firstIndex(where: { $0.seq == seq }) else { return }
+        interrupted.remove(entries.remove(at: index).seq)
+        refused += 1
+    }
+
     /// The broker accepted a connection: sending may start.
     public mutating func connectionEstablished() {
         isConnected = true

@@ -33,6 +33,9 @@ public struct AgentSettings: Sendable {
     /// The default configuration file.
     public static let defaultConfigPath = "/etc/whereabouts/agent.conf"
 
+    /// The environment variables the agent reads, so the shell can collect just these.
+    public static var environmentKeys: [String] { SettingSpec.knownKeys.sorted() }
+
     /// The agent's id: its MQTT username, client id and topic level.
     public var agent: AgentID
     /// The site (proximity UUID) the agent publishes under.
