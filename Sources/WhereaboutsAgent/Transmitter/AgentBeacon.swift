@@ -11,7 +11,7 @@ public enum AgentBeacon {
     /// XOR-ing its upper and lower halves.
     ///
     /// FNV-1a: start from 2166136261; for each byte, XOR it in, then multiply by 16777619 (mod 2³²). Stable across
-    /// versions and platforms: changing it would rename every agent's beacon. `hall-1` → 0x… (see the tests).
+    /// versions and platforms: changing it would rename every agent's beacon. For example `hall-1` → 48955 (0xBF3B).
     public static func minor(for agent: AgentID) -> UInt16 {
         var hash: UInt32 = 2_166_136_261
         for byte in agent.rawValue.utf8 {
