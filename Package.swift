@@ -20,7 +20,9 @@ let package = Package(
         // The locator's pipeline as a state machine that returns actions: pure, so tests drive it without a broker.
         .target(name: "WhereaboutsLocator", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]),
         // The agent's logic (aggregation, batches, outbox, settings) as values in, values out.
-        .target(name: "WhereaboutsAgent", dependencies: ["WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsCore"]),
+        .target(
+            name: "WhereaboutsAgent", dependencies: ["WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsCore"]
+        ),
 
         // MARK: - C system libraries (module map + header-only shim each)
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),

@@ -43,6 +43,9 @@ struct AgentLoop {
     private var lastSystemdPing = -Double.infinity
     private var lastMetricsLog: Double
     private var signalCount = 0
+    /// Failed connection attempts since the last connection: only the first is a warning, so a long outage does
+    /// not fill the journal (the minute counters show the buffer growing).
+    private var failedAttempts = 0
 
     init(
         settings: AgentSettings, topics: Topics, epoch: Int, client: MQTTClient, liveScan: LiveScan?, logger: Logger,
@@ -128,7 +131,10 @@ struct AgentLoop {
     private mutating func connection(_ event: MQTTConnectionEvent) {
         switch event {
         case .connected(let sessionPresent):
-            logger.info("connected to the broker (session \(sessionPresent ? "resumed" : "new"))")
+            logger.info(
+                "connected to the broker (session \(sessionPresent ? "resumed" : "new")"
+                    + (failedAttempts > 0 ? ", after \(failedAttempts) failed attempts)" : ")"))
+            failedAttempts = 0
             outbox.connectionEstablished()
             publishStatus(.online)
             if !ready {
@@ -144,11 +150,12 @@ struct AgentLoop {
             outbox.connectionLost()
             if phase != .closing { logger.warning("disconnected: \(reason)") }
         case .connectionFailed(let reason):
-            logger.warning("connection failed: \(reason)")
+            failedAttempts += 1
+            logger.log(failedAttempts == 1 ? .warning : .debug, "connection failed: \(reason)")
         case .reconnectScheduled(let attempt, let delay):
-            logger.info("reconnecting in \(delay) (attempt \(attempt)); \(outbox.count) batches buffered")
+            logger.debug("reconnecting in \(delay) (attempt \(attempt)); \(outbox.count) batches buffered")
         case .acknowledged(let messageID, let reason):
-            if case .farewell(messageID?, _) = phase, messageID == messageID {
+            if case .farewell(let goodbye?, _) = phase, goodbye == messageID {
                 phase = .closing
                 client.disconnect()
                 return
@@ -170,7 +177,8 @@ struct AgentLoop {
         }
         if phase == .running, let liveScan, watchdog?.shouldRestart(now: monotonic) == true {
             metrics.scanRestarts += 1
-            logger.warning("no advertising reports for \(settings.watchdogTimeout) s after steady traffic: restarting the scan")
+            logger.warning(
+                "no advertising reports for \(settings.watchdogTimeout) s after steady traffic: restarting the scan")
             await liveScan.restart()
         }
         if let interval = notifier.watchdogInterval, monotonic - lastSystemdPing >= interval {
@@ -211,7 +219,7 @@ struct AgentLoop {
             do {
                 let messageID = try client.publish(topic: readingsTopic, payload: entry.payload, qos: .atLeastOnce)
                 outbox.sent(seq: entry.seq, messageID: messageID)
-            } catch where error == .noConnection {
+            } catch  where error == .noConnection {
                 outbox.connectionLost()
                 return
             } catch {

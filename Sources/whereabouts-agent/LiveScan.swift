@@ -42,7 +42,8 @@ final class LiveScan: Sendable {
             } catch {
                 continuation.yield(
                     .sourceEnded(
-                        problem: SourceProblem(message: "cannot restart the scan on \(controller.name): \(error)",
+                        problem: SourceProblem(
+                            message: "cannot restart the scan on \(controller.name): \(error)",
                             isFailure: true)))
                 return
             }

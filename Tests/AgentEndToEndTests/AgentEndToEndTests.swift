@@ -28,10 +28,14 @@ struct AgentEndToEndTests {
             let time = Self.base + Double(step) * 0.1
             capture.iBeacon(uuid: siteUUID, major: 1, minor: 1, rssi: Int8(-58 - step % 5), at: time)
             if step % 2 == 0 { capture.iBeacon(uuid: siteUUID, major: 1, minor: 2, rssi: -75, at: time + 0.01) }
-            if step % 7 == 0 { capture.iBeacon(uuid: siteUUID, major: 2, minor: 3, rssi: step == 14 ? -99 : -66, at: time + 0.02) }
+            if step % 7 == 0 {
+                capture.iBeacon(uuid: siteUUID, major: 2, minor: 3, rssi: step == 14 ? -99 : -66, at: time + 0.02)
+            }
             if step % 5 == 0 { capture.iBeacon(uuid: Self.foreign, major: 1, minor: 1, rssi: -50, at: time + 0.03) }
         }
-        for (index, event) in NoiseEvents.all.enumerated() { capture.raw(event, at: Self.base + Double(index) * 0.12 + 0.05) }
+        for (index, event) in NoiseEvents.all.enumerated() {
+            capture.raw(event, at: Self.base + Double(index) * 0.12 + 0.05)
+        }
         try #require(NoiseEvents.all.count == 40)
         let path = scratch.path + "/capture.btsnoop"
         try capture.write(to: path)
@@ -45,7 +49,9 @@ struct AgentEndToEndTests {
             let code = try await run.exitCode(within: .seconds(30))
             #expect(code == 0, "\(run.output)")
             let built = try #require(run.counter("batches"), "\(run.output)")
-            try await waitUntil("\(built) batches") { (try? ReceivedBatches(observer, agent: agent))?.unique.count ?? 0 >= built }
+            try await waitUntil("\(built) batches") {
+                (try? ReceivedBatches(observer, agent: agent))?.unique.count ?? 0 >= built
+            }
             try await waitUntil("offline") { observer.payloads(on: statusTopic).last == "offline" }
 
             let batches = try ReceivedBatches(observer, agent: agent)
@@ -93,7 +99,9 @@ struct AgentEndToEndTests {
         let agent = "e2e-outage-\(UInt16.random(in: 0...UInt16.max))"
         try await observing(broker, agent: agent, persistent: true) { observer in
             let run = try AgentRun(agentArguments(agent, broker: broker, capture: path, speed: "1"), in: scratch)
-            try await waitUntil("the first batch") { (try? ReceivedBatches(observer, agent: agent))?.raw.isEmpty == false }
+            try await waitUntil("the first batch") {
+                (try? ReceivedBatches(observer, agent: agent))?.raw.isEmpty == false
+            }
             try await Task.sleep(for: .seconds(4))
             await broker.stop()
             try await Task.sleep(for: .seconds(30))
@@ -114,7 +122,8 @@ struct AgentEndToEndTests {
             #expect((run.counter("buffer-peak") ?? 0) >= 25, "the outage should have buffered about 30 batches")
             print(
                 "agent outage: \(built) batches, \(batches.raw.count) received, \(batches.duplicates) raw duplicates, "
-                    + "buffer peak \(run.counter("buffer-peak") ?? -1), republished \(run.counter("republished") ?? -1)")
+                    + "buffer peak \(run.counter("buffer-peak") ?? -1), republished \(run.counter("republished") ?? -1)"
+            )
         }
     }
 
@@ -134,11 +143,13 @@ struct AgentEndToEndTests {
             [0x3E],  // truncated header
             [0x3E, 0x01, 0x02],  // no report count
             Capture.event(data: [0x1F, 0xFF, 0x4C, 0x00], rssi: -60),  // an AD structure longer than the data
-            Capture.event(data: Array(good.prefix(25)) , rssi: -60),  // an iBeacon cut short
+            Capture.event(data: Array(good.prefix(25)), rssi: -60),  // an iBeacon cut short
             Capture.event(data: good, rssi: 127),  // RSSI unavailable: dropped, not malformed
         ]
         for (index, event) in malformed.enumerated() { capture.raw(event, at: Self.base + Double(index) * 0.2 + 0.1) }
-        for step in 0..<20 { capture.iBeacon(uuid: siteUUID, major: 1, minor: 9, rssi: -61, at: Self.base + Double(step) * 0.15) }
+        for step in 0..<20 {
+            capture.iBeacon(uuid: siteUUID, major: 1, minor: 9, rssi: -61, at: Self.base + Double(step) * 0.15)
+        }
         // A record cut off in the middle: the file ends inside it.
         let tailRecord = BtsnoopWriter(datalink: .monitor).record(
             BtsnoopPacket(time: Self.base + 5, event: Capture.event(data: good, rssi: -60)))
@@ -158,7 +169,9 @@ struct AgentEndToEndTests {
             let code = try await run.exitCode(within: .seconds(30))
             #expect(code == 0, "\(run.output)")
             let built = try #require(run.counter("batches"), "\(run.output)")
-            try await waitUntil("\(built) batches") { (try? ReceivedBatches(observer, agent: agent))?.unique.count ?? 0 >= built }
+            try await waitUntil("\(built) batches") {
+                (try? ReceivedBatches(observer, agent: agent))?.unique.count ?? 0 >= built
+            }
             let batches = try ReceivedBatches(observer, agent: agent)
             #expect(batches.adverts == capture.expected)
             #expect(run.counter("events") == capture.packets.count)

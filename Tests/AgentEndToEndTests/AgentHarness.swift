@@ -18,11 +18,14 @@ struct HarnessError: Error, CustomStringConvertible {
 
 /// The built `whereabouts-agent`, found next to the test bundle in the build products directory.
 enum AgentBinary {
+    /// The binary: `WHEREABOUTS_AGENT_BINARY` if set (to profile a release build), else the one beside the tests.
     static func path() throws -> String {
+        if let override = ProcessInfo.processInfo.environment["WHEREABOUTS_AGENT_BINARY"] { return override }
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { throw HarnessError("cannot read /proc/self/exe") }
-        var directory = (String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var directory =
+            (String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             as NSString).deletingLastPathComponent
         for _ in 0..<5 {
             let candidate = directory + "/whereabouts-agent"
@@ -116,8 +119,12 @@ struct Capture {
     mutating func iBeacon(uuid: BeaconUUID?, major: UInt16, minor: UInt16, rssi: Int8, at time: Double) {
         guard let uuid else { return }
         let advertisement = IBeaconAdvertisement(uuid: uuid, major: major, minor: minor, measuredPower: -59)
-        let address: [UInt8] = [UInt8(truncatingIfNeeded: minor), UInt8(truncatingIfNeeded: major), 0x33, 0x44, 0x55, 0xC6]
-        packets.append(BtsnoopPacket(time: time, event: Self.event(data: advertisement.advertisingData, rssi: rssi, address: address)))
+        let address: [UInt8] = [
+            UInt8(truncatingIfNeeded: minor), UInt8(truncatingIfNeeded: major), 0x33, 0x44, 0x55, 0xC6,
+        ]
+        packets.append(
+            BtsnoopPacket(
+                time: time, event: Self.event(data: advertisement.advertisingData, rssi: rssi, address: address)))
         if uuid == siteUUID {
             expected[advertisement.tag, default: 0] += 1
         } else {
@@ -164,7 +171,8 @@ enum NoiseEvents {
 
     private static func load() -> [[UInt8]] {
         guard
-            let url = Bundle.module.url(forResource: "noise", withExtension: "jsonl", subdirectory: "Fixtures/hci-events"),
+            let url = Bundle.module.url(
+                forResource: "noise", withExtension: "jsonl", subdirectory: "Fixtures/hci-events"),
             let text = try? String(contentsOf: url, encoding: .utf8)
         else { return [] }
         return text.split(separator: "\n").compactMap { line -> [UInt8]? in
@@ -210,7 +218,8 @@ func observing<Result>(
     let configuration = MQTTClientConfiguration(
         host: broker.host, port: broker.port, clientID: "observer-\(agent)", keepAlive: .seconds(5),
         cleanStart: !persistent, sessionExpiry: .seconds(600),
-        reconnect: MQTTReconnectPolicy(initialDelay: .milliseconds(50), maximumDelay: .milliseconds(300), stableConnection: .zero),
+        reconnect: MQTTReconnectPolicy(
+            initialDelay: .milliseconds(50), maximumDelay: .milliseconds(300), stableConnection: .zero),
         connectTimeout: .seconds(5))
     let client = try MQTTClient(configuration)
     try client.subscribe("whereabouts/v1/\(site)/agents/\(agent)/#", qos: .atLeastOnce)
@@ -256,7 +265,9 @@ struct ReceivedBatches {
         // Replayed readings may be stamped ahead of the clock (fast replay): time checks are not under test here.
         let decoder = BatchDecoder(tolerance: .init(futureSkew: 1e9, maximumAge: 1e9))
         for payload in observer.messages.filter({ $0.topic.hasSuffix("/readings") }).map(\.payload) {
-            if let batch = decoder.decode(payload, topicAgent: agentID, knownAgents: [agentID], now: Date().timeIntervalSince1970).batch {
+            if let batch = decoder.decode(
+                payload, topicAgent: agentID, knownAgents: [agentID], now: Date().timeIntervalSince1970
+            ).batch {
                 raw.append(batch)
             } else {
                 rejected += 1

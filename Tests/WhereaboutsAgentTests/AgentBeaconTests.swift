@@ -31,9 +31,10 @@ struct AgentBeaconTests {
         #expect(parsed.minor == 77)
         #expect(parsed.measuredPower == -65)
         #expect(AgentBeacon.parse("e2c56db5-dffb-48d2-b060-d0f5a71096e0:3:77")?.measuredPower == -59)
-        for bad in ["e2c56db5-dffb-48d2-b060-d0f5a71096e0:3", "nope:1:2", "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:70000",
-            "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:2:99"]
-        {
+        for bad in [
+            "e2c56db5-dffb-48d2-b060-d0f5a71096e0:3", "nope:1:2", "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:70000",
+            "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:2:99",
+        ] {
             #expect(AgentBeacon.parse(bad) == nil, "\(bad)")
         }
     }

@@ -87,32 +87,34 @@ struct AgentSettingsTests {
         #expect(refusal(Self.required + ["--env-file", "/nowhere.env"])?.contains("/nowhere.env") == true)
     }
 
-    @Test("bad usage is refused with a message naming the setting", arguments: [
-        (["--site", site, "--broker", "mqtt://b"], "--id"),
-        (["--id", "a/b", "--site", site, "--broker", "mqtt://b"], "agent id"),
-        (["--id", "a+b", "--site", site, "--broker", "mqtt://b"], "agent id"),
-        (["--id", String(repeating: "a", count: 65), "--site", site, "--broker", "mqtt://b"], "agent id"),
-        (["--id", "a", "--site", "not-a-uuid", "--broker", "mqtt://b"], "UUID"),
-        (["--id", "a", "--broker", "mqtt://b"], "--site"),
-        (["--id", "a", "--site", site], "--broker"),
-        (required + ["--password", "hunter2"], "never taken on the command line"),
-        (required + ["--window", "0"], "--window"),
-        (required + ["--window", "abc"], "--window"),
-        (required + ["--constraint", "nope"], "--constraint"),
-        (required + ["--address", "11:22"], "--address"),
-        (required + ["--rssi-floor", "-200"], "--rssi-floor"),
-        (required + ["--replay-speed", "slow"], "--replay-speed"),
-        (required + ["--source", "usb:1"], "--source"),
-        (required + ["--device", "eth0"], "--device"),
-        (required + ["--scan-window", "200", "--scan-interval", "100"], "--scan-window"),
-        (required + ["--advertise", "x:1:2"], "--advertise"),
-        (required + ["--log-level", "loud"], "--log-level"),
-        (required + ["--cert-file", "c.pem"], "--key-file"),
-        (required + ["--insecure"], "mqtts"),
-        (required + ["--bogus"], "--bogus"),
-        (required + ["stray"], "stray"),
-        (required + ["--id", "twice"], "more than once"),
-    ])
+    @Test(
+        "bad usage is refused with a message naming the setting",
+        arguments: [
+            (["--site", site, "--broker", "mqtt://b"], "--id"),
+            (["--id", "a/b", "--site", site, "--broker", "mqtt://b"], "agent id"),
+            (["--id", "a+b", "--site", site, "--broker", "mqtt://b"], "agent id"),
+            (["--id", String(repeating: "a", count: 65), "--site", site, "--broker", "mqtt://b"], "agent id"),
+            (["--id", "a", "--site", "not-a-uuid", "--broker", "mqtt://b"], "UUID"),
+            (["--id", "a", "--broker", "mqtt://b"], "--site"),
+            (["--id", "a", "--site", site], "--broker"),
+            (required + ["--password", "hunter2"], "never taken on the command line"),
+            (required + ["--window", "0"], "--window"),
+            (required + ["--window", "abc"], "--window"),
+            (required + ["--constraint", "nope"], "--constraint"),
+            (required + ["--address", "11:22"], "--address"),
+            (required + ["--rssi-floor", "-200"], "--rssi-floor"),
+            (required + ["--replay-speed", "slow"], "--replay-speed"),
+            (required + ["--source", "usb:1"], "--source"),
+            (required + ["--device", "eth0"], "--device"),
+            (required + ["--scan-window", "200", "--scan-interval", "100"], "--scan-window"),
+            (required + ["--advertise", "x:1:2"], "--advertise"),
+            (required + ["--log-level", "loud"], "--log-level"),
+            (required + ["--cert-file", "c.pem"], "--key-file"),
+            (required + ["--insecure"], "mqtts"),
+            (required + ["--bogus"], "--bogus"),
+            (required + ["stray"], "stray"),
+            (required + ["--id", "twice"], "more than once"),
+        ])
     func badUsage(arguments: [String], mentions: String) {
         let message = refusal(arguments)
         #expect(message?.contains(mentions) == true, "\(message ?? "accepted")")

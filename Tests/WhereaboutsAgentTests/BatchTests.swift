@@ -37,7 +37,9 @@ struct BatchTests {
         var sequencer = BatchSequencer(agent: agent, epoch: 42)
         var aggregator = WindowAggregator()
         let telemetry = BeaconTelemetry(batteryMillivolts: 3000, temperatureCelsius: 23.5)
-        for rssi in [-60, -61, -59, -60] { _ = aggregator.add(sighting(9, rssi: rssi, telemetry: telemetry), at: 500.5) }
+        for rssi in [-60, -61, -59, -60] {
+            _ = aggregator.add(sighting(9, rssi: rssi, telemetry: telemetry), at: 500.5)
+        }
         let flushed = aggregator.flush()
         let window = try #require(flushed)
         let batch = sequencer.batch(for: window, sent: 501)

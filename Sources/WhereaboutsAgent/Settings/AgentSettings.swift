@@ -233,7 +233,8 @@ public struct AgentSettings: Sendable {
         }
         activeScan = try settings.switchValue("active")
         scanIntervalMilliseconds = try settings.number("scan-interval", in: 2.5...10240) ?? 100
-        scanWindowMilliseconds = try settings.number("scan-window", in: 2.5...10240) ?? min(100, scanIntervalMilliseconds)
+        scanWindowMilliseconds =
+            try settings.number("scan-window", in: 2.5...10240) ?? min(100, scanIntervalMilliseconds)
         guard scanWindowMilliseconds <= scanIntervalMilliseconds else {
             throw .invalid("--scan-window must not be longer than --scan-interval")
         }
@@ -452,7 +453,8 @@ struct SettingResolver: Sendable {
     func number(_ flag: String, in range: ClosedRange<Double>) throws(AgentSettingsError) -> Double? {
         guard let (text, origin) = lookup(flag) else { return nil }
         guard let number = Double(text), number.isFinite, range.contains(number) else {
-            throw .invalid("\(origin) must be a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+            throw .invalid(
+                "\(origin) must be a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
         }
         return number
     }
@@ -460,7 +462,8 @@ struct SettingResolver: Sendable {
     func integer(_ flag: String, in range: ClosedRange<Int>) throws(AgentSettingsError) -> Int? {
         guard let (text, origin) = lookup(flag) else { return nil }
         guard let number = Int(text), range.contains(number) else {
-            throw .invalid("\(origin) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+            throw .invalid(
+                "\(origin) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
         }
         return number
     }
