@@ -127,6 +127,37 @@ struct AgentEndToEndTests {
         }
     }
 
+    @Test("SIGTERM flushes the current window as a last batch, publishes offline and exits 0")
+    func sigterm() async throws {
+        let scratch = try ScratchDirectory()
+        var capture = Capture()
+        for step in 0..<600 {
+            capture.iBeacon(uuid: siteUUID, major: 1, minor: 5, rssi: -64, at: Self.base + Double(step) * 0.1)
+        }
+        let path = scratch.path + "/long.btsnoop"
+        try capture.write(to: path)
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        let agent = "e2e-term-\(UInt16.random(in: 0...UInt16.max))"
+        let statusTopic = "whereabouts/v1/\(site)/agents/\(agent)/status"
+        try await observing(broker, agent: agent) { observer in
+            let run = try AgentRun(agentArguments(agent, broker: broker, capture: path, speed: "1"), in: scratch)
+            try await waitUntil("three batches") { (try? ReceivedBatches(observer, agent: agent))?.raw.count ?? 0 >= 3 }
+            run.process.send(SIGTERM)
+            #expect(try await run.exitCode(within: .seconds(15)) == 0, "\(run.output)")
+            let built = try #require(run.counter("batches"), "\(run.output)")
+            try await waitUntil("offline") { observer.payloads(on: statusTopic).last == "offline" }
+            let batches = try ReceivedBatches(observer, agent: agent)
+            #expect(batches.unique.map(\.seq) == Array(0..<built))
+            #expect(run.counter("acked") == built)
+            // Every advert replayed before the signal is in a batch, the partial last window included.
+            let heard = try #require(run.counter("sightings"))
+            #expect(heard > 0 && heard < 600)
+            #expect(batches.adverts.values.reduce(0, +) == heard)
+            #expect(run.output.contains("signal 15"))
+        }
+    }
+
     @Test("malformed events and a truncated tail are counted, not fatal, and the good adverts still arrive")
     func badInput() async throws {
         let scratch = try ScratchDirectory()
