@@ -158,6 +158,56 @@ struct AgentEndToEndTests {
         }
     }
 
+    @Test("over TLS with its own account and the deployed ACL, the agent publishes its batches and status")
+    func tlsAndAccount() async throws {
+        let scratch = try ScratchDirectory()
+        var capture = Capture()
+        for step in 0..<30 {
+            capture.iBeacon(uuid: siteUUID, major: 1, minor: 4, rssi: -70, at: Self.base + Double(step) * 0.1)
+        }
+        let path = scratch.path + "/capture.btsnoop"
+        try capture.write(to: path)
+        let agent = "e2e-tls-\(UInt16.random(in: 0...UInt16.max))"
+        let aclPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../deploy/mosquitto/whereabouts.acl").standardizedFileURL.path
+        var options = BrokerOptions()
+        options.allowAnonymous = false
+        options.tls = true
+        options.accounts = [agent: "agent-secret", "locator": "locator-secret"]
+        options.aclRules = try String(contentsOfFile: aclPath, encoding: .utf8).split(separator: "\n").map(String.init)
+        let broker = try await MosquittoBroker.start(options)
+        defer { broker.cleanup() }
+        let certificates = try #require(broker.certificates)
+        let passwordFile = scratch.path + "/agent.password"
+        try "agent-secret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        let statusTopic = "whereabouts/v1/\(site)/agents/\(agent)/status"
+        try await observing(broker, agent: agent, account: ("locator", "locator-secret")) { observer in
+            let run = try AgentRun(
+                [
+                    "--id", agent, "--site", site, "--broker", "mqtts://127.0.0.1:\(broker.port)",
+                    "--ca-file", certificates.caFile, "--password-file", passwordFile,
+                    "--source", "btsnoop:\(path)", "--replay-speed", "fast",
+                ], in: scratch)
+            #expect(try await run.exitCode(within: .seconds(30)) == 0, "\(run.output)")
+            let built = try #require(run.counter("batches"), "\(run.output)")
+            try await waitUntil("offline") { observer.payloads(on: statusTopic).last == "offline" }
+            let batches = try ReceivedBatches(observer, agent: agent)
+            #expect(batches.unique.map(\.seq) == Array(0..<built))
+            #expect(batches.adverts == capture.expected)
+            #expect(run.counter("refused") == 0)
+        }
+        // A wrong password is a runtime failure the agent names, not a retry loop.
+        try "wrong\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        let refused = try AgentRun(
+            [
+                "--id", agent, "--site", site, "--broker", "mqtts://127.0.0.1:\(broker.port)",
+                "--ca-file", certificates.caFile, "--password-file", passwordFile,
+                "--source", "btsnoop:\(path)", "--replay-speed", "1",
+            ], in: scratch, name: "refused")
+        #expect(try await refused.exitCode(within: .seconds(30)) == 1, "\(refused.output)")
+        #expect(refused.output.contains("refused"), "\(refused.output)")
+    }
+
     @Test("malformed events and a truncated tail are counted, not fatal, and the good adverts still arrive")
     func badInput() async throws {
         let scratch = try ScratchDirectory()

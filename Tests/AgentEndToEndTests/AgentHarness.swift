@@ -213,10 +213,13 @@ final class Observer: Sendable {
 
 /// Subscribes to one agent's topics on `broker` while `body` runs.
 func observing<Result>(
-    _ broker: MosquittoBroker, agent: String, persistent: Bool = false, _ body: (Observer) async throws -> Result
+    _ broker: MosquittoBroker, agent: String, persistent: Bool = false, account: (String, String)? = nil,
+    _ body: (Observer) async throws -> Result
 ) async throws -> Result {
     let configuration = MQTTClientConfiguration(
-        host: broker.host, port: broker.port, clientID: "observer-\(agent)", keepAlive: .seconds(5),
+        host: broker.host, port: broker.port, clientID: "observer-\(agent)", username: account?.0,
+        password: account?.1, tls: broker.certificates.map { MQTTTLSConfiguration(caFile: $0.caFile) },
+        keepAlive: .seconds(5),
         cleanStart: !persistent, sessionExpiry: .seconds(600),
         reconnect: MQTTReconnectPolicy(
             initialDelay: .milliseconds(50), maximumDelay: .milliseconds(300), stableConnection: .zero),
