@@ -19,6 +19,10 @@ let package = Package(
         .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
         // The locator's pipeline as a state machine that returns actions: pure, so tests drive it without a broker.
         .target(name: "WhereaboutsLocator", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]),
+        // The agent's logic (aggregation, batches, outbox, settings) as values in, values out.
+        .target(
+            name: "WhereaboutsAgent", dependencies: ["WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsCore"]
+        ),
 
         // MARK: - C system libraries (module map + header-only shim each)
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -47,7 +51,8 @@ let package = Package(
         .executableTarget(
             name: "whereabouts-agent",
             dependencies: [
-                "WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsHCI", "CommandLineSupport",
+                "WhereaboutsAgent", "WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsHCI",
+                "CommandLineSupport",
             ]
         ),
         // Built with -sanitize=fuzzer by scripts/fuzz-hci.sh; without it, replays corpus files.
@@ -59,6 +64,7 @@ let package = Package(
         .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore"]),
         .testTarget(name: "WhereaboutsLocatorTests", dependencies: ["WhereaboutsLocator"]),
         .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
+        .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent"]),
         .testTarget(
             name: "WhereaboutsAdvertisingTests",
             dependencies: ["WhereaboutsAdvertising", "WhereaboutsHCI"],
@@ -75,6 +81,14 @@ let package = Package(
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsLocator", "WhereaboutsMQTT",
                 "BrokerFixture",
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        // Runs the built whereabouts-agent against a real mosquitto.
+        .testTarget(
+            name: "AgentEndToEndTests",
+            dependencies: [
+                "BrokerFixture", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsAdvertising", "WhereaboutsCore",
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -1,0 +1,54 @@
+public import WhereaboutsAdvertising
+
+/// The agent's counters since it started, and the lines it logs from them.
+public struct AgentMetrics: Sendable, Hashable {
+    /// HCI events read from the source.
+    public var events = 0
+    /// Drops by reason, from the sighting decoder (malformed events and ordinary traffic not published).
+    public var drops = DropCounters()
+    /// Sightings the filter selected.
+    public var sightings = 0
+    /// Batches built (one per window).
+    public var batches = 0
+    /// Batches published, re-sends included.
+    public var published = 0
+    /// Batches re-published after a reconnect.
+    public var republished = 0
+    /// Batches the broker acknowledged.
+    public var acknowledged = 0
+    /// Acknowledgements that refused the batch.
+    public var refused = 0
+    /// Batches held now, unsent or unacknowledged.
+    public var buffered = 0
+    /// The most batches held at once.
+    public var bufferPeak = 0
+    /// Batches dropped because the buffer was full.
+    public var dropped = 0
+    /// Sightings dropped because a window held the most tags.
+    public var tagOverflow = 0
+    /// Scan restarts by the watchdog.
+    public var scanRestarts = 0
+    /// Events the source had to drop because the agent fell behind.
+    public var sourceDrops = 0
+    /// Problems reading the source (a truncated btsnoop tail, say), in words; the last one.
+    public var sourceProblem: String?
+
+    /// All zero.
+    public init() {}
+
+    /// One `key=value` line: what the agent logs every minute and prints as its summary on exit.
+    ///
+    /// `malformed` is the total of drops whose bytes broke the format; `drops[...]` lists every non-zero reason.
+    public var line: String {
+        var parts = [
+            "events=\(events)", "malformed=\(drops.malformed)", "sightings=\(sightings)", "batches=\(batches)",
+            "published=\(published)", "republished=\(republished)", "acked=\(acknowledged)", "refused=\(refused)",
+            "buffered=\(buffered)", "buffer-peak=\(bufferPeak)", "dropped=\(dropped)", "tag-overflow=\(tagOverflow)",
+            "scan-restarts=\(scanRestarts)", "source-drops=\(sourceDrops)",
+        ]
+        let reasons = drops.description
+        if !reasons.isEmpty { parts.append("drops[\(reasons)]") }
+        if let sourceProblem { parts.append("source-problem=\"\(sourceProblem)\"") }
+        return parts.joined(separator: " ")
+    }
+}

@@ -1,0 +1,474 @@
+public import WhereaboutsAdvertising
+public import WhereaboutsCore
+public import WhereaboutsWire
+
+/// Everything the agent is told, from flags, the environment, an environment file and `agent.conf`.
+///
+/// Each setting is looked up in this order, the first that has it winning: the command-line flag, the process
+/// environment, the file given by `--env-file`, the configuration file (`--config`, by default
+/// `/etc/whereabouts/agent.conf`; a missing default file is fine), then the default. Files use the environment
+/// variable names (`WHEREABOUTS_ID=hall-1`); switches there take `true`/`false`, lists are comma-separated. Unknown
+/// `WHEREABOUTS_*` keys in files are errors (a typo should not pass silently); the process environment may carry
+/// other programs' variables. The password is never a flag: `--password-file`, or `WHEREABOUTS_PASSWORD` in the
+/// environment or a file.
+///
+/// Parsing is pure: the shell passes the arguments, the environment and a function that reads files.
+public struct AgentSettings: Sendable {
+    /// Where HCI events come from.
+    public enum Source: Sendable, Hashable {
+        /// A live controller, such as `hci0`.
+        case hci(device: String)
+        /// A btsnoop capture replayed through the same pipeline.
+        case btsnoop(path: String)
+    }
+
+    /// Whether the board advertises itself as an iBeacon.
+    public enum Advertising: Sendable, Hashable {
+        /// Not advertising, and why (said once at info level).
+        case off(reason: String)
+        /// Advertising this iBeacon.
+        case on(IBeaconAdvertisement)
+    }
+
+    /// The default configuration file.
+    public static let defaultConfigPath = "/etc/whereabouts/agent.conf"
+
+    /// The environment variables the agent reads, so the shell can collect just these.
+    public static var environmentKeys: [String] { SettingSpec.knownKeys.sorted() }
+
+    /// The agent's id: its MQTT username, client id and topic level.
+    public var agent: AgentID
+    /// The site (proximity UUID) the agent publishes under.
+    public var site: BeaconUUID
+    /// The broker URL as given (`mqtt://host[:port]` or `mqtts://…`); the shell parses it.
+    public var broker: String
+    /// The broker account; defaults to the agent id.
+    public var username: String
+    /// The password itself, when given in the environment or a file.
+    public var password: String?
+    /// A file holding the password.
+    public var passwordFile: String?
+    /// CA certificates to verify the broker.
+    public var caFile: String?
+    /// The client certificate.
+    public var certFile: String?
+    /// The client certificate's key.
+    public var keyFile: String?
+    /// Skip verifying the broker's certificate.
+    public var insecure = false
+    /// Where events come from.
+    public var source: Source = .hci(device: "hci0")
+    /// Active scanning (scan requests) instead of passive listening.
+    public var activeScan = false
+    /// The scan interval, milliseconds.
+    public var scanIntervalMilliseconds = 100.0
+    /// The scan window, milliseconds.
+    public var scanWindowMilliseconds = 100.0
+    /// The replay pace for a btsnoop source.
+    public var replaySpeed = ReplaySpeed.factor(1)
+    /// Keep the capture's times instead of shifting them to now.
+    public var keepTimes = false
+    /// What is published.
+    public var filter: SightingFilter
+    /// The batching window, seconds.
+    public var window = 1.0
+    /// The most tags one window holds.
+    public var maximumTags = 1024
+    /// The most batches kept while the broker is unreachable.
+    public var bufferBatches = 600
+    /// Whether and what to advertise.
+    public var advertising: Advertising
+    /// The agent's floor (the major of its own beacon).
+    public var floor: UInt16?
+    /// `debug`, `info`, `warning` or `error`.
+    public var logLevel = "info"
+    /// The MQTT keepalive, seconds.
+    public var keepAlive = 30
+    /// The longest wait between reconnection attempts, seconds.
+    public var reconnectMaximum = 30.0
+    /// Silence after steady reports that restarts the scan, seconds.
+    public var watchdogTimeout = 30.0
+    /// How often the counters are logged, seconds.
+    public var metricsInterval = 60.0
+    /// How long shutdown waits for outstanding acknowledgements, seconds.
+    public var shutdownTimeout = 3.0
+
+    /// The usage text.
+    public static let usage = """
+        usage: whereabouts-agent --id ID --site UUID --broker mqtt://HOST[:PORT] [options]
+
+        Every option can also be set in the environment, an --env-file or /etc/whereabouts/agent.conf, with the
+        name shown (precedence: flag > environment > env file > agent.conf > default).
+
+        identity and broker
+          --id ID                  agent id, [A-Za-z0-9_-]{1,64}                     WHEREABOUTS_ID
+          --site UUID              site proximity UUID                                WHEREABOUTS_SITE
+          --broker URL             mqtt://host[:port] or mqtts://host[:port]          WHEREABOUTS_BROKER
+          --username NAME          broker account (default: the agent id)             WHEREABOUTS_USERNAME
+          --password-file FILE     file holding the password                          WHEREABOUTS_PASSWORD_FILE
+                                   (or the password itself in WHEREABOUTS_PASSWORD; never on the command line)
+          --ca-file FILE           CA certificate(s) to verify the broker             WHEREABOUTS_CA_FILE
+          --cert-file FILE         client certificate                                 WHEREABOUTS_CERT_FILE
+          --key-file FILE          client key                                         WHEREABOUTS_KEY_FILE
+          --insecure               do not verify the broker's certificate (warned)    WHEREABOUTS_INSECURE
+          --keepalive SECONDS      MQTT keepalive, 5-3600 (default 30)                WHEREABOUTS_KEEPALIVE
+          --reconnect-max SECONDS  longest reconnect backoff, 1-300 (default 30)      WHEREABOUTS_RECONNECT_MAX
+
+        radio
+          --device NAME            Bluetooth controller (default hci0)                WHEREABOUTS_DEVICE
+          --source SOURCE          hci:NAME, or btsnoop:FILE to replay a capture      WHEREABOUTS_SOURCE
+          --active                 active scanning (default passive)                  WHEREABOUTS_ACTIVE
+          --scan-interval MS       scan interval, 2.5-10240 ms (default 100)          WHEREABOUTS_SCAN_INTERVAL
+          --scan-window MS         scan window, at most the interval (default 100)    WHEREABOUTS_SCAN_WINDOW
+          --watchdog-timeout S     restart a scan silent this long (default 30)       WHEREABOUTS_WATCHDOG_TIMEOUT
+          --replay-speed SPEED     fast, or a factor such as 1 (default 1)            WHEREABOUTS_REPLAY_SPEED
+          --keep-times             keep a replay's recorded times                     WHEREABOUTS_KEEP_TIMES
+
+        what is published
+          --constraint UUID[:MAJOR[:MINOR]]  repeatable (default: the site UUID)      WHEREABOUTS_CONSTRAINTS
+          --rssi-floor DBM         drop weaker adverts                                WHEREABOUTS_RSSI_FLOOR
+          --address MAC            also track this device by address; repeatable      WHEREABOUTS_ADDRESSES
+          --window SECONDS         batching window, 0.1-60 (default 1)                WHEREABOUTS_WINDOW
+          --max-tags N             tags per window, 1-2000 (default 1024)             WHEREABOUTS_MAX_TAGS
+          --buffer-batches N       batches kept while the broker is away (600)        WHEREABOUTS_BUFFER_BATCHES
+
+        transmitter
+          --floor N                this board's floor: advertise site:N:minor(id)     WHEREABOUTS_FLOOR
+          --advertise UUID:MAJOR:MINOR[:POWER]  advertise this iBeacon instead         WHEREABOUTS_ADVERTISE
+          --no-advertise           do not advertise                                   WHEREABOUTS_NO_ADVERTISE
+
+        other
+          --log-level LEVEL        debug, info, warning or error (default info)       WHEREABOUTS_LOG_LEVEL
+          --metrics-interval S     how often counters are logged (default 60)         WHEREABOUTS_METRICS_INTERVAL
+          --env-file FILE          KEY=VALUE file of WHEREABOUTS_* settings
+          --config FILE            configuration file (default /etc/whereabouts/agent.conf)
+
+        A btsnoop replay ends the agent when the capture ends.
+        exit status: 0 clean shutdown, 1 runtime failure (no Bluetooth, broker refused us), 2 bad usage
+        """
+
+    /// Reads the settings.
+    ///
+    /// - Parameters:
+    ///   - arguments: The command-line arguments, without the program name.
+    ///   - environment: The process environment.
+    ///   - readFile: Reads the `--env-file` and the configuration file.
+    /// - Throws: ``AgentSettingsError`` naming the setting at fault, or `.help`.
+    public static func parse(
+        arguments: [String], environment: [String: String], readFile: (String) -> SettingsFile
+    ) throws(AgentSettingsError) -> AgentSettings {
+        let flags = try CommandLineFlags(arguments, specs: SettingSpec.all)
+        if flags.switches.contains("help") { throw .help }
+        var layers = [SettingLayer(origin: "the environment", values: environment)]
+        if let path = flags.values["env-file"]?.last {
+            layers.append(try layer(path, readFile(path), optional: false))
+        }
+        let configPath = flags.values["config"]?.last ?? defaultConfigPath
+        layers.append(try layer(configPath, readFile(configPath), optional: flags.values["config"] == nil))
+        let resolver = SettingResolver(flags: flags, layers: layers)
+        return try AgentSettings(resolver)
+    }
+
+    private static func layer(_ path: String, _ file: SettingsFile, optional: Bool) throws(AgentSettingsError)
+        -> SettingLayer
+    {
+        switch file {
+        case .text(let text):
+            let parsed = try KeyValueText(text, origin: path)
+            for key in parsed.values.keys.sorted() where !SettingSpec.knownKeys.contains(key) {
+                throw .invalid("\(path):\(parsed.lines[key] ?? 0): unknown setting \(key)")
+            }
+            return SettingLayer(origin: path, values: parsed.values)
+        case .missing:
+            if optional { return SettingLayer(origin: path, values: [:]) }
+            throw .invalid("cannot read \(path): no such file")
+        case .unreadable(let reason):
+            throw .invalid("cannot read \(path): \(reason)")
+        }
+    }
+
+    private init(_ settings: SettingResolver) throws(AgentSettingsError) {
+        guard let idText = try settings.value("id") else { throw .invalid("--id is required (or WHEREABOUTS_ID)") }
+        guard let agent = AgentID(idText) else {
+            throw .invalid("--id \"\(idText)\" is not a valid agent id: use 1 to 64 characters from A-Z a-z 0-9 _ -")
+        }
+        guard let siteText = try settings.value("site") else {
+            throw .invalid("--site is required (or WHEREABOUTS_SITE): the site's proximity UUID")
+        }
+        guard let site = BeaconUUID(siteText) else {
+            throw .invalid("--site \"\(siteText)\" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)")
+        }
+        guard let broker = try settings.value("broker") else {
+            throw .invalid("--broker is required (or WHEREABOUTS_BROKER): mqtt://host[:port] or mqtts://host[:port]")
+        }
+        self.agent = agent
+        self.site = site
+        self.broker = broker
+        username = try settings.value("username") ?? agent.rawValue
+        password = try settings.value("password")
+        passwordFile = try settings.value("password-file")
+        caFile = try settings.value("ca-file")
+        certFile = try settings.value("cert-file")
+        keyFile = try settings.value("key-file")
+        if (certFile == nil) != (keyFile == nil) { throw .invalid("--cert-file and --key-file go together") }
+        insecure = try settings.switchValue("insecure")
+
+        if let sourceText = try settings.value("source") {
+            if sourceText.hasPrefix("btsnoop:"), sourceText.count > 8 {
+                source = .btsnoop(path: String(sourceText.dropFirst(8)))
+            } else if sourceText.hasPrefix("hci:"), sourceText.count > 4 {
+                source = .hci(device: String(sourceText.dropFirst(4)))
+            } else {
+                throw .invalid("--source must be hci:DEVICE or btsnoop:FILE, not \"\(sourceText)\"")
+            }
+            if try settings.value("device") != nil, case .btsnoop = source {
+                throw .invalid("--device and --source btsnoop:FILE exclude each other")
+            }
+        }
+        if let device = try settings.value("device") {
+            guard device.hasPrefix("hci"), device.count > 3, device.dropFirst(3).allSatisfy(\.isASCIIDigit) else {
+                throw .invalid("--device must name a controller such as hci0, not \"\(device)\"")
+            }
+            source = .hci(device: device)
+        }
+        activeScan = try settings.switchValue("active")
+        scanIntervalMilliseconds = try settings.number("scan-interval", in: 2.5...10240) ?? 100
+        scanWindowMilliseconds =
+            try settings.number("scan-window", in: 2.5...10240) ?? min(100, scanIntervalMilliseconds)
+        guard scanWindowMilliseconds <= scanIntervalMilliseconds else {
+            throw .invalid("--scan-window must not be longer than --scan-interval")
+        }
+        watchdogTimeout = try settings.number("watchdog-timeout", in: 5...3600) ?? 30
+        if let speedText = try settings.value("replay-speed") {
+            guard let speed = ReplaySpeed(speedText) else {
+                throw .invalid("--replay-speed must be fast or a factor from 0 to 1000, not \"\(speedText)\"")
+            }
+            replaySpeed = speed
+        }
+        keepTimes = try settings.switchValue("keep-times")
+
+        var constraints: [BeaconIdentityConstraint] = []
+        for text in try settings.list("constraint") {
+            guard let constraint = BeaconIdentityConstraint(text) else {
+                throw .invalid("--constraint must be UUID, UUID:MAJOR or UUID:MAJOR:MINOR, not \"\(text)\"")
+            }
+            constraints.append(constraint)
+        }
+        if constraints.isEmpty { constraints = [BeaconIdentityConstraint(uuid: site)] }
+        var addresses: Set<DeviceAddress> = []
+        for text in try settings.list("address") {
+            guard let address = DeviceAddress(text) else {
+                throw .invalid("--address must be a device address such as AA:BB:CC:DD:EE:FF, not \"\(text)\"")
+            }
+            addresses.insert(address)
+        }
+        let rssiFloor = try settings.integer("rssi-floor", in: -127...20)
+        filter = SightingFilter(constraints: constraints, addresses: addresses, minimumRSSI: rssiFloor)
+        window = try settings.number("window", in: 0.1...60) ?? 1
+        maximumTags = try settings.integer("max-tags", in: 1...2000) ?? 1024
+        bufferBatches = try settings.integer("buffer-batches", in: 1...86_400) ?? 600
+        keepAlive = try settings.integer("keepalive", in: 5...3600) ?? 30
+        reconnectMaximum = try settings.number("reconnect-max", in: 1...300) ?? 30
+        metricsInterval = try settings.number("metrics-interval", in: 1...86_400) ?? 60
+
+        self.floor = try settings.integer("floor", in: 0...65535).map { UInt16($0) }
+        if try settings.switchValue("no-advertise") {
+            advertising = .off(reason: "advertising is turned off (--no-advertise)")
+        } else if let text = try settings.value("advertise") {
+            guard let advertisement = AgentBeacon.parse(text) else {
+                throw .invalid("--advertise must be UUID:MAJOR:MINOR[:POWER], not \"\(text)\"")
+            }
+            advertising = .on(advertisement)
+        } else if let floor = self.floor {
+            advertising = .on(AgentBeacon.advertisement(site: site, floor: floor, agent: agent))
+        } else {
+            advertising = .off(reason: "no --floor given, so this board does not advertise itself")
+        }
+        let level = try settings.value("log-level") ?? "info"
+        guard ["debug", "info", "warning", "error"].contains(level) else {
+            throw .invalid("--log-level must be debug, info, warning or error, not \"\(level)\"")
+        }
+        logLevel = level
+        if insecure, !broker.hasPrefix("mqtts://") { throw .invalid("--insecure only makes sense with mqtts://") }
+    }
+}
+
+// MARK: - Lookup
+
+/// One setting: its flag, its variable name, and whether it takes a value, is a switch, or repeats.
+struct SettingSpec: Sendable {
+    enum Kind: Sendable {
+        case value
+        case switchFlag
+        case list
+        /// Settable only in the environment or a file (the password).
+        case valueWithoutFlag
+        /// A flag only (`--help`, `--env-file`, `--config`).
+        case flagOnly(takesValue: Bool)
+    }
+
+    var flag: String
+    var key: String
+    var kind: Kind
+
+    static let all: [SettingSpec] = [
+        .init(flag: "id", key: "WHEREABOUTS_ID", kind: .value),
+        .init(flag: "site", key: "WHEREABOUTS_SITE", kind: .value),
+        .init(flag: "broker", key: "WHEREABOUTS_BROKER", kind: .value),
+        .init(flag: "username", key: "WHEREABOUTS_USERNAME", kind: .value),
+        .init(flag: "password", key: "WHEREABOUTS_PASSWORD", kind: .valueWithoutFlag),
+        .init(flag: "password-file", key: "WHEREABOUTS_PASSWORD_FILE", kind: .value),
+        .init(flag: "ca-file", key: "WHEREABOUTS_CA_FILE", kind: .value),
+        .init(flag: "cert-file", key: "WHEREABOUTS_CERT_FILE", kind: .value),
+        .init(flag: "key-file", key: "WHEREABOUTS_KEY_FILE", kind: .value),
+        .init(flag: "insecure", key: "WHEREABOUTS_INSECURE", kind: .switchFlag),
+        .init(flag: "keepalive", key: "WHEREABOUTS_KEEPALIVE", kind: .value),
+        .init(flag: "reconnect-max", key: "WHEREABOUTS_RECONNECT_MAX", kind: .value),
+        .init(flag: "device", key: "WHEREABOUTS_DEVICE", kind: .value),
+        .init(flag: "source", key: "WHEREABOUTS_SOURCE", kind: .value),
+        .init(flag: "active", key: "WHEREABOUTS_ACTIVE", kind: .switchFlag),
+        .init(flag: "scan-interval", key: "WHEREABOUTS_SCAN_INTERVAL", kind: .value),
+        .init(flag: "scan-window", key: "WHEREABOUTS_SCAN_WINDOW", kind: .value),
+        .init(flag: "watchdog-timeout", key: "WHEREABOUTS_WATCHDOG_TIMEOUT", kind: .value),
+        .init(flag: "replay-speed", key: "WHEREABOUTS_REPLAY_SPEED", kind: .value),
+        .init(flag: "keep-times", key: "WHEREABOUTS_KEEP_TIMES", kind: .switchFlag),
+        .init(flag: "constraint", key: "WHEREABOUTS_CONSTRAINTS", kind: .list),
+        .init(flag: "rssi-floor", key: "WHEREABOUTS_RSSI_FLOOR", kind: .value),
+        .init(flag: "address", key: "WHEREABOUTS_ADDRESSES", kind: .list),
+        .init(flag: "window", key: "WHEREABOUTS_WINDOW", kind: .value),
+        .init(flag: "max-tags", key: "WHEREABOUTS_MAX_TAGS", kind: .value),
+        .init(flag: "buffer-batches", key: "WHEREABOUTS_BUFFER_BATCHES", kind: .value),
+        .init(flag: "floor", key: "WHEREABOUTS_FLOOR", kind: .value),
+        .init(flag: "advertise", key: "WHEREABOUTS_ADVERTISE", kind: .value),
+        .init(flag: "no-advertise", key: "WHEREABOUTS_NO_ADVERTISE", kind: .switchFlag),
+        .init(flag: "log-level", key: "WHEREABOUTS_LOG_LEVEL", kind: .value),
+        .init(flag: "metrics-interval", key: "WHEREABOUTS_METRICS_INTERVAL", kind: .value),
+        .init(flag: "env-file", key: "", kind: .flagOnly(takesValue: true)),
+        .init(flag: "config", key: "", kind: .flagOnly(takesValue: true)),
+        .init(flag: "help", key: "", kind: .flagOnly(takesValue: false)),
+    ]
+
+    static let knownKeys: Set<String> = Set(all.map(\.key).filter { !$0.isEmpty })
+
+    static func named(_ flag: String) -> SettingSpec? { all.first { $0.flag == flag } }
+}
+
+/// The flags of a command line, checked against the settings table.
+struct CommandLineFlags: Sendable {
+    var values: [String: [String]] = [:]
+    var switches: Set<String> = []
+
+    init(_ arguments: [String], specs: [SettingSpec]) throws(AgentSettingsError) {
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("--"), argument.count > 2 else {
+                throw .invalid("unexpected argument \"\(argument)\" (options start with --; see --help)")
+            }
+            var name = String(argument.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            guard let spec = SettingSpec.named(name) else {
+                throw .invalid("unknown option --\(name) (see --help)")
+            }
+            let takesValue: Bool
+            switch spec.kind {
+            case .valueWithoutFlag:
+                throw .invalid(
+                    "the password is never taken on the command line: use --password-file or WHEREABOUTS_PASSWORD")
+            case .switchFlag: takesValue = false
+            case .flagOnly(let value): takesValue = value
+            case .value, .list: takesValue = true
+            }
+            if !takesValue {
+                guard inlineValue == nil else { throw .invalid("--\(name) takes no value") }
+                switches.insert(name)
+                continue
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+                    throw .invalid("--\(name) needs a value")
+                }
+                value = arguments[index]
+                index += 1
+            }
+            if case .list = spec.kind {
+                values[name, default: []].append(value)
+            } else {
+                guard values[name] == nil else { throw .invalid("--\(name) is given more than once") }
+                values[name] = [value]
+            }
+        }
+    }
+}
+
+/// Settings from other places than the command line, in precedence order.
+struct SettingLayer: Sendable {
+    var origin: String
+    var values: [String: String]
+}
+
+/// Looks each setting up, flag first, then layer by layer.
+struct SettingResolver: Sendable {
+    var flags: CommandLineFlags
+    var layers: [SettingLayer]
+
+    /// The raw text of a setting and where it came from.
+    func lookup(_ flag: String) -> (text: String, origin: String)? {
+        guard let spec = SettingSpec.named(flag) else { return nil }
+        if let given = flags.values[flag]?.last { return (given, "--\(flag)") }
+        for layer in layers {
+            if let text = layer.values[spec.key], !text.isEmpty { return (text, "\(spec.key) in \(layer.origin)") }
+        }
+        return nil
+    }
+
+    func value(_ flag: String) throws(AgentSettingsError) -> String? {
+        lookup(flag)?.text
+    }
+
+    func switchValue(_ flag: String) throws(AgentSettingsError) -> Bool {
+        if flags.switches.contains(flag) { return true }
+        guard let (text, origin) = lookup(flag) else { return false }
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw .invalid("\(origin) must be true or false, not \"\(text)\"")
+        }
+    }
+
+    func list(_ flag: String) throws(AgentSettingsError) -> [String] {
+        if let given = flags.values[flag] { return given }
+        guard let (text, _) = lookup(flag) else { return [] }
+        return text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+    }
+
+    func number(_ flag: String, in range: ClosedRange<Double>) throws(AgentSettingsError) -> Double? {
+        guard let (text, origin) = lookup(flag) else { return nil }
+        guard let number = Double(text), number.isFinite, range.contains(number) else {
+            throw .invalid(
+                "\(origin) must be a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+        }
+        return number
+    }
+
+    func integer(_ flag: String, in range: ClosedRange<Int>) throws(AgentSettingsError) -> Int? {
+        guard let (text, origin) = lookup(flag) else { return nil }
+        guard let number = Int(text), range.contains(number) else {
+            throw .invalid(
+                "\(origin) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+        }
+        return number
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}

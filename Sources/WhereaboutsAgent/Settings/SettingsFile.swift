@@ -1,0 +1,64 @@
+/// What reading a settings file gave; the shell reads files, the parser only sees this.
+public enum SettingsFile: Sendable, Hashable {
+    /// The file's text.
+    case text(String)
+    /// There is no such file.
+    case missing
+    /// The file exists but could not be read; the reason in words.
+    case unreadable(String)
+}
+
+/// Why the agent's settings are unusable: bad usage, exit status 2. `help` asks for the usage text.
+public enum AgentSettingsError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// `--help` was given.
+    case help
+    /// A setting is missing, malformed or out of range; the message says which and why.
+    case invalid(String)
+
+    public var description: String {
+        switch self {
+        case .help: AgentSettings.usage
+        case .invalid(let message): message
+        }
+    }
+}
+
+/// `KEY=VALUE` lines, as in `/etc/whereabouts/agent.conf` and environment files.
+///
+/// Blank lines and lines starting with `#` are skipped; whitespace around keys and values is trimmed, an
+/// `export ` prefix is ignored, and one pair of matching quotes around a value is removed. A line without `=`
+/// is an error, reported with its number.
+public struct KeyValueText: Sendable, Hashable {
+    /// The values by key; a key given twice keeps its last value.
+    public private(set) var values: [String: String] = [:]
+    /// Each key's line number, for error messages.
+    public private(set) var lines: [String: Int] = [:]
+
+    /// Parses `text`; `origin` names it in errors.
+    public init(_ text: String, origin: String) throws(AgentSettingsError) {
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var line = Self.trimmed(rawLine)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.hasPrefix("export ") { line = Self.trimmed(line.dropFirst(7)) }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw .invalid("\(origin):\(index + 1): expected KEY=VALUE, not \"\(line)\"")
+            }
+            let key = Self.trimmed(line[..<equals])
+            var value = Self.trimmed(line[line.index(after: equals)...])
+            if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
+                value = String(value.dropFirst().dropLast())
+            }
+            guard !key.isEmpty else { throw .invalid("\(origin):\(index + 1): empty key") }
+            values[key] = value
+            lines[key] = index + 1
+        }
+    }
+
+    private static func trimmed(_ text: some StringProtocol) -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let start = text.firstIndex(where: { !isSpace($0) }),
+            let end = text.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(text[start...end])
+    }
+}

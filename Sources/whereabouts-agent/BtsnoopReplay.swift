@@ -1,0 +1,107 @@
+import CommandLineSupport
+import Glibc
+import WhereaboutsAdvertising
+import WhereaboutsAgent
+
+/// Replays the HCI events of a btsnoop file as agent inputs, paced or as fast as the consumer takes them.
+///
+/// The file is read in 64 KiB chunks, so a long capture replays in bounded memory. A damaged record or a
+/// truncated tail ends the replay with a problem; what came before it has been delivered.
+struct BtsnoopReplay: Sendable {
+    var path: String
+    var speed: ReplaySpeed
+    var keepsTimes: Bool
+
+    /// Opens the file now, so that a bad path fails at startup with a clear message.
+    static func check(_ path: String) throws(RuntimeError) {
+        guard let file = fopen(path, "rb") else {
+            throw RuntimeError("cannot open btsnoop file \(path): \(FileAccess.systemMessage())")
+        }
+        fclose(file)
+    }
+
+    /// Runs the replay, yielding to `continuation`; returns when the file ends or the task is cancelled.
+    func run(into continuation: AsyncStream<AgentInput>.Continuation, credits: AsyncStream<Void>) async {
+        var gate = CreditGate(credits)
+        guard let file = fopen(path, "rb") else {
+            let problem = SourceProblem(
+                message: "cannot open btsnoop file \(path): \(FileAccess.systemMessage())", isFailure: true)
+            continuation.yield(.sourceEnded(problem: problem))
+            return
+        }
+        defer { fclose(file) }
+        var reader = BtsnoopReader()
+        var clock: ReplayClock?
+        var pending: [HeardEvent] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var problem: SourceProblem?
+
+        func deliver() async -> Bool {
+            guard !pending.isEmpty else { return !Task.isCancelled }
+            continuation.yield(.events(pending, framing: .bare))
+            pending.removeAll(keepingCapacity: true)
+            return await gate.sent()
+        }
+
+        reading: while !Task.isCancelled {
+            let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+            if count > 0 { reader.append(chunk[0..<count]) }
+            do {
+                while let packet = try reader.next() {
+                    let replayClock =
+                        clock
+                        ?? ReplayClock(
+                            firstEventTime: packet.time, startWallTime: WallClock.now(),
+                            startMonotonic: WallClock.monotonic(), speed: speed, keepsTimes: keepsTimes)
+                    clock = replayClock
+                    if let due = replayClock.due(packet.time), due > WallClock.monotonic() + 0.002 {
+                        guard await deliver() else { return }
+                        guard await wait(until: due, clock: replayClock, continuation) else { return }
+                    }
+                    pending.append(HeardEvent(bytes: packet.event, time: replayClock.stamp(packet.time)))
+                    if pending.count >= 256 {
+                        guard await deliver() else { return }
+                    }
+                }
+            } catch {
+                problem = SourceProblem(message: "\(path): \(error)", isFailure: false)
+                break reading
+            }
+            if count < chunk.count {
+                if ferror(file) != 0 {
+                    problem = SourceProblem(
+                        message: "cannot read \(path): \(FileAccess.systemMessage())", isFailure: false)
+                } else {
+                    do {
+                        try reader.finish()
+                    } catch {
+                        problem = SourceProblem(message: "\(path): \(error)", isFailure: false)
+                    }
+                }
+                break reading
+            }
+        }
+        guard await deliver() else { return }
+        continuation.yield(.sourceEnded(problem: problem))
+    }
+
+    /// Sleeps until the monotonic time `due`, telling the consumer the replay's time at least every 250 ms so that
+    /// windows close on time across quiet stretches of the capture.
+    private func wait(
+        until due: Double, clock: ReplayClock, _ continuation: AsyncStream<AgentInput>.Continuation
+    ) async -> Bool {
+        while true {
+            let now = WallClock.monotonic()
+            if now >= due { return true }
+            let step = min(due - now, 0.25)
+            do {
+                try await Task.sleep(for: .milliseconds(Int((step * 1000).rounded(.up))))
+            } catch {
+                return false
+            }
+            if WallClock.monotonic() < due {
+                continuation.yield(.replayTime(clock.replayTime(atMonotonic: WallClock.monotonic())))
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import CommandLineSupport
+import Synchronization
+import WhereaboutsAdvertising
+import WhereaboutsHCI
+
+/// Live scanning on one controller: forwards its raw events as agent inputs and restarts the scan on request.
+final class LiveScan: Sendable {
+    let controller: HCIController
+    let parameters: LEScanParameters
+    private let restartRequested = Atomic<Bool>(false)
+    private let stopRequested = Atomic<Bool>(false)
+
+    init(controller: HCIController, parameters: LEScanParameters) {
+        self.controller = controller
+        self.parameters = parameters
+    }
+
+    /// Forwards events from `firstStream`, and from each restarted scan after it, until stopped or failed.
+    func run(
+        firstStream: AsyncStream<[UInt8]>, into continuation: AsyncStream<AgentInput>.Continuation,
+        credits: AsyncStream<Void>
+    ) async {
+        var gate = CreditGate(credits)
+        var stream = firstStream
+        while true {
+            for await event in stream {
+                continuation.yield(.events([HeardEvent(bytes: event, time: WallClock.now())], framing: .h4))
+                guard await gate.sent() else { return }
+            }
+            if stopRequested.load(ordering: .acquiring) || Task.isCancelled {
+                continuation.yield(.sourceEnded(problem: nil))
+                return
+            }
+            guard restartRequested.exchange(false, ordering: .acquiringAndReleasing) else {
+                let reason = controller.failure.map { "\($0)" } ?? "the scan ended"
+                continuation.yield(
+                    .sourceEnded(problem: SourceProblem(message: "\(controller.name): \(reason)", isFailure: true)))
+                return
+            }
+            do {
+                stream = try await controller.startScanning(parameters)
+            } catch {
+                continuation.yield(
+                    .sourceEnded(
+                        problem: SourceProblem(
+                            message: "cannot restart the scan on \(controller.name): \(error)",
+                            isFailure: true)))
+                return
+            }
+        }
+    }
+
+    /// Stops the scan and starts it again (the watchdog's remedy for a controller that went quiet).
+    func restart() async {
+        restartRequested.store(true, ordering: .releasing)
+        await controller.stopScanning()
+    }
+
+    /// Stops the scan for good; the forwarder then reports the end of the source.
+    func stop() async {
+        stopRequested.store(true, ordering: .releasing)
+        await controller.stopScanning()
+    }
+}
