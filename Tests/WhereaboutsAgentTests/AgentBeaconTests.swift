@@ -11,7 +11,7 @@ struct AgentBeaconTests {
         let known: [(String, UInt16)] = [("hall-1", 48955), ("hall-2", 47074), ("a", 52512), ("kitchen", 25801)]
         for (text, minor) in known {
             let agent = try #require(AgentID(text))
-            #expect(AgentBeacon.minor(for: agent) == minor, "\(text)")
+            #expect(AgentBeacon.minor(forAgentID: agent.rawValue) == minor, "\(text)")
         }
     }
 
@@ -19,23 +19,23 @@ struct AgentBeaconTests {
     func defaultAdvertisement() throws {
         let site = try #require(siteUUID)
         let agent = try #require(AgentID("hall-1"))
-        let advertisement = AgentBeacon.advertisement(site: site, floor: 2, agent: agent)
+        let advertisement = AgentAdvertisement.advertisement(site: site, floor: 2, agent: agent)
         #expect(advertisement.tag == .iBeacon(uuid: site, major: 2, minor: 48955))
         #expect(advertisement.measuredPower == -59)
     }
 
     @Test("--advertise text parses with and without power, and refuses the rest")
     func parsing() throws {
-        let parsed = try #require(AgentBeacon.parse("e2c56db5-dffb-48d2-b060-d0f5a71096e0:3:77:-65"))
+        let parsed = try #require(AgentAdvertisement.parse("e2c56db5-dffb-48d2-b060-d0f5a71096e0:3:77:-65"))
         #expect(parsed.major == 3)
         #expect(parsed.minor == 77)
         #expect(parsed.measuredPower == -65)
-        #expect(AgentBeacon.parse("e2c56db5-dffb-48d2-b060-d0f5a71096e0:3:77")?.measuredPower == -59)
+        #expect(AgentAdvertisement.parse("e2c56db5-dffb-48d2-b060-d0f5a71096e0:3:77")?.measuredPower == -59)
         for bad in [
             "e2c56db5-dffb-48d2-b060-d0f5a71096e0:3", "nope:1:2", "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:70000",
             "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:2:99",
         ] {
-            #expect(AgentBeacon.parse(bad) == nil, "\(bad)")
+            #expect(AgentAdvertisement.parse(bad) == nil, "\(bad)")
         }
     }
 }

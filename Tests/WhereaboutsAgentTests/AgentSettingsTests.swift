@@ -168,7 +168,7 @@ struct AgentSettingsTests {
         let site = try #require(BeaconUUID(Self.site))
         let agent = try #require(AgentID("hall-1"))
         let byFloor = try parse(Self.required + ["--floor", "3"])
-        #expect(byFloor.advertising == .on(AgentBeacon.advertisement(site: site, floor: 3, agent: agent)))
+        #expect(byFloor.advertising == .on(AgentAdvertisement.advertisement(site: site, floor: 3, agent: agent)))
         let explicit = try parse(Self.required + ["--floor", "3", "--advertise", "\(Self.site):7:8:-70"])
         #expect(explicit.advertising == .on(IBeaconAdvertisement(uuid: site, major: 7, minor: 8, measuredPower: -70)))
         let off = try parse(Self.required + ["--floor", "3", "--no-advertise"])

@@ -48,7 +48,12 @@ struct PipelineHarness {
             let dz = agent.height - map.model.tagHeight + gap * 3.5
             let horizontal = agent.position.distance(to: position)
             let distance = (horizontal * horizontal + dz * dz).squareRoot()
-            let rssi = (-59 - 20 * log10(max(distance, 0.1)) - abs(gap) * 15 + 2 * random.nextGaussian()).rounded()
+            // The map's walls on the path take their loss, as they would from a real signal.
+            let path = Segment(agent.position, position)
+            let walls = map.walls.filter { $0.floor == floor && $0.segment.properlyIntersects(path) }.map(\.loss)
+            let rssi =
+                (-59 - 20 * log10(max(distance, 0.1)) - walls.reduce(0, +) - abs(gap) * 15 + 2 * random.nextGaussian())
+                .rounded()
             let readings =
                 rssi > -100
                 ? [ReadingBatch.Reading(tag: tag, time: time, rssi: rssi, count: 8, variance: 12, power: -59)] : []

@@ -275,12 +275,12 @@ public struct AgentSettings: Sendable {
         if try settings.switchValue("no-advertise") {
             advertising = .off(reason: "advertising is turned off (--no-advertise)")
         } else if let text = try settings.value("advertise") {
-            guard let advertisement = AgentBeacon.parse(text) else {
+            guard let advertisement = AgentAdvertisement.parse(text) else {
                 throw .invalid("--advertise must be UUID:MAJOR:MINOR[:POWER], not \"\(text)\"")
             }
             advertising = .on(advertisement)
         } else if let floor = self.floor {
-            advertising = .on(AgentBeacon.advertisement(site: site, floor: floor, agent: agent))
+            advertising = .on(AgentAdvertisement.advertisement(site: site, floor: floor, agent: agent))
         } else {
             advertising = .off(reason: "no --floor given, so this board does not advertise itself")
         }
