@@ -73,6 +73,7 @@ struct TrilaterationTests {
             }
             errors.sort()
             medians[count] = errors[errors.count / 2]
+            print("trilateration: \(count) agents, 4 dB noise: median error \(errors[errors.count / 2]) m")
         }
         let three = try #require(medians[3])
         let six = try #require(medians[6])

@@ -35,6 +35,7 @@ struct ZoneHysteresisTests {
     @Test("a still tag at a zone centre never changes zone in an hour", arguments: [UInt64(1), 2, 3])
     func centre(seed: UInt64) throws {
         let result = try zoneChangesOverAnHour(at: Point(x: 5, y: 4), seed: seed)
+        print("hysteresis: zone centre, seed \(seed): \(result.changes) zone changes in an hour")
         #expect(result.changes == 0, "changes \(result.changes)")
         #expect(result.finalZone == ZoneKey(floor: 1, minor: 1))
     }
@@ -43,6 +44,7 @@ struct ZoneHysteresisTests {
     func nearBoundary(seed: UInt64) throws {
         // 0.3 m inside the Lobby, whose east wall it shares with Reception at x = 10.
         let result = try zoneChangesOverAnHour(at: Point(x: 9.7, y: 4), seed: seed)
+        print("hysteresis: 0.3 m from a boundary, seed \(seed): \(result.changes) zone changes in an hour")
         #expect(result.changes <= 4, "changes \(result.changes)")
     }
 
@@ -80,6 +82,7 @@ struct ZoneHysteresisTests {
             }
         }
         let delay = try #require(detected, "never reported in Reception") - crossing
+        print("hysteresis: walk across a boundary, seed \(seed): reported \(delay) s after crossing")
         #expect(delay <= 5, "reported \(delay) s after crossing")
         #expect(engine.zone(of: tag) == ZoneKey(floor: 1, minor: 2))
     }
