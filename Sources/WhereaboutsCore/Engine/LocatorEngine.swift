@@ -42,7 +42,10 @@ public struct LocatorEngine: Sendable {
         /// Zone hysteresis.
         public var zones = ZoneTracker.Configuration()
         /// Error of the path-loss model itself (shadowing, body, orientation), in dB; it does not average away.
-        public var modelSigma: Double = 4
+        public var modelSigma: Double = 3
+        /// How much the model's error grows with distance, in dB per metre: a far link crosses more furniture and
+        /// people and picks up more multipath than the dB noise of a near one, so it deserves less weight.
+        public var modelSigmaPerMetre: Double = 0.5
         /// Whether the map's walls explain part of the loss on the paths they cross.
         public var usesWalls = true
         /// At most this many of the nearest agents on the floor go into a fix.
@@ -254,7 +257,7 @@ public struct LocatorEngine: Sendable {
         let position: Point
         let accuracy: Double
         let quality: Fix.Quality
-        if state.moving || state.trackFloor != floorMajor {
+        if state.moving || state.trackFloor != floorMajor || state.track == nil {
             if let previous = state.track, state.trackFloor == floorMajor {
                 var track = previous
                 track.update(
@@ -341,6 +344,8 @@ public struct LocatorEngine: Sendable {
                 state.moving = true
                 state.quietSince = nil
                 state.slowRestart = now
+                // The still estimate lags by the long average; pick the track up from the fast fix instead.
+                state.track = nil
             }
             return
         }
@@ -389,7 +394,6 @@ public struct LocatorEngine: Sendable {
         let measuredPower = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
         var ranges: [AgentRange] = []
         ranges.reserveCapacity(state.links.count)
-        let modelVariance = configuration.modelSigma * configuration.modelSigma
         for link in state.links where now - link.fast.time <= map.model.readingMaxAge {
             let agent = map.agents[link.agentIndex]
             let model = PathLossModel(
@@ -402,8 +406,11 @@ public struct LocatorEngine: Sendable {
                 ? link.slow.estimate(at: now, configuration: configuration.stillRSSIFilter)
                 : link.fast.estimate(at: now, configuration: configuration.rssiFilter)
             let distance = model.distance(forRSSI: estimate.rssi)
+            let modelSigma = configuration.modelSigma + configuration.modelSigmaPerMetre * distance
             let sigma = model.rangeSigma(
-                atDistance: distance, rssiSigma: (estimate.variance + modelVariance).squareRoot())
+                atDistance: distance,
+                rssiSigma: (estimate.variance + modelSigma * modelSigma).squareRoot()
+            )
             ranges.append(
                 AgentRange(
                     agentIndex: link.agentIndex,

@@ -264,20 +264,13 @@ public enum Trilateration {
             var a22 = priorWeight
             var g1 = priorWeight * (position.x - prior.x)
             var g2 = priorWeight * (position.y - prior.y)
-            for range in ranges {
-                let dx = position.x - range.anchor.x
-                let dy = position.y - range.anchor.y
-                let predicted = max(
-                    (dx * dx + dy * dy + range.heightDifference * range.heightDifference).squareRoot(), 1e-6)
-                let weight = 1 / (range.sigma * range.sigma)
-                let jx = dx / predicted
-                let jy = dy / predicted
-                let residual = predicted - range.range
-                a11 += weight * jx * jx
-                a12 += weight * jx * jy
-                a22 += weight * jy * jy
-                g1 += weight * jx * residual
-                g2 += weight * jy * residual
+            for index in ranges.indices {
+                let term = model.term(index, at: position)
+                a11 += term.weight * term.jx * term.jx
+                a12 += term.weight * term.jx * term.jy
+                a22 += term.weight * term.jy * term.jy
+                g1 += term.weight * term.jx * term.residual
+                g2 += term.weight * term.jy * term.residual
             }
             var improved = false
             for _ in 0..<10 {
@@ -321,19 +314,12 @@ public enum Trilateration {
             boundY = 12 / (extent.y * extent.y)
         }
         var chiSquared = 0.0
-        for range in ranges {
-            let dx = position.x - range.anchor.x
-            let dy = position.y - range.anchor.y
-            let predicted = max(
-                (dx * dx + dy * dy + range.heightDifference * range.heightDifference).squareRoot(), 1e-6)
-            let weight = 1 / (range.sigma * range.sigma)
-            let jx = dx / predicted
-            let jy = dy / predicted
-            a11 += weight * jx * jx
-            a12 += weight * jx * jy
-            a22 += weight * jy * jy
-            let residual = predicted - range.range
-            chiSquared += weight * residual * residual
+        for index in ranges.indices {
+            let term = model.term(index, at: position)
+            a11 += term.weight * term.jx * term.jx
+            a12 += term.weight * term.jx * term.jy
+            a22 += term.weight * term.jy * term.jy
+            chiSquared += term.weight * term.residual * term.residual
         }
         let degrees = Double(max(ranges.count - 2, 1))
         let scale = max(1, chiSquared / degrees)

@@ -7,7 +7,7 @@ public struct ZoneTracker: Sendable, Hashable {
     /// Tuning of the hysteresis.
     public struct Configuration: Sendable, Hashable {
         /// How far past a boundary, in metres, a position must be to count toward a change.
-        public var margin: Double = 0.75
+        public var margin: Double = 0.5
         /// How long, in seconds, the change must hold before it is reported.
         public var dwell: Double = 1
 
