@@ -18,7 +18,12 @@ let package = Package(
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
         .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
         // The locator's pipeline as a state machine that returns actions: pure, so tests drive it without a broker.
-        .target(name: "WhereaboutsLocator", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]),
+        .target(
+            name: "WhereaboutsLocator",
+            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsCalibration"]
+        ),
+        // Fits the radio constants: guided (a walk with known positions) and automatic (agents hearing each other).
+        .target(name: "WhereaboutsCalibration", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]),
 
         // MARK: - C system libraries (module map + header-only shim each)
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -34,7 +39,8 @@ let package = Package(
         .executableTarget(
             name: "whereabouts",
             dependencies: [
-                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation", "CommandLineSupport",
+                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation", "WhereaboutsCalibration",
+                "CommandLineSupport",
             ]
         ),
         .executableTarget(
@@ -66,6 +72,14 @@ let package = Package(
         .testTarget(
             name: "WhereaboutsSimulationTests",
             dependencies: ["WhereaboutsSimulation", "WhereaboutsWire", "WhereaboutsCore"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "WhereaboutsCalibrationTests",
+            dependencies: [
+                "WhereaboutsCalibration", "WhereaboutsSimulation", "WhereaboutsLocator", "WhereaboutsWire",
+                "WhereaboutsCore", "WhereaboutsJSON",
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),
