@@ -6,10 +6,13 @@
     import Darwin
 #endif
 
-// libm, for the one function the standard library lacks. The package links `m` for every target.
+// libm, for the functions the standard library lacks. The package links `m` for every target.
 
 /// Base-10 logarithm.
 @inline(__always) func logarithm10(_ x: Double) -> Double { log10(x) }
+
+/// e to the power `x`.
+@inline(__always) func exponential(_ x: Double) -> Double { exp(x) }
 
 extension Double {
     /// This value with `decimals` decimal places at most.
