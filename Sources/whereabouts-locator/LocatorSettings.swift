@@ -24,6 +24,9 @@ struct LocatorSettings {
           --update-interval S      coalesce engine updates this long at most (default 0.05)
           --metrics-interval S     seconds between metrics messages (default 10)
           --no-discovery           do not announce Home Assistant discovery configs
+          --calibration MODE       guided: the map's radio constants (default); auto: also fit them from the
+                                   agents' beacons; off: the map's defaults only (env WHEREABOUTS_CALIBRATION)
+          --calibration-interval S seconds between automatic fits (default 600)
           --log-level LEVEL        debug, info, warning or error (default info; env WHEREABOUTS_LOG_LEVEL)
 
         exit status: 0 clean shutdown, 1 runtime failure, 2 bad usage or bad map
@@ -82,6 +85,18 @@ struct LocatorSettings {
             pipeline.metricsInterval = interval
         }
         pipeline.homeAssistantDiscovery = !arguments.flag("no-discovery")
+        if let modeText = try setting("calibration", "WHEREABOUTS_CALIBRATION") {
+            guard let mode = CalibrationMode(rawValue: modeText) else {
+                throw UsageError("--calibration must be off, guided or auto, not \"\(modeText)\"")
+            }
+            pipeline.calibration.mode = mode
+        }
+        if let interval = try arguments.number("calibration-interval") {
+            guard (10...86_400).contains(interval) else {
+                throw UsageError("--calibration-interval must be 10 to 86400 seconds")
+            }
+            pipeline.calibration.interval = interval
+        }
         pipeline.recordsReadings = recordPath != nil
         if let levelText = try setting("log-level", "WHEREABOUTS_LOG_LEVEL") {
             guard let level = Logger.Level(levelText) else { throw UsageError("unknown log level \"\(levelText)\"") }

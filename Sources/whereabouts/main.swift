@@ -13,6 +13,7 @@ let usage = """
       replay              run the engine over a readings recording; write positions and events
       evaluate            score positions against truth: error, floor and zone accuracy, zone-change delay
       render              draw a map and the last positions as SVG
+      calibrate           fit agents' and tags' radio constants from a walk with known positions
 
     exit status: 0 ok, 1 runtime failure, 2 bad usage or bad input
     """
@@ -32,6 +33,8 @@ do {
         status = try EvaluateCommand.run(&arguments)
     case "render":
         status = try RenderCommand.run(&arguments)
+    case "calibrate":
+        status = try CalibrateCommand.run(&arguments)
     case "help", nil:
         print(usage)
         status = arguments.flag("help") || CommandLine.arguments.count > 1 ? .success : .usage
