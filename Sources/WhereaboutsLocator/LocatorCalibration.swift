@@ -29,8 +29,11 @@ public struct LocatorCalibration: Sendable {
         public var mode: CalibrationMode = .guided
         /// Seconds between automatic fits (the first comes one interval after start).
         public var interval: Double = 600
-        /// Held-out RMS improvement (dB) needed to replace constants from the map's per-agent values.
-        public var guidedMargin: Double = 0.5
+        /// Held-out RMS improvement (dB) needed to replace constants from the map's per-agent values. Links
+        /// between agents only span the distances between antennas, where an offset and an exponent trade off
+        /// against each other; a walk with tags constrains both where tags are, so its values win unless the
+        /// links clearly disagree (an agent replaced, moved or turned).
+        public var guidedMargin: Double = 1.0
         /// Held-out RMS improvement (dB) needed to replace defaults or earlier automatic constants.
         public var improvementMargin: Double = 0.1
         /// The automatic fit's settings.

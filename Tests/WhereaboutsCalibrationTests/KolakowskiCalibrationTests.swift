@@ -37,5 +37,14 @@ struct KolakowskiCalibrationTests {
                 + "calibrated \(metres(after.median)) / \(metres(after.p90))")
         #expect(after.median < before.median)
         #expect(after.p90 < before.p90)
+        // The reference: a plain script (least squares on 2 s windows, one global power and exponent fitted by
+        // linear regression on the calibration runs) reaches 1.45 m / 2.70 m on this path.
+        #expect(after.median < 1.45)
+        #expect(after.p90 < 2.70)
+        // Held out by time blocks on the calibration runs themselves.
+        let positionBefore = try #require(heldOut.positionBefore)
+        let positionAfter = try #require(heldOut.positionAfter)
+        #expect(positionAfter.median < positionBefore.median)
+        #expect(try #require(heldOut.residualAfter) < (try #require(heldOut.residualBefore)))
     }
 }

@@ -138,7 +138,12 @@ public struct AgentLinkCalibrator: Sendable {
             fitsPowers: false, minimumSamples: configuration.minimumLinks)
         let result = fitter.fit(observations)
 
-        // Leave links out: deal them into folds in a fixed shuffled order, so every run splits them alike.
+        // Leave links out: deal them into folds in a fixed shuffled order, so every run splits them alike. A fold
+        // fits whatever links its receivers keep (the priors hold the rest), so that a receiver with few links is
+        // judged on fitted predictions, not on the constants in force.
+        var foldFitter = fitter
+        foldFitter.minimumSamples = 1
+        foldFitter.settings.minimumDistanceSpread = 0
         var order = Array(observations.indices)
         var generator = SplitMix64(seed: 0x5EED)
         order.shuffle(using: &generator)
@@ -149,7 +154,7 @@ public struct AgentLinkCalibrator: Sendable {
             let heldOut = Set(order.enumerated().filter { $0.offset % folds == fold }.map(\.element))
             guard !heldOut.isEmpty else { continue }
             let training = observations.indices.filter { !heldOut.contains($0) }.map { observations[$0] }
-            let foldResult = fitter.fit(training)
+            let foldResult = foldFitter.fit(training)
             for index in heldOut.sorted() {
                 let link = observations[index]
                 let old = constants[link.receiver]
