@@ -23,7 +23,10 @@ let package = Package(
             dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsCalibration"]
         ),
         // Fits the radio constants: guided (a walk with known positions) and automatic (agents hearing each other).
-        .target(name: "WhereaboutsCalibration", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]),
+        .target(
+            name: "WhereaboutsCalibration",
+            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]
+        ),
 
         // MARK: - C system libraries (module map + header-only shim each)
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -39,8 +42,8 @@ let package = Package(
         .executableTarget(
             name: "whereabouts",
             dependencies: [
-                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation", "WhereaboutsCalibration",
-                "CommandLineSupport",
+                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation",
+                "WhereaboutsCalibration", "CommandLineSupport",
             ]
         ),
         .executableTarget(

@@ -1,7 +1,7 @@
 public import WhereaboutsCalibration
 public import WhereaboutsCore
-public import WhereaboutsWire
 import WhereaboutsJSON
+public import WhereaboutsWire
 
 /// Which radio constants the locator ranges with.
 public enum CalibrationMode: String, Sendable, Hashable, CaseIterable {

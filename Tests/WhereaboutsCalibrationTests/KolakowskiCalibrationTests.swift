@@ -27,7 +27,8 @@ struct KolakowskiCalibrationTests {
         let heldOut = calibration.crossValidate(folds: 5, replay: replayPositions)
         print("kolakowski held out: \(heldOut)")
 
-        let robotReadings = try cleanRecords(try fixtureText("kolakowski/robot-readings.jsonl"), as: RecordedReading.self)
+        let robotReadings = try cleanRecords(
+            try fixtureText("kolakowski/robot-readings.jsonl"), as: RecordedReading.self)
         let robotTruth = try cleanRecords(try fixtureText("kolakowski/robot-truth.jsonl"), as: TruthRecord.self)
         let before = try replayError(map: calibration.map, readings: robotReadings, truth: robotTruth)
         let after = try replayError(

@@ -133,7 +133,11 @@ struct PathLossFitTests {
             map: map, tag: try testTag(), points: lawnmower(), power: -40, constants: truth, noise: 1, seed: 3)
         let result = try GuidedCalibration(
             document: try squareMap(agents: Self.agents),
-            readings: walk.readings.map { var copy = $0; copy.power = -40; return copy }, truth: walk.truth
+            readings: walk.readings.map {
+                var copy = $0
+                copy.power = -40
+                return copy
+            }, truth: walk.truth
         ).calibrate()
         let settings = CalibrationSettings()
         for agent in result.agents {

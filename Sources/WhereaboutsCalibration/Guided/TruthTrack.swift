@@ -36,7 +36,9 @@ public struct TruthTrack: Sendable {
             if samples[middle].time <= time { low = middle } else { high = middle - 1 }
         }
         let before = samples[low]
-        guard low + 1 < samples.count, time > before.time else { return (Point(x: before.x, y: before.y), before.floor) }
+        guard low + 1 < samples.count, time > before.time else {
+            return (Point(x: before.x, y: before.y), before.floor)
+        }
         let after = samples[low + 1]
         let span = after.time - before.time
         guard span <= maximumGap else { return nil }
