@@ -48,7 +48,7 @@ enum CalibrateCommand {
             calibration = try GuidedCalibration(document: document, readings: readings, truth: truth, window: window)
             result = try calibration.calibrate()
         } catch {
-            throw UsageError("\(mapPath): \(error)")
+            throw UsageError("cannot calibrate \(mapPath): \(error)")
         }
         let statistics = calibration.statistics
         printError(
