@@ -18,7 +18,15 @@ let package = Package(
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
         .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
         // The locator's pipeline as a state machine that returns actions: pure, so tests drive it without a broker.
-        .target(name: "WhereaboutsLocator", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]),
+        .target(
+            name: "WhereaboutsLocator",
+            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsCalibration"]
+        ),
+        // Fits the radio constants: guided (a walk with known positions) and automatic (agents hearing each other).
+        .target(
+            name: "WhereaboutsCalibration",
+            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]
+        ),
         // The agent's logic (aggregation, batches, outbox, settings) as values in, values out.
         .target(
             name: "WhereaboutsAgent", dependencies: ["WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsCore"]
@@ -39,7 +47,7 @@ let package = Package(
             name: "whereabouts",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation", "WhereaboutsMQTT",
-                "CommandLineSupport",
+                "WhereaboutsCalibration", "CommandLineSupport",
             ]
         ),
         .executableTarget(
@@ -73,6 +81,14 @@ let package = Package(
         .testTarget(
             name: "WhereaboutsSimulationTests",
             dependencies: ["WhereaboutsSimulation", "WhereaboutsWire", "WhereaboutsCore"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "WhereaboutsCalibrationTests",
+            dependencies: [
+                "WhereaboutsCalibration", "WhereaboutsSimulation", "WhereaboutsLocator", "WhereaboutsWire",
+                "WhereaboutsCore", "WhereaboutsJSON",
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),

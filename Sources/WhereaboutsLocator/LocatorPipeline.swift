@@ -34,6 +34,8 @@ public struct LocatorPipeline: Sendable {
         public var homeAssistantDiscovery = true
         /// Whether readings that pass the wire checks (before the engine's own) produce `.record` actions.
         public var recordsReadings = false
+        /// Which radio constants to range with, and the automatic calibration's settings.
+        public var calibration = LocatorCalibration.Configuration()
 
         public init() {}
     }
@@ -60,6 +62,7 @@ public struct LocatorPipeline: Sendable {
     public private(set) var counters = Counters()
 
     private var engine: LocatorEngine
+    private var calibration: LocatorCalibration
     private let decoder: BatchDecoder
     private var deduplicator = BatchDeduplicator()
     private var startTime: Double?
@@ -82,6 +85,8 @@ public struct LocatorPipeline: Sendable {
         self.configuration = configuration
         topics = Topics(site: map.site.uuid)
         engine = LocatorEngine(map: map, configuration: configuration.engine)
+        calibration = LocatorCalibration(map: map, configuration: configuration.calibration)
+        calibration.prepare(&engine)
         decoder = BatchDecoder(limits: configuration.limits, tolerance: configuration.tolerance)
     }
 
@@ -109,6 +114,7 @@ public struct LocatorPipeline: Sendable {
                 Publication(topic: topics.locatorStatus, payload: Availability.online.payload, qos: 1, retain: true))
         ]
         actions += discoveryActions()
+        actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now)))
         if warmedUp {
             actions += engine.allOccupancy.map { .publish(occupancyPublication($0, now: now)) }
         }
@@ -191,6 +197,7 @@ public struct LocatorPipeline: Sendable {
                 if let refusal = engine.ingest(reading, agentIndex: agentIndex, now: now) {
                     if refusal == .agentBeacon {
                         counters.agentBeacons += 1
+                        calibration.take(reading, receiver: agentIndex, engine: engine)
                     } else {
                         reject(Self.reason(for: refusal), agent: agent, now: now, actions: &actions)
                     }
@@ -230,7 +237,7 @@ public struct LocatorPipeline: Sendable {
     public mutating func tick(now: Double) -> [LocatorAction] {
         if startTime == nil { startTime = now }
         let update = engine.update(now: now)
-        var actions: [LocatorAction] = []
+        var actions = calibration.tick(now: now, engine: &engine, topics: topics)
         for event in update.events {
             actions.append(.publish(eventPublication(event)))
         }

@@ -66,7 +66,7 @@ enum LocatorCommand {
         let notifier = SystemdNotifier()
         logger.info(
             "site \(map.site.name) (\(map.site.uuid)): \(map.floors.count) floors, \(map.zones.count) zones, "
-                + "\(map.agents.count) agents; broker \(settings.broker)"
+                + "\(map.agents.count) agents; broker \(settings.broker); calibration \(settings.pipeline.calibration.mode)"
         )
 
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)

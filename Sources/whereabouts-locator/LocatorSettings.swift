@@ -20,6 +20,9 @@ struct LocatorSettings {
           --time-scale X           run the clock X times faster than real time from --time-origin, to follow
                                    an accelerated simulator (`whereabouts sim --speed X`; default 1)
           --time-origin UNIX       where the scaled clock starts (default: now)
+          --calibration MODE       guided: the map's radio constants (default); auto: also fit them from the
+                                   agents' beacons; off: the map's defaults only (env WHEREABOUTS_CALIBRATION)
+          --calibration-interval S seconds between automatic fits (default 600)
           --log-level LEVEL        debug, info, warning or error (default info; env WHEREABOUTS_LOG_LEVEL)
 
         exit status: 0 clean shutdown, 1 runtime failure, 2 bad usage or bad map
@@ -66,6 +69,18 @@ struct LocatorSettings {
         }
         pipeline.homeAssistantDiscovery = !arguments.flag("no-discovery")
         clock = try ScaledClock(scale: try arguments.number("time-scale"), origin: try arguments.number("time-origin"))
+        if let modeText = try setting("calibration", "WHEREABOUTS_CALIBRATION") {
+            guard let mode = CalibrationMode(rawValue: modeText) else {
+                throw UsageError("--calibration must be off, guided or auto, not \"\(modeText)\"")
+            }
+            pipeline.calibration.mode = mode
+        }
+        if let interval = try arguments.number("calibration-interval") {
+            guard (10...86_400).contains(interval) else {
+                throw UsageError("--calibration-interval must be 10 to 86400 seconds")
+            }
+            pipeline.calibration.interval = interval
+        }
         pipeline.recordsReadings = recordPath != nil
         if let levelText = try setting("log-level", "WHEREABOUTS_LOG_LEVEL") {
             guard let level = Logger.Level(levelText) else { throw UsageError("unknown log level \"\(levelText)\"") }

@@ -15,6 +15,7 @@ let usage = """
       render              draw a map and the last positions as SVG
       watch               a terminal dashboard of zone occupancy, live from the broker
       free-port           print a free TCP port on 127.0.0.1 (for scripts)
+      calibrate           fit agents' and tags' radio constants from a walk with known positions
 
     exit status: 0 ok, 1 runtime failure, 2 bad usage or bad input
     """
@@ -40,6 +41,8 @@ func runCommand(_ list: [String]) async -> ExitStatus {
             status = try await WatchCommand.run(&arguments)
         case "free-port":
             status = try FreePortCommand.run(&arguments)
+        case "calibrate":
+            status = try CalibrateCommand.run(&arguments)
         case "help", nil:
             print(usage)
             status = arguments.flag("help") || !list.isEmpty ? .success : .usage

@@ -48,11 +48,12 @@ struct PathGeometry: Sendable {
     }
 
     /// The mean RSSI in dBm, before the agent's offset, that `agent` receives from a tag whose power at 1 m is
-    /// `power`, at `position` on floor `floor`.
-    func meanRSSI(power: Double, position: Point, floor: UInt16, agent: Agent) -> Double {
+    /// `power`, at `position` on floor `floor`, `height` metres above it (the map's tag height when nil; another
+    /// agent's antenna height for agents' beacons).
+    func meanRSSI(power: Double, position: Point, floor: UInt16, agent: Agent, height: Double? = nil) -> Double {
         let dx = position.x - agent.position.x
         let dy = position.y - agent.position.y
-        let tagZ = (floorHeights[floor] ?? 0) + map.model.tagHeight
+        let tagZ = (floorHeights[floor] ?? 0) + (height ?? map.model.tagHeight)
         let agentZ = (floorHeights[agent.floor] ?? 0) + agent.height
         let dz = tagZ - agentZ
         let distance = max((dx * dx + dy * dy + dz * dz).squareRoot(), 0.1)

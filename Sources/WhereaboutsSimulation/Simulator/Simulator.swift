@@ -15,6 +15,11 @@ public struct SimulationConfiguration: Sendable, Hashable {
     public var channel = ChannelConfiguration()
     /// How people walk.
     public var walker = WalkerConfiguration()
+    /// Whether every agent also advertises its ``AgentBeacon`` from its antenna, heard by the other agents
+    /// through the same channel (walls, slabs, shadowing, fading, their offsets), for automatic calibration.
+    public var agentBeacons = false
+    /// Seconds between an agent's beacon adverts.
+    public var agentBeaconInterval: Double = 1
 
     public init() {}
 }
@@ -97,6 +102,8 @@ public struct Simulator: Sendable {
     private var tags: [SimulatedTag] = []
     private var aggregators: [AdvertAggregator]
     private var channelGenerator: SplitMix64
+    private var beacons: [SimulatedAgentBeacon] = []
+    private var beaconGenerator: SplitMix64
     private var windowIndex = 0
     private let windowCount: Int
 
@@ -119,6 +126,7 @@ public struct Simulator: Sendable {
         windowCount = Int((configuration.duration / configuration.window).rounded(.up))
         var setup = SplitMix64(seed: seed)
         channelGenerator = SplitMix64(seed: setup.next())
+        beaconGenerator = SplitMix64(seed: 0)
         let channel = configuration.channel
         for index in 0..<configuration.tagCount {
             let known = index < map.knownTags.count ? map.knownTags[index] : nil
@@ -151,6 +159,13 @@ public struct Simulator: Sendable {
                     links: links
                 )
             )
+        }
+        // Drawn after the tags' setup, from a generator of their own, so that tags hear the same with or without
+        // agents' beacons.
+        if configuration.agentBeacons {
+            beaconGenerator = SplitMix64(seed: setup.next())
+            beacons = SimulatedAgentBeacon.make(
+                map: map, configuration: configuration, using: &beaconGenerator)
         }
     }
 
@@ -190,6 +205,9 @@ public struct Simulator: Sendable {
             throw .invalidSetting("shares must be 0…1")
         }
         guard walker.zoneInset >= 0 else { throw .invalidSetting("zone inset must be ≥ 0") }
+        guard configuration.agentBeaconInterval >= 0.02, configuration.agentBeaconInterval <= 10 else {
+            throw .invalidSetting("agent beacon interval must be 0.02…10 s")
+        }
     }
 
     /// The simulated tags, in the order their truth is written.
@@ -216,6 +234,11 @@ public struct Simulator: Sendable {
             let elapsed = end - tags[tagIndex].lastMove
             tags[tagIndex].walker.advance(by: elapsed, area: area, configuration: configuration.walker)
             tags[tagIndex].lastMove = end
+        }
+        if !beacons.isEmpty {
+            SimulatedAgentBeacon.advertise(
+                &beacons, until: end, interval: configuration.agentBeaconInterval, geometry: geometry,
+                channel: channel, aggregators: &aggregators, using: &beaconGenerator)
         }
         var batches: [SimulatedBatch] = []
         batches.reserveCapacity(map.agents.count)

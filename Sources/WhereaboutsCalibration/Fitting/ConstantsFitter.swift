@@ -1,0 +1,163 @@
+public import WhereaboutsCore
+
+/// A transmitter as the fit sees it: the power ranging uses for it now, and what its power is pulled toward.
+public struct TransmitterPrior: Sendable, Hashable {
+    /// The transmitter.
+    public var identity: TagIdentity
+    /// The power ranging uses now: the map's, else the advertised one, else the map's default.
+    public var inForce: Double
+    /// The power it advertised, if it did.
+    public var advertised: Double?
+    /// The prior standard deviation of its power around `inForce`, dB.
+    public var sigma: Double
+
+    public init(identity: TagIdentity, inForce: Double, advertised: Double?, sigma: Double) {
+        self.identity = identity
+        self.inForce = inForce
+        self.advertised = advertised
+        self.sigma = sigma
+    }
+
+    /// The prior of a tag's power from the map and its adverts: the map's power or the advertised one with a
+    /// narrow prior; the map's default with a wide one.
+    public init(identity: TagIdentity, advertised: Double?, map: FloorMap, settings: CalibrationSettings) {
+        let named = map.knownTag(identity)?.measuredPower
+        let known = named ?? advertised
+        self.init(
+            identity: identity,
+            inForce: known ?? map.model.measuredPower,
+            advertised: advertised,
+            sigma: known == nil ? settings.unknownPowerPriorSigma : settings.knownPowerPriorSigma
+        )
+    }
+}
+
+/// Fits agents' constants (and, optionally, transmitters' powers) from observations, with the refusals, priors
+/// and bounds of ``CalibrationSettings``. Shared by the guided and the automatic calibration.
+struct ConstantsFitter: Sendable {
+    var map: FloorMap
+    var settings: CalibrationSettings
+    /// The constants in force per agent, in map order: the "before", and what a refused agent keeps.
+    var inForce: [AgentConstants]
+    var transmitters: [TransmitterPrior]
+    /// Whether transmitters' powers are fitted (guided) or held at their values in force (automatic).
+    var fitsPowers: Bool
+    /// An agent with fewer observations than this keeps its values.
+    var minimumSamples: Int
+
+    func fit(_ observations: [PathLossObservation]) -> CalibrationResult {
+        let agentCount = map.agents.count
+        var counts = [Int](repeating: 0, count: agentCount)
+        var nearest = [Double](repeating: .infinity, count: agentCount)
+        var farthest = [Double](repeating: -.infinity, count: agentCount)
+        var transmitterCounts = [Int](repeating: 0, count: transmitters.count)
+        let usable = observations.filter {
+            map.agents.indices.contains($0.receiver) && transmitters.indices.contains($0.transmitter)
+        }
+        for observation in usable {
+            counts[observation.receiver] += 1
+            nearest[observation.receiver] = min(nearest[observation.receiver], observation.distance)
+            farthest[observation.receiver] = max(farthest[observation.receiver], observation.distance)
+            transmitterCounts[observation.transmitter] += 1
+        }
+        let refusals: [CalibrationRefusal?] = map.agents.indices.map { index in
+            if counts[index] == 0 { return .notHeard }
+            if counts[index] < minimumSamples { return .tooFewSamples(counts[index], needed: minimumSamples) }
+            let spread = farthest[index] - nearest[index]
+            if spread < settings.minimumDistanceSpread {
+                return .narrowDistanceSpread(spread, needed: settings.minimumDistanceSpread)
+            }
+            return nil
+        }
+        let transmitterRefusals: [CalibrationRefusal?] = transmitters.indices.map { index in
+            if transmitterCounts[index] == 0 { return .notHeard }
+            if transmitterCounts[index] < settings.minimumSamples {
+                return .tooFewSamples(transmitterCounts[index], needed: settings.minimumSamples)
+            }
+            return nil
+        }
+
+        var regression = PathLossRegression(powers: [], offsets: [], exponents: [])
+        regression.huberThreshold = settings.huberThreshold
+        for (index, transmitter) in transmitters.enumerated() {
+            let fixed = !fitsPowers || transmitterRefusals[index] != nil
+            regression.powers.append(
+                ParameterPrior(
+                    mean: transmitter.inForce,
+                    sigma: transmitter.sigma,
+                    bounds: fixed ? transmitter.inForce...transmitter.inForce : settings.powerBounds,
+                    fixed: fixed
+                ))
+        }
+        for index in map.agents.indices {
+            let current = inForce[index]
+            if refusals[index] != nil {
+                regression.offsets.append(
+                    ParameterPrior(
+                        mean: current.rssiOffset, sigma: 1, bounds: current.rssiOffset...current.rssiOffset,
+                        fixed: true))
+                regression.exponents.append(
+                    ParameterPrior(
+                        mean: current.pathLossExponent, sigma: 1,
+                        bounds: current.pathLossExponent...current.pathLossExponent, fixed: true))
+            } else {
+                regression.offsets.append(
+                    ParameterPrior(mean: 0, sigma: settings.offsetPriorSigma, bounds: settings.offsetBounds))
+                regression.exponents.append(
+                    ParameterPrior(
+                        mean: map.model.pathLossExponent, sigma: settings.exponentPriorSigma,
+                        bounds: settings.exponentBounds))
+            }
+        }
+        let solution = regression.solve(usable)
+
+        var before = [[Double]](repeating: [], count: agentCount)
+        var after = [[Double]](repeating: [], count: agentCount)
+        for observation in usable {
+            let agent = observation.receiver
+            let old = inForce[agent]
+            let expectedBefore = expectedRawRSSI(
+                power: transmitters[observation.transmitter].inForce, offset: old.rssiOffset,
+                exponent: old.pathLossExponent, distance: observation.distance)
+            let expectedAfter = expectedRawRSSI(
+                power: solution.powers[observation.transmitter], offset: solution.offsets[agent],
+                exponent: solution.exponents[agent], distance: observation.distance)
+            before[agent].append(observation.rssi - expectedBefore)
+            after[agent].append(observation.rssi - expectedAfter)
+        }
+        let agents = map.agents.indices.map { index in
+            AgentCalibration(
+                agentIndex: index,
+                id: map.agents[index].id,
+                samples: counts[index],
+                distances: counts[index] > 0 ? nearest[index]...farthest[index] : nil,
+                refusal: refusals[index],
+                before: inForce[index],
+                after: refusals[index] == nil
+                    ? AgentConstants(rssiOffset: solution.offsets[index], pathLossExponent: solution.exponents[index])
+                    : inForce[index],
+                residualBefore: rootMeanSquare(before[index]),
+                residualAfter: rootMeanSquare(after[index])
+            )
+        }
+        // Held powers (the automatic calibration's) are inputs, not results: only fitted ones are reported.
+        let reported = fitsPowers ? transmitters.indices.filter { transmitterCounts[$0] > 0 } : []
+        let fittedTransmitters = reported.map { index in
+            let refusal = transmitterRefusals[index]
+            return TransmitterCalibration(
+                identity: transmitters[index].identity,
+                samples: transmitterCounts[index],
+                refusal: refusal,
+                before: transmitters[index].inForce,
+                after: refusal == nil ? solution.powers[index] : transmitters[index].inForce,
+                advertised: transmitters[index].advertised
+            )
+        }
+        return CalibrationResult(
+            agents: agents,
+            transmitters: fittedTransmitters.sorted { $0.identity < $1.identity },
+            samples: usable.count,
+            scale: solution.scale
+        )
+    }
+}

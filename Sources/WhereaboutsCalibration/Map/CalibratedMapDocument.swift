@@ -1,0 +1,69 @@
+public import WhereaboutsCore
+public import WhereaboutsJSON
+
+/// Writes fitted constants into a map document, keeping everything else of the user's file as it was.
+///
+/// Agents get `rssi_offset` and `path_loss_exponent` (replaced where present, added after their other members
+/// where not); tags get `measured_power`, and a tag the map does not list yet is appended to `tags` (created
+/// when missing) with its identity as its name. Values are rounded to 0.01 dB, 0.001 and 0.1 dBm.
+public enum CalibratedMapDocument {
+    /// The document with the constants written in. Agents and tags the document does not have, and members that
+    /// are not objects, are left alone.
+    public static func apply(
+        agents: [String: AgentConstants],
+        powers: [TagIdentity: Double],
+        to document: JSONValue
+    ) -> JSONValue {
+        guard var root = document.object else { return document }
+        if !agents.isEmpty, let elements = root["agents"]?.array {
+            root["agents"] = .array(
+                elements.map { element in
+                    guard var agent = element.object, let id = agent["id"]?.string, let constants = agents[id] else {
+                        return element
+                    }
+                    agent["rssi_offset"] = .number(constants.rssiOffset.rounded(toDecimals: 2))
+                    agent["path_loss_exponent"] = .number(constants.pathLossExponent.rounded(toDecimals: 3))
+                    return .object(agent)
+                })
+        }
+        if !powers.isEmpty {
+            var elements = root["tags"]?.array ?? []
+            var pending = powers
+            for (position, element) in elements.enumerated() {
+                guard var tag = element.object, let text = tag["id"]?.string, let identity = TagIdentity(text),
+                    let power = pending.removeValue(forKey: identity)
+                else { continue }
+                tag["measured_power"] = .number(power.rounded(toDecimals: 1))
+                elements[position] = .object(tag)
+            }
+            for (identity, power) in pending.sorted(by: { $0.key < $1.key }) {
+                elements.append(
+                    .object(
+                        JSONObject([
+                            ("id", .string(identity.description)), ("name", .string(identity.description)),
+                            ("measured_power", .number(power.rounded(toDecimals: 1))),
+                        ])))
+            }
+            if root["tags"] == nil || root["tags"]?.array != nil { root["tags"] = .array(elements) }
+        }
+        return .object(root)
+    }
+
+    /// Parses a map file's bytes as the map loader does (same size and depth limits).
+    public static func parse(_ bytes: some Collection<UInt8>) throws(CalibrationError) -> JSONValue {
+        do {
+            return try JSONParser(maximumBytes: 64 << 20, maximumDepth: 32, keepsOverflowingNumbers: true).parse(bytes)
+        } catch {
+            throw .malformedMap(error)
+        }
+    }
+
+    /// The document as the file's new text (pretty, with a final newline), after checking that it loads.
+    ///
+    /// - Throws: ``CalibrationError/editedMapInvalid(_:)`` when it does not; nothing should be written then.
+    public static func text(_ document: JSONValue) throws(CalibrationError) -> String {
+        let text = JSONWriter(pretty: true).string(document) + "\n"
+        if case .failure(let problems) = FloorMap.parse(Array(text.utf8)) { throw .editedMapInvalid(problems) }
+        return text
+    }
+}

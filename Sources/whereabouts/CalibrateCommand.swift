@@ -1,0 +1,130 @@
+import CommandLineSupport
+import WhereaboutsCalibration
+import WhereaboutsCore
+import WhereaboutsJSON
+import WhereaboutsSimulation
+import WhereaboutsWire
+
+/// `whereabouts calibrate`: fits agents' offsets and exponents and tags' powers from a walk with known positions,
+/// reports the held-out error before and after, and writes the constants into the map.
+enum CalibrateCommand {
+    static let usage = """
+        usage: whereabouts calibrate --map M --readings R.jsonl --truth T.jsonl (--out M2 | --in-place)
+                                     [--folds 5] [--window 1] [--no-tag-power]
+
+          --out M2          write the calibrated map here (M is left alone)
+          --in-place        write it over M, after copying M to M.bak
+          --folds K         time blocks for the held-out error (2…20, default 5)
+          --window S        seconds per sample and (agent, tag) (default 1)
+          --no-tag-power    do not write tags' measured power (the walk's tags are not ones you track)
+
+        Agents with too little data (under 30 samples, or under 2 m of distance spread) keep their map values and
+        are named; if no agent can be fitted, nothing is written and the exit status is 2.
+        """
+
+    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
+        guard let mapPath = try arguments.option("map") else { throw UsageError("--map is required\n\(usage)") }
+        guard let readingsPath = try arguments.option("readings") else {
+            throw UsageError("--readings is required\n\(usage)")
+        }
+        guard let truthPath = try arguments.option("truth") else { throw UsageError("--truth is required\n\(usage)") }
+        let outPath = try arguments.option("out")
+        let inPlace = arguments.flag("in-place")
+        guard (outPath == nil) != !inPlace else { throw UsageError("give one of --out or --in-place\n\(usage)") }
+        let folds = try arguments.integer("folds") ?? 5
+        guard (2...20).contains(folds) else { throw UsageError("--folds must be 2…20") }
+        let window = try arguments.number("window") ?? 1
+        guard window >= 0.1, window <= 60 else { throw UsageError("--window must be 0.1…60 seconds") }
+        let tagPowers = !arguments.flag("no-tag-power")
+        try arguments.finish()
+
+        let mapBytes = try FileAccess.read(mapPath)
+        let (readings, badReadings) = try RecordingFiles.records(readingsPath, as: RecordedReading.self)
+        let (truth, badTruth) = try RecordingFiles.records(truthPath, as: TruthRecord.self)
+        let calibration: GuidedCalibration
+        let result: CalibrationResult
+        do {
+            let document = try CalibratedMapDocument.parse(mapBytes)
+            calibration = try GuidedCalibration(document: document, readings: readings, truth: truth, window: window)
+            result = try calibration.calibrate()
+        } catch {
+            throw UsageError("cannot calibrate \(mapPath): \(error)")
+        }
+        let statistics = calibration.statistics
+        printError(
+            "\(statistics.readings) readings (\(badReadings) bad lines), \(truth.count) truth samples "
+                + "(\(badTruth) bad lines): \(statistics.used) used in \(calibration.samples.count) samples; "
+                + "\(statistics.withoutTruth) without truth, \(statistics.otherFloor) from another floor, "
+                + "\(statistics.unknownAgents) from agents not in the map, \(statistics.invalid) invalid")
+        let heldOut = calibration.crossValidate(folds: folds) { map, readings in
+            Replay.run(map: map, readings: readings).output.positions
+        }
+        print(report(result, heldOut: heldOut, settings: calibration.settings))
+
+        let text: String
+        do {
+            text = try CalibratedMapDocument.text(calibration.calibratedDocument(result, tagPowers: tagPowers))
+        } catch {
+            printError("whereabouts: \(error)")
+            return .failure
+        }
+        if inPlace {
+            try FileAccess.write(mapBytes, to: mapPath + ".bak")
+            try FileAccess.write(Array(text.utf8), to: mapPath)
+            printError("wrote \(mapPath) (the original is in \(mapPath).bak)")
+        } else if let outPath {
+            try FileAccess.write(Array(text.utf8), to: outPath)
+            printError("wrote \(outPath)")
+        }
+        return .success
+    }
+
+    /// The held-out errors, the per-agent table, the tags, and the agents that kept their values.
+    static func report(
+        _ result: CalibrationResult, heldOut: GuidedCalibration.HeldOutReport, settings: CalibrationSettings
+    ) -> String {
+        var lines: [String] = []
+        func pad(_ text: String, _ width: Int) -> String {
+            text + String(repeating: " ", count: max(width - text.count, 1))
+        }
+        func padLeft(_ text: String, _ width: Int) -> String {
+            String(repeating: " ", count: max(width - text.count, 0)) + text
+        }
+        lines.append(pad("held-out error (\(heldOut.folds) time blocks)", 33) + pad("map constants", 17) + "fitted")
+        func position(_ summary: ErrorSummary?) -> String {
+            summary.map { "\(fixed($0.median)) / \(fixed($0.p90))" } ?? "-"
+        }
+        lines.append(
+            pad("  position median / p90 (m)", 33) + pad(position(heldOut.positionBefore), 17)
+                + position(heldOut.positionAfter))
+        lines.append(
+            pad("  RSSI residual RMS (dB)", 33) + pad(heldOut.residualBefore.map { fixed($0) } ?? "-", 17)
+                + (heldOut.residualAfter.map { fixed($0) } ?? "-"))
+        lines.append("")
+        lines.append("agent                samples  offset dB  exponent  residual dB (map -> fitted)  status")
+        for agent in result.agents {
+            let residual =
+                "\(agent.residualBefore.map { fixed($0) } ?? "-") -> \(agent.residualAfter.map { fixed($0) } ?? "-")"
+            lines.append(
+                pad(agent.id, 20) + padLeft("\(agent.samples)", 8) + padLeft(fixed(agent.after.rssiOffset), 11)
+                    + padLeft(fixed(agent.after.pathLossExponent, 3), 10) + "  " + pad(residual, 27) + "  "
+                    + (agent.refusal.map { "kept the map's values: \($0)" } ?? "fitted"))
+        }
+        if !result.transmitters.isEmpty {
+            lines.append("")
+            lines.append("tag                                                 samples  power dBm (before -> fitted)")
+            for tag in result.transmitters {
+                lines.append(
+                    pad(tag.identity.description, 52) + padLeft("\(tag.samples)", 7) + "  "
+                        + "\(fixed(tag.before, 1)) -> \(fixed(tag.after, 1))"
+                        + (tag.refusal.map { " (kept: \($0))" } ?? ""))
+            }
+        }
+        for agent in result.agents {
+            if let refusal = agent.refusal {
+                lines.append("warning: agent \(agent.id) keeps its map values: \(refusal)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,51 @@
+import Testing
+import WhereaboutsCalibration
+import WhereaboutsCore
+import WhereaboutsJSON
+import WhereaboutsSimulation
+import WhereaboutsWire
+
+@Suite("Guided calibration on the Kolakowski flat")
+struct KolakowskiCalibrationTests {
+    @Test("calibrating on the calibration runs improves the robot test path")
+    func robotPath() throws {
+        let mapDocument = try document(try shippedMapText("kolakowski-flat.json"))
+        let readings = try cleanRecords(
+            try fixtureText("kolakowski/calibration-readings-1s.jsonl"), as: RecordedReading.self)
+        let truth = try cleanRecords(try fixtureText("kolakowski/calibration-truth.jsonl"), as: TruthRecord.self)
+        let calibration = try GuidedCalibration(document: mapDocument, readings: readings, truth: truth)
+        let result = try calibration.calibrate()
+        for agent in result.agents {
+            print(
+                "kolakowski \(agent.id): \(agent.samples) samples, offset \(agent.after.rssiOffset), "
+                    + "exponent \(agent.after.pathLossExponent), residual \(agent.residualBefore ?? -1) -> "
+                    + "\(agent.residualAfter ?? -1) dB")
+        }
+        for tag in result.transmitters { print("kolakowski tag \(tag.identity): power \(tag.before) -> \(tag.after)") }
+        #expect(result.agents.allSatisfy { $0.isFitted })
+
+        let heldOut = calibration.crossValidate(folds: 5, replay: replayPositions)
+        print("kolakowski held out: \(heldOut)")
+
+        let robotReadings = try cleanRecords(
+            try fixtureText("kolakowski/robot-readings.jsonl"), as: RecordedReading.self)
+        let robotTruth = try cleanRecords(try fixtureText("kolakowski/robot-truth.jsonl"), as: TruthRecord.self)
+        let before = try replayError(map: calibration.map, readings: robotReadings, truth: robotTruth)
+        let after = try replayError(
+            map: try calibration.calibratedMap(result), readings: robotReadings, truth: robotTruth)
+        print(
+            "kolakowski robot path: default \(metres(before.median)) / \(metres(before.p90)), "
+                + "calibrated \(metres(after.median)) / \(metres(after.p90))")
+        #expect(after.median < before.median)
+        #expect(after.p90 < before.p90)
+        // The reference: a plain script (least squares on 2 s windows, one global power and exponent fitted by
+        // linear regression on the calibration runs) reaches 1.45 m / 2.70 m on this path.
+        #expect(after.median < 1.45)
+        #expect(after.p90 < 2.70)
+        // Held out by time blocks on the calibration runs themselves.
+        let positionBefore = try #require(heldOut.positionBefore)
+        let positionAfter = try #require(heldOut.positionAfter)
+        #expect(positionAfter.median < positionBefore.median)
+        #expect(try #require(heldOut.residualAfter) < (try #require(heldOut.residualBefore)))
+    }
+}

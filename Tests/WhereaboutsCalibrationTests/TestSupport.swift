@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import WhereaboutsCalibration
+import WhereaboutsCore
+import WhereaboutsJSON
+import WhereaboutsSimulation
+import WhereaboutsWire
+
+/// This target's fixtures, beside the tests.
+let fixturesDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+/// The repository's root, for the shipped maps.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+func fixtureText(_ relativePath: String) throws -> String {
+    let data = try #require(
+        FileManager.default.contents(atPath: fixturesDirectory.appendingPathComponent(relativePath).path),
+        "missing fixture \(relativePath)"
+    )
+    return String(decoding: data, as: UTF8.self)
+}
+
+func shippedMapText(_ name: String) throws -> String {
+    let data = try #require(
+        FileManager.default.contents(atPath: repositoryRoot.appendingPathComponent("maps/\(name)").path))
+    return String(decoding: data, as: UTF8.self)
+}
+
+func document(_ text: String) throws -> JSONValue {
+    try CalibratedMapDocument.parse(Array(text.utf8))
+}
+
+func loadMap(_ value: JSONValue) throws -> FloorMap {
+    try FloorMap.load(value).get()
+}
+
+/// A recording decoded without a single bad line.
+func cleanRecords<Record: RecordingLine>(_ text: String, as type: Record.Type) throws -> [Record] {
+    let decoded = JSONLines.decode(text, as: type)
+    #expect(decoded.errors.isEmpty, "bad lines: \(decoded.errors.prefix(3))")
+    return decoded.records
+}
+
+/// Runs a whole simulation; returns its readings (agents' beacons included when simulated) and truth.
+func simulate(
+    map: FloorMap,
+    configuration: SimulationConfiguration,
+    seed: UInt64
+) throws -> (readings: [RecordedReading], truth: [TruthRecord]) {
+    var simulator = try Simulator(map: map, configuration: configuration, seed: seed)
+    var readings: [RecordedReading] = []
+    var truth: [TruthRecord] = []
+    while let window = simulator.nextWindow() {
+        for batch in window.batches { readings += batch.recordedReadings }
+        truth += window.truth
+    }
+    return (readings, truth)
+}
+
+/// The engine's positions over readings, as `whereabouts replay` writes them.
+@Sendable func replayPositions(_ map: FloorMap, _ readings: [RecordedReading]) -> [PositionRecord] {
+    Replay.run(map: map, readings: readings).output.positions
+}
+
+/// The error distribution of a replay against truth.
+func replayError(map: FloorMap, readings: [RecordedReading], truth: [TruthRecord]) throws
+    -> AccuracyReport.Distribution
+{
+    let (output, _) = Replay.run(map: map, readings: readings)
+    let report = AccuracyReport(positions: output.positions, truth: truth, map: map)
+    return try #require(report.error)
+}
+
+func metres(_ value: Double) -> String { String(format: "%.3f m", value) }
