@@ -7,7 +7,8 @@ import WhereaboutsWire
 enum SimCommand {
     static let usage = """
         usage: whereabouts sim --map M --tags N --duration S --seed K [--sigma DB] [--floor-loss DB]
-                               [--advert-loss P] [--start T] [--readings R.jsonl] [--truth T.jsonl]
+                               [--advert-loss P] [--start T] [--agent-beacons] [--readings R.jsonl]
+                               [--truth T.jsonl]
                whereabouts sim ... --broker URL [--speed X] [--time-origin UNIX] [--truth T.jsonl]
 
           Without --broker, the whole simulation is written to the readings and truth files at once.
@@ -33,6 +34,8 @@ enum SimCommand {
         if let loss = try arguments.number("floor-loss") { configuration.channel.floorLoss = loss }
         if let loss = try arguments.number("advert-loss") { configuration.channel.advertLoss = loss }
         if let start = try arguments.number("start") { configuration.startTime = start }
+        // Agents also advertise their own beacons and hear each other, for automatic calibration.
+        configuration.agentBeacons = arguments.flag("agent-beacons")
         let readingsPath = try arguments.option("readings")
         let truthPath = try arguments.option("truth")
         let broker: BrokerSettings? =
