@@ -42,6 +42,9 @@ struct KolakowskiCalibrationTests {
         // linear regression on the calibration runs) reaches 1.45 m / 2.70 m on this path.
         #expect(after.median < 1.45)
         #expect(after.p90 < 2.70)
+        // The target for calibrated positioning on this path.
+        #expect(after.median <= 1.2)
+        #expect(after.p90 <= 2.2)
         // Held out by time blocks on the calibration runs themselves.
         let positionBefore = try #require(heldOut.positionBefore)
         let positionAfter = try #require(heldOut.positionAfter)

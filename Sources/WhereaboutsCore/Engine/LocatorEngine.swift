@@ -43,13 +43,17 @@ public struct LocatorEngine: Sendable {
         public var zones = ZoneTracker.Configuration()
         /// Error of the path-loss model itself (shadowing, body, orientation), in dB; it does not average away.
         public var modelSigma: Double = 3
-        /// How much the model's error grows with distance, in dB per metre: a far link crosses more furniture and
-        /// people and picks up more multipath than the dB noise of a near one, so it deserves less weight.
+        /// How much the model's error grows with distance, in dB per metre, for an agent whose constants are not
+        /// calibrated: a far link crosses more furniture and people and picks up more multipath than the dB noise
+        /// of a near one, and default constants get its range wrong by more, so it deserves less weight.
         public var modelSigmaPerMetre: Double = 0.5
         /// Whether the map's walls explain part of the loss on the paths they cross.
         public var usesWalls = true
-        /// At most this many of the nearest agents on the floor go into a fix.
+        /// At most this many of the nearest agents on the floor go into a fix …
         public var maximumAgentsPerFix: Int = 4
+        /// … or this many when every agent on the floor is calibrated (the map gives its path-loss exponent, as
+        /// `whereabouts calibrate` writes it): calibrated far ranges are worth using.
+        public var maximumCalibratedAgentsPerFix: Int = 8
         /// Another floor must beat the current one by this many dB …
         public var floorSwitchMargin: Double = 3
         /// … on this many updates in a row, before the tag changes floor.
@@ -76,6 +80,7 @@ public struct LocatorEngine: Sendable {
     private let coverage: [[Int]]
     private let agentBeacons: [TagIdentity: Int]
     private let wallsByFloor: [UInt16: [Wall]]
+    private var calibratedFloors: Set<UInt16>
 
     private var tags: [TagState] = []
     private var tagIndexByIdentity: [TagIdentity: Int] = [:]
@@ -110,6 +115,7 @@ public struct LocatorEngine: Sendable {
             },
             uniquingKeysWith: { first, _ in first }
         )
+        calibratedFloors = Self.calibratedFloors(map)
         agentLastHeard = Array(repeating: nil, count: map.agents.count)
         agentReportedOnline = Array(repeating: nil, count: map.agents.count)
         zoneMembers = Array(repeating: [], count: map.zones.count)
@@ -135,6 +141,16 @@ public struct LocatorEngine: Sendable {
         else { return }
         map.agents[agentIndex].rssiOffset = rssiOffset
         map.agents[agentIndex].pathLossExponent = pathLossExponent
+        calibratedFloors = Self.calibratedFloors(map)
+    }
+
+    /// The floors whose every agent has its own path-loss exponent (calibrated).
+    private static func calibratedFloors(_ map: FloorMap) -> Set<UInt16> {
+        Set(
+            map.floors.map(\.major).filter { major in
+                let agents = map.agents.filter { $0.floor == major }
+                return !agents.isEmpty && agents.allSatisfy { $0.pathLossExponent != nil }
+            })
     }
 
     /// Takes one reading heard by the agent at `agentIndex` in the map.
@@ -316,8 +332,11 @@ public struct LocatorEngine: Sendable {
 
     /// The fix from the floor's nearest ranges.
     private func fix(_ ranges: [AgentRange], floor: Floor) -> Fix? {
+        let limit =
+            calibratedFloors.contains(floor.major)
+            ? configuration.maximumCalibratedAgentsPerFix : configuration.maximumAgentsPerFix
         var measurements: [RangeMeasurement] = []
-        measurements.reserveCapacity(configuration.maximumAgentsPerFix)
+        measurements.reserveCapacity(limit)
         for range in ranges where map.agents[range.agentIndex].floor == floor.major {
             let agent = map.agents[range.agentIndex]
             measurements.append(
@@ -329,7 +348,7 @@ public struct LocatorEngine: Sendable {
                     exponent: agent.pathLossExponent ?? map.model.pathLossExponent
                 )
             )
-            if measurements.count == configuration.maximumAgentsPerFix { break }
+            if measurements.count == limit { break }
         }
         return Trilateration.solve(measurements, outline: floor.outline, walls: wallsByFloor[floor.major] ?? [])
     }
@@ -406,7 +425,8 @@ public struct LocatorEngine: Sendable {
                 ? link.slow.estimate(at: now, configuration: configuration.stillRSSIFilter)
                 : link.fast.estimate(at: now, configuration: configuration.rssiFilter)
             let distance = model.distance(forRSSI: estimate.rssi)
-            let modelSigma = configuration.modelSigma + configuration.modelSigmaPerMetre * distance
+            let growth = agent.pathLossExponent == nil ? configuration.modelSigmaPerMetre : 0
+            let modelSigma = configuration.modelSigma + growth * distance
             let sigma = model.rangeSigma(
                 atDistance: distance,
                 rssiSigma: (estimate.variance + modelSigma * modelSigma).squareRoot()
