@@ -241,18 +241,19 @@ public struct LocatorPipeline: Sendable {
         for event in update.events {
             actions.append(.publish(eventPublication(event)))
         }
+        // Events and occupancy first: they are what dashboards wait for; positions follow.
+        if !warmedUp, let startTime, now - startTime >= configuration.warmUp {
+            warmedUp = true
+            actions += engine.allOccupancy.map { .publish(occupancyPublication($0, now: now)) }
+        } else if warmedUp {
+            actions += update.occupancyChanges.map { .publish(occupancyPublication($0, now: now)) }
+        }
         for estimate in update.estimates {
             if let publication = positionPublication(estimate, now: now) { actions.append(.publish(publication)) }
         }
         for tag in update.lostTags where lastPositions.removeValue(forKey: tag) != nil {
             // A tag that left: clear its retained position so that no dashboard shows a ghost.
             actions.append(.publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
-        }
-        if !warmedUp, let startTime, now - startTime >= configuration.warmUp {
-            warmedUp = true
-            actions += engine.allOccupancy.map { .publish(occupancyPublication($0, now: now)) }
-        } else if warmedUp {
-            actions += update.occupancyChanges.map { .publish(occupancyPublication($0, now: now)) }
         }
         for received in pendingReceiveTimes { latencies.append(max(now - received, 0)) }
         pendingReceiveTimes.removeAll(keepingCapacity: true)

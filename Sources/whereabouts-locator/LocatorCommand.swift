@@ -101,6 +101,7 @@ enum LocatorCommand {
             var outbox = PublicationOutbox()
             var pendingSinceTick = false
             var lastTick = -Double.infinity
+            var lastRealTick = -Double.infinity
             var lastWatchdog = -Double.infinity
             var ready = false
             var stopping = false
@@ -143,12 +144,22 @@ enum LocatorCommand {
                 case .message(let message):
                     perform(pipeline.receive(topic: message.topic, payload: message.payload, now: now))
                     pendingSinceTick = true
+                    // Update at once unless an update ran within the interval: a lone batch is answered without
+                    // waiting for the ticker, and a burst is still coalesced into one update per interval.
+                    let real = WallClock.monotonic()
+                    if real - lastRealTick >= settings.updateInterval {
+                        perform(pipeline.tick(now: now))
+                        pendingSinceTick = false
+                        lastTick = now
+                        lastRealTick = real
+                    }
                 case .tick:
                     if pendingSinceTick || now - lastTick >= 1 {
                         perform(pipeline.tick(now: now))
                         recorder?.flush()
                         pendingSinceTick = false
                         lastTick = now
+                        lastRealTick = WallClock.monotonic()
                     }
                     if let interval = notifier.watchdogInterval, now - lastWatchdog >= interval {
                         notifier.watchdog()

@@ -267,13 +267,14 @@ public struct LocatorEngine: Sendable {
         guard let floorMajor = chooseFloor(tagIndex: tagIndex, ranges: ranges), let floor = map.floor(major: floorMajor)
         else { return nil }
         updateMotion(tagIndex: tagIndex, now: now)
-        guard let fastFix = fix(ranges, floor: floor) else { return nil }
 
         var state = tags[tagIndex]
         let position: Point
         let accuracy: Double
         let quality: Fix.Quality
         if state.moving || state.trackFloor != floorMajor || state.track == nil {
+            // Moving (or starting): follow the fix of the fast RSSIs. A still tag needs no fast fix at all.
+            guard let fastFix = fix(ranges, floor: floor) else { return nil }
             if let previous = state.track, state.trackFloor == floorMajor {
                 var track = previous
                 track.update(
@@ -293,7 +294,7 @@ public struct LocatorEngine: Sendable {
             quality = fastFix.quality
         } else {
             let stillRanges = currentRanges(tagIndex: tagIndex, now: now, slow: true)
-            let stillFix = fix(stillRanges, floor: floor) ?? fastFix
+            guard let stillFix = fix(stillRanges, floor: floor) ?? fix(ranges, floor: floor) else { return nil }
             position = stillFix.position
             accuracy = stillFix.accuracy
             quality = stillFix.quality

@@ -3,10 +3,11 @@
 /// Parsed from and printed as the canonical 8-4-4-4-12 form; printed in lower case.
 public struct BeaconUUID: Sendable, Hashable, Comparable, CustomStringConvertible {
     // Two words rather than an array: tags are looked up by identity on every reading, so hashing must be cheap.
-    private let high: UInt64
-    private let low: UInt64
+    @usableFromInline let high: UInt64
+    @usableFromInline let low: UInt64
 
     /// Makes a UUID from exactly 16 bytes, most significant first.
+    @inlinable
     public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 16 else { return nil }
         var high: UInt64 = 0

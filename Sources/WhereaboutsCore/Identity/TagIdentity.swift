@@ -77,7 +77,30 @@ public enum TagIdentity: Sendable, Hashable, Comparable, CustomStringConvertible
         }
     }
 
-    public static func < (lhs: TagIdentity, rhs: TagIdentity) -> Bool { lhs.description < rhs.description }
+    /// Orders by kind, then by fields (numerically), without building the canonical strings: occupancy lists are
+    /// sorted on every update, so this is on a hot path.
+    public static func < (lhs: TagIdentity, rhs: TagIdentity) -> Bool {
+        switch (lhs, rhs) {
+        case (.iBeacon(let a, let b, let c), .iBeacon(let d, let e, let f)),
+            (.altBeacon(let a, let b, let c), .altBeacon(let d, let e, let f)):
+            return (a, b, c) < (d, e, f)
+        case (.eddystone(let a, let b), .eddystone(let c, let d)):
+            return a == c ? b.lexicographicallyPrecedes(d) : a.lexicographicallyPrecedes(c)
+        case (.address(let a), .address(let b)):
+            return a < b
+        default:
+            return lhs.kindRank < rhs.kindRank
+        }
+    }
+
+    private var kindRank: Int {
+        switch self {
+        case .altBeacon: 0
+        case .eddystone: 1
+        case .iBeacon: 2
+        case .address: 3
+        }
+    }
 }
 
 /// Which tags to track, like CoreLocation's `CLBeaconIdentityConstraint`: a UUID, optionally a major, optionally

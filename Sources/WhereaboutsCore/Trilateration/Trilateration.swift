@@ -171,7 +171,7 @@ public enum Trilateration {
         // Several starts, keep the lowest cost: the weighted centroid, the linearised least-squares answer (exact
         // for exact ranges), and the three nearest agents. Range residuals have local minima; one start can sit in one.
         var starts = [centroid]
-        if let linear = linearSolution(ranges) { starts.append(linear) }
+        if let linear = linearSolution(ranges) { starts.insert(linear, at: 0) }
         for range in ranges.sorted(by: { $0.range < $1.range }).prefix(3) {
             starts.append(range.anchor + Point(x: 0.1, y: 0.1))
         }
@@ -179,6 +179,9 @@ public enum Trilateration {
         let model = ResidualModel(ranges: ranges)
         var best = levenbergMarquardt(model, start: starts[0], prior: centroid, extent: bounds)
         for start in starts.dropFirst() {
+            // A fit whose residuals are no larger than their sigmas is the answer: the other starts are for the
+            // cases where one start sat in a local minimum, which shows as a poor fit.
+            if best.cost <= goodFitCost * Double(ranges.count) { break }
             let candidate = levenbergMarquardt(model, start: start, prior: centroid, extent: bounds)
             if candidate.cost < best.cost - 1e-9 { best = candidate }
         }
@@ -232,6 +235,10 @@ public enum Trilateration {
         let point = Point(x: (a22 * b1 - a12 * b2) / determinant, y: (a11 * b2 - a12 * b1) / determinant)
         return point.isFinite ? point : nil
     }
+
+    /// The cost per range below which a fit is good enough to stop trying other starts (a normalised residual of
+    /// half a sigma per range).
+    static let goodFitCost = 0.25
 
     struct Solution {
         var position: Point
