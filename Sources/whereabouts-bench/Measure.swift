@@ -36,6 +36,10 @@ struct ProcessSample {
     var residentKB: Int
     /// Peak resident set, kB.
     var peakResidentKB: Int
+    /// The part of the resident set that is the process's own (heap, stacks): RssAnon, kB.
+    var anonymousKB: Int
+    /// The part that is mapped files, mostly shared libraries shared with other processes: RssFile, kB.
+    var fileKB: Int
     /// User plus system CPU time, seconds.
     var cpuSeconds: Double
 
@@ -50,7 +54,9 @@ struct ProcessSample {
             }
             return nil
         }
-        guard let resident = kilobytes("VmRSS"), let peak = kilobytes("VmHWM") else { return nil }
+        guard let resident = kilobytes("VmRSS"), let peak = kilobytes("VmHWM"), let anonymous = kilobytes("RssAnon"),
+            let file = kilobytes("RssFile")
+        else { return nil }
         // The command name may hold spaces; the fields after its closing parenthesis are fixed.
         guard let close = stat.lastIndex(of: ")") else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
@@ -58,6 +64,8 @@ struct ProcessSample {
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         residentKB = resident
         peakResidentKB = peak
+        anonymousKB = anonymous
+        fileKB = file
         cpuSeconds = (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 

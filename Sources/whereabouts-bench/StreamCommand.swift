@@ -23,6 +23,7 @@ enum StreamCommand {
         var baseline: Int?
         var processed = 0
         var rejected = 0
+        var reasons: [String: Int] = [:]
         var tagsTracked = 0
     }
 
@@ -71,6 +72,8 @@ enum StreamCommand {
                     progress.withLock { state in
                         state.processed = metrics.readingsAccepted + rejected
                         state.rejected = rejected
+                        state.reasons = Dictionary(
+                            uniqueKeysWithValues: metrics.readingsRejected.map { ($0.key.rawValue, $0.value) })
                         state.tagsTracked = metrics.tagsTracked
                         if state.baseline == nil { state.baseline = state.processed }
                     }
@@ -140,13 +143,21 @@ enum StreamCommand {
                 result += [
                     ("end", .number(end)), ("elapsed", .number(end - start)),
                     ("readings_per_second", .number(Double(sent) / (end - start))),
-                    ("rejected", .number(Double(state.rejected))), ("tags_tracked", .number(Double(state.tagsTracked))),
+                    ("rejected", .number(Double(state.rejected))),
+                    (
+                        "rejected_by_reason",
+                        .object(
+                            JSONObject(
+                                state.reasons.sorted { $0.key < $1.key }.map { ($0.key, .number(Double($0.value))) }))
+                    ),
+                    ("tags_tracked", .number(Double(state.tagsTracked))),
                 ]
                 if let locatorPID, let firstSample, let last = ProcessSample(pid: locatorPID) {
                     let cpu = last.cpuSeconds - firstSample.cpuSeconds
                     result += [
                         ("locator_vmrss_max_kb", .number(Double(max(peakResident, last.residentKB)))),
                         ("locator_vmhwm_kb", .number(Double(last.peakResidentKB))),
+                        ("locator_rss_anon_kb", .number(Double(last.anonymousKB))),
                         ("locator_cpu_seconds", .number(cpu)),
                         ("locator_cpu_percent", .number(100 * cpu / (end - start))),
                         ("locator_cpu_us_per_reading", .number(1e6 * cpu / Double(sent))),

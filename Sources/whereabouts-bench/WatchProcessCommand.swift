@@ -19,11 +19,17 @@ enum WatchProcessCommand {
         let start = Measure.monotonic()
         var last = first
         var residents: [Double] = [Double(first.residentKB)]
+        var anonymousPeak = first.anonymousKB
+        var fileAtPeak = first.fileKB
         while Measure.monotonic() - start < limit {
             usleep(useconds_t(interval * 1_000_000))
             guard let sample = ProcessSample(pid: pid) else { break }
             last = sample
             residents.append(Double(sample.residentKB))
+            if sample.anonymousKB > anonymousPeak {
+                anonymousPeak = sample.anonymousKB
+                fileAtPeak = sample.fileKB
+            }
         }
         let elapsed = Measure.monotonic() - start
         residents.sort()
@@ -33,6 +39,8 @@ enum WatchProcessCommand {
             ("vmrss_median_kb", .number(Measure.quantile(residents, 0.5) ?? 0)),
             ("vmrss_max_kb", .number(residents.last ?? 0)),
             ("vmhwm_kb", .number(Double(last.peakResidentKB))),
+            ("rss_anon_max_kb", .number(Double(anonymousPeak))),
+            ("rss_file_kb", .number(Double(fileAtPeak))),
             ("cpu_seconds", .number(last.cpuSeconds - first.cpuSeconds)),
             ("wall_seconds", .number(elapsed)),
             ("cpu_percent", .number(100 * (last.cpuSeconds - first.cpuSeconds) / max(elapsed, 1e-9))),
