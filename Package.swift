@@ -63,6 +63,14 @@ let package = Package(
                 "CommandLineSupport",
             ]
         ),
+        // The benchmarks behind scripts/bench.sh (docs/benchmarks.md); kept out of the operator's tool.
+        .executableTarget(
+            name: "whereabouts-bench",
+            dependencies: [
+                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsAdvertising", "WhereaboutsMQTT",
+                "CommandLineSupport",
+            ]
+        ),
         // Built with -sanitize=fuzzer by scripts/fuzz-hci.sh; without it, replays corpus files.
         .executableTarget(name: "whereabouts-fuzz-hci", dependencies: ["WhereaboutsAdvertising", "CLibFuzzer"]),
 

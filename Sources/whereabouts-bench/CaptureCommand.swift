@@ -1,0 +1,51 @@
+import CommandLineSupport
+import WhereaboutsAdvertising
+import WhereaboutsCore
+import WhereaboutsJSON
+
+/// `whereabouts-bench capture`: writes a btsnoop capture of iBeacon adverts at a fixed rate, for the agent's
+/// memory and CPU figure (`whereabouts-agent --source btsnoop:FILE --replay-speed 1`).
+///
+/// Each advert is its own LE Advertising Report event, as a controller sends them during a passive scan: `tags`
+/// iBeacons under the site UUID take turns, evenly spaced in time, with seeded RSSIs. Monitor format, as
+/// `btmon -w` writes.
+enum CaptureCommand {
+    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
+        guard let path = try arguments.option("out") else { throw UsageError("--out FILE is required") }
+        let rate = try arguments.number("rate") ?? 1000
+        let seconds = try arguments.number("seconds") ?? 30
+        let tagCount = try arguments.integer("tags") ?? 200
+        let seed = UInt64(try arguments.integer("seed") ?? 7)
+        try arguments.finish()
+        guard rate > 0, seconds > 0, (1...60_000).contains(tagCount) else {
+            throw UsageError("--rate and --seconds must be positive, --tags 1 to 60000")
+        }
+        guard let site = BeaconUUID(BenchMap.siteUUID) else { throw RuntimeError("bad site UUID") }
+        var generator = SplitMix64(seed: seed)
+        let advertisingData = (0..<tagCount).map { index in
+            IBeaconAdvertisement(uuid: site, major: 1000, minor: UInt16(index), measuredPower: -59).advertisingData
+        }
+        let writer = BtsnoopWriter(datalink: .monitor)
+        var file = writer.header()
+        let count = Int(rate * seconds)
+        let start = 1_767_225_600.0
+        for index in 0..<count {
+            let tag = index % tagCount
+            let data = advertisingData[tag]
+            var event: [UInt8] = [0x3E, 0, 0x02, 0x01, 0x03, 0x01]
+            // A random static address per tag (top two bits set).
+            event += [UInt8(tag & 0xFF), UInt8(tag >> 8 & 0xFF), 0x00, 0x5B, 0x1D, 0xC0]
+            event.append(UInt8(data.count))
+            event += data
+            event.append(UInt8(bitPattern: Int8(-50 - Int(generator.next() % 40))))
+            event[1] = UInt8(event.count - 2)
+            file += writer.record(BtsnoopPacket(time: start + Double(index) / rate, event: event))
+        }
+        try FileAccess.write(file, to: path)
+        Measure.emit([
+            ("figure", .string("capture")), ("events", .number(Double(count))), ("rate", .number(rate)),
+            ("seconds", .number(seconds)), ("bytes", .number(Double(file.count))),
+        ])
+        return .success
+    }
+}
