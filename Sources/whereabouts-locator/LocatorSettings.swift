@@ -14,7 +14,7 @@ struct LocatorSettings {
           --keepalive SECONDS      MQTT keepalive (default 30)
           --record FILE            append every accepted reading to FILE (JSON Lines; see docs/formats.md)
           --warm-up SECONDS        hold occupancy back this long after start (default 10)
-          --update-interval S      coalesce engine updates this long at most (default 0.05)
+          --update-interval S      coalesce engine updates this long at most (default 0.02)
           --metrics-interval S     seconds between metrics messages (default 10)
           --no-discovery           do not announce Home Assistant discovery configs
           --time-scale X           run the clock X times faster than real time from --time-origin, to follow
@@ -33,7 +33,7 @@ struct LocatorSettings {
     var client: MQTTClientConfiguration
     var recordPath: String?
     var pipeline = LocatorPipeline.Configuration()
-    var updateInterval = 0.05
+    var updateInterval = 0.02
     var logLevel = Logger.Level.info
     var insecure = false
     var clock = ScaledClock()
