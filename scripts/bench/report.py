@@ -128,7 +128,7 @@ def main():
          f"mosquitto_sub on the same stream: {f['broker_ceiling_readings_per_second']:,.0f} readings/s",
          f"{100 * f['locator_share_of_ceiling']:.0f} % of the ceiling"),
         (f"Reading → occupancy latency (1,000 tags, {f['latency_load_readings_per_second']:,.0f} readings/s, "
-         "default update interval 0.05 s)",
+         "default update interval 0.02 s)",
          f"p50 {f['latency_p50_ms']:.0f} ms, p99 {f['latency_p99_ms']:.0f} ms ({f['latency_samples']:.0f} samples); "
          f"p50 {f['latency_p50_batch_to_decision_ms']:.0f} ms to the decision, "
          f"{f['latency_p50_decision_to_arrival_ms']:.0f} ms from there to the subscriber",
