@@ -1,3 +1,5 @@
+import WhereaboutsCore
+
 /// One RSSI sample for the path-loss fit: a transmitter heard by an agent at a known distance.
 public struct PathLossObservation: Sendable, Hashable {
     /// The transmitter's index among the fit's transmitters (tags, or agents' beacons).

@@ -25,7 +25,7 @@ public struct PathLossModel: Sendable, Hashable {
 
     /// The RSSI expected at a 3-D distance in metres (the inverse of `distance(forRSSI:)`).
     public func expectedRSSI(atDistance distance: Double) -> Double {
-        measuredPower - 10 * exponent * log10(max(distance, 0.01)) - rssiOffset
+        measuredPower - 10 * exponent * logarithm10(max(distance, 0.01)) - rssiOffset
     }
 
     /// The 1-sigma error in metres of a range `distance` estimated from an RSSI with `rssiSigma` dB of error.
