@@ -69,23 +69,8 @@ done
 
 # A private mosquitto on a free loopback port (never 1883), with unbounded queues so that a slow subscriber
 # makes the stream wait rather than lose messages.
-port=$("$bin/whereabouts" free-port)
-cat > "$out/mosquitto.conf" <<CONF
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-max_queued_messages 0
-max_queued_bytes 0
-log_dest file $PWD/$out/mosquitto.log
-CONF
-[ "$(id -u)" -eq 0 ] && echo "user root" >> "$out/mosquitto.conf"
-mosquitto -c "$out/mosquitto.conf" &
-pids+=($!)
-for _ in $(seq 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
-broker=mqtt://127.0.0.1:$port
+source scripts/private-broker.sh
+start_private_broker "$bin" "$out" "max_queued_messages 0" "max_queued_bytes 0"
 "$bench" map --agents 50 --out "$out/map50.json"
 "$bench" map --agents 200 --out "$out/map200.json"
 

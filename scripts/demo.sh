@@ -25,22 +25,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A private mosquitto on a free loopback port (the machine may be shared: never assume 1883).
-port=$("$bin/whereabouts" free-port)
-cat > "$out/mosquitto.conf" <<CONF
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-log_dest file $PWD/$out/mosquitto.log
-CONF
-[ "$(id -u)" -eq 0 ] && echo "user root" >> "$out/mosquitto.conf"
-mosquitto -c "$out/mosquitto.conf" &
-pids+=($!)
-for _ in $(seq 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
-broker=mqtt://127.0.0.1:$port
+source scripts/private-broker.sh
+start_private_broker "$bin" "$out"
 origin=$(date +%s)
 
 "$bin/whereabouts-locator" --map "$map" --broker "$broker" --record "$out/readings.jsonl" \
