@@ -1,11 +1,10 @@
 # Sourced by the demo and the benchmarks: starts a private mosquitto on a free loopback port (the machine may be
 # shared: never assume 1883) and waits until it accepts connections.
 #   start_private_broker BIN_DIR OUT_DIR [extra config lines...]
-# Sets `broker` (mqtt://127.0.0.1:PORT) and appends the broker's pid to the caller's `pids` array.
+# Sets `port` and `broker` (mqtt://127.0.0.1:PORT) and appends the broker's pid to the caller's `pids` array.
 start_private_broker() {
     local bin=$1 out=$2
     shift 2
-    local port
     port=$("$bin/whereabouts" free-port)
     {
         echo "listener $port 127.0.0.1"
