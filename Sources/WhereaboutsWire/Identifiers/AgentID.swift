@@ -1,3 +1,5 @@
+import WhereaboutsCore
+
 /// The name of one scanner agent: its MQTT username and one level of its topics.
 ///
 /// Only `[A-Za-z0-9_-]`, 1 to 64 characters. Anything else (`/`, `+`, `#`, `$`, `..`, spaces, NUL, non-ASCII)
@@ -13,7 +15,8 @@ public struct AgentID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Makes an agent id, or nil when `text` is empty, longer than 64 characters or uses anything but
     /// `[A-Za-z0-9_-]`.
     public init?(_ text: String) {
-        guard WireCharacters.isIdentifier(text, maximumLength: Self.maximumLength) else { return nil }
+        // The same rule the map loader applies to agent ids: one definition, in Core.
+        guard AgentIdentifier.isValid(text) else { return nil }
         rawValue = text
     }
 
