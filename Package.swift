@@ -17,10 +17,14 @@ let package = Package(
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
         .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
+        // A service's life with the broker (status, outbox, goodbye) and the pipeline protocol both services follow.
+        .target(name: "WhereaboutsSession", dependencies: ["WhereaboutsWire"]),
         // The locator's pipeline as a state machine that returns actions: pure, so tests drive it without a broker.
         .target(
             name: "WhereaboutsLocator",
-            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsCalibration"]
+            dependencies: [
+                "WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsCalibration", "WhereaboutsSession",
+            ]
         ),
         // Fits the radio constants: guided (a walk with known positions) and automatic (agents hearing each other).
         .target(
@@ -40,6 +44,10 @@ let package = Package(
         // MARK: - Adapters (own the C handles, translate C to Swift values)
         .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto", "CommandLineSupport"]),
         .target(name: "WhereaboutsHCI", dependencies: ["CBlueZ", "WhereaboutsAdvertising"]),
+        // The one loop both services run: broker, source, ticks and signals in, the pipeline's actions out.
+        .target(
+            name: "WhereaboutsRuntime",
+            dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsMQTT", "CommandLineSupport"]),
 
         // MARK: - Shells
         .target(name: "CommandLineSupport"),
@@ -53,7 +61,8 @@ let package = Package(
         .executableTarget(
             name: "whereabouts-locator",
             dependencies: [
-                "WhereaboutsCore", "WhereaboutsWire", "WhereaboutsLocator", "WhereaboutsMQTT", "CommandLineSupport",
+                "WhereaboutsCore", "WhereaboutsWire", "WhereaboutsLocator", "WhereaboutsMQTT", "WhereaboutsRuntime",
+                "WhereaboutsSession", "CommandLineSupport",
             ]
         ),
         .executableTarget(
@@ -80,6 +89,8 @@ let package = Package(
         .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore"]),
         .testTarget(name: "WhereaboutsLocatorTests", dependencies: ["WhereaboutsLocator"]),
         .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
+        .testTarget(
+            name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
         .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent"]),
         .testTarget(
             name: "WhereaboutsAdvertisingTests",

@@ -99,21 +99,12 @@ public struct LocatorPipeline: Sendable {
         return list
     }
 
-    /// The last will the shell registers: the locator's status, `offline`, retained.
-    public var lastWill: Publication {
-        Publication(topic: topics.locatorStatus, payload: Availability.offline.payload, qos: 1, retain: true)
-    }
-
     // MARK: - Lifecycle
 
-    /// Called on every (re)connection: announces the locator and republishes all retained state.
+    /// Called on every (re)connection: republishes all retained state. (The session announces `online` first.)
     public mutating func connected(now: Double) -> [LocatorAction] {
         if startTime == nil { startTime = now }
-        var actions: [LocatorAction] = [
-            .publish(
-                Publication(topic: topics.locatorStatus, payload: Availability.online.payload, qos: 1, retain: true))
-        ]
-        actions += discoveryActions()
+        var actions = discoveryActions()
         actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now)))
         if warmedUp {
             actions += engine.allOccupancy.map { .publish(occupancyPublication($0, now: now)) }
@@ -128,10 +119,9 @@ public struct LocatorPipeline: Sendable {
         return actions
     }
 
-    /// The goodbye: final metrics, then the locator's status `offline`, retained (what the will would say, said
-    /// cleanly). The shell publishes the last of these and disconnects once the broker has acknowledged it.
+    /// The last words at a stop: the final metrics. (The session then says `offline`, as the will would.)
     public mutating func shutdown(now: Double) -> [LocatorAction] {
-        [.publish(metricsPublication(now: now)), .publish(lastWill)]
+        [.publish(metricsPublication(now: now))]
     }
 
     // MARK: - Input

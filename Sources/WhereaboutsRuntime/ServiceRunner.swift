@@ -1,0 +1,264 @@
+public import CommandLineSupport
+public import WhereaboutsMQTT
+public import WhereaboutsSession
+import WhereaboutsWire
+
+/// The one loop both services run: it merges broker messages, connection events, source inputs, ticks and signals
+/// into one stream, feeds them to the service's state in order, performs what comes back, and talks to systemd.
+///
+/// All decisions are in ``ServiceState`` and the pipeline; the runner only does I/O. It returns when the MQTT
+/// client has stopped for good (the service said goodbye and disconnected, or the broker refused it) and every
+/// message the client had taken has been handed to the pipeline: each of them was already acknowledged to the
+/// broker, so none may be left behind.
+public struct ServiceRunner<Pipeline: ServicePipeline, Source: ServiceSource>: Sendable
+where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
+    /// What the runner needs besides the pipeline.
+    public struct Context: Sendable {
+        /// The connected-to-be client; the runner runs it.
+        public var client: MQTTClient
+        /// Where the service's own inputs come from.
+        public var source: Source
+        /// The service clock (Unix seconds, possibly scaled).
+        public var clock: @Sendable () -> Double
+        /// How often the pipeline ticks.
+        public var tickInterval: Duration
+        /// Where log lines go.
+        public var logger: Logger
+        /// The broker's address, for log lines.
+        public var brokerName: String
+
+        public init(
+            client: MQTTClient, source: Source, clock: @escaping @Sendable () -> Double, tickInterval: Duration,
+            logger: Logger, brokerName: String
+        ) {
+            self.client = client
+            self.source = source
+            self.clock = clock
+            self.tickInterval = tickInterval
+            self.logger = logger
+            self.brokerName = brokerName
+        }
+    }
+
+    private enum Input: Sendable {
+        case message(MQTTMessage)
+        case connection(MQTTConnectionEvent)
+        case source(Pipeline.Input)
+        case tick
+        case signal(Int32)
+        /// The client's messages or events sequence ended (the client stopped).
+        case clientSequenceEnded
+    }
+
+    private let context: Context
+
+    public init(_ context: Context) {
+        self.context = context
+    }
+
+    /// Runs the service until it has stopped; returns its final state. `recorder` receives the `.record` lines.
+    public func run(_ initial: ServiceState<Pipeline>, recorder: LineWriter? = nil) async -> ServiceState<Pipeline> {
+        var loop = Loop(state: initial, context: context, recorder: recorder)
+        let client = context.client
+        for subscription in initial.pipeline.subscriptions {
+            do {
+                // The client subscribes again after every reconnect by itself.
+                try client.subscribe(
+                    subscription.filter.filter, qos: subscription.qos == 0 ? .atMostOnce : .atLeastOnce)
+            } catch {
+                loop.state.clientStopped(failure: "cannot subscribe to \(subscription.filter.filter): \(error)")
+                return loop.state
+            }
+        }
+        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
+        let (credits, creditContinuation) = AsyncStream.makeStream(of: Void.self)
+        let source = context.source
+        let tickInterval = context.tickInterval
+        do {
+            try await client.withSession { client in
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await message in client.messages { continuation.yield(.message(message)) }
+                        continuation.yield(.clientSequenceEnded)
+                    }
+                    group.addTask {
+                        for await event in client.events { continuation.yield(.connection(event)) }
+                        continuation.yield(.clientSequenceEnded)
+                    }
+                    group.addTask {
+                        while !Task.isCancelled {
+                            do {
+                                try await Task.sleep(for: tickInterval)
+                            } catch {
+                                return
+                            }
+                            continuation.yield(.tick)
+                        }
+                    }
+                    group.addTask {
+                        for await number in SignalWatcher.terminationSignals() { continuation.yield(.signal(number)) }
+                    }
+                    group.addTask {
+                        var feed = SourceFeed(credits: credits) { continuation.yield(.source($0)) }
+                        await source.run(into: &feed)
+                    }
+                    var endedSequences = 0
+                    for await input in inputs {
+                        switch input {
+                        case .message(let message): await loop.receive(message)
+                        case .connection(let event): await loop.connection(event)
+                        case .source(let sourceInput):
+                            await loop.take(sourceInput)
+                            creditContinuation.yield()
+                        case .tick: await loop.tick()
+                        case .signal(let number): await loop.signal(number)
+                        case .clientSequenceEnded: endedSequences += 1
+                        }
+                        if endedSequences == 2 { break }
+                    }
+                    group.cancelAll()
+                    creditContinuation.finish()
+                }
+            }
+        } catch {
+            loop.state.clientStopped(failure: "\(error)")
+        }
+        return loop.state
+    }
+
+    /// The loop's state, owned by the one task that consumes the inputs.
+    private struct Loop {
+        var state: ServiceState<Pipeline>
+        let context: Context
+        let recorder: LineWriter?
+        let notifier = SystemdNotifier()
+        var lastWatchdogPing = -Double.infinity
+        /// Failed connection attempts since the last connection: only the first is a warning, so a long outage
+        /// does not fill the journal.
+        var failedAttempts = 0
+
+        var time: ServiceTime { ServiceTime(now: context.clock(), monotonic: WallClock.monotonic()) }
+        var logger: Logger { context.logger }
+
+        mutating func receive(_ message: MQTTMessage) async {
+            await perform(state.receive(topic: message.topic, payload: message.payload, at: time))
+        }
+
+        mutating func take(_ input: Pipeline.Input) async {
+            await perform(state.take(input, at: time))
+        }
+
+        mutating func tick() async {
+            let now = time
+            await perform(state.tick(at: now))
+            recorder?.flush()
+            if let interval = notifier.watchdogInterval, now.monotonic - lastWatchdogPing >= interval {
+                notifier.watchdog()
+                lastWatchdogPing = now.monotonic
+            }
+        }
+
+        mutating func signal(_ number: Int32) async {
+            if state.isStopping {
+                logger.warning("signal \(number) again: disconnecting now")
+            } else {
+                logger.info("signal \(number): saying goodbye and disconnecting")
+            }
+            await perform(state.signal(at: time))
+            recorder?.flush()
+        }
+
+        mutating func connection(_ event: MQTTConnectionEvent) async {
+            switch event {
+            case .connected(let sessionPresent):
+                logger.info(
+                    "connected to \(context.brokerName) (session \(sessionPresent ? "resumed" : "new")"
+                        + (failedAttempts > 0 ? ", after \(failedAttempts) failed attempts)" : ")"))
+                failedAttempts = 0
+                await perform(state.connected(at: time))
+            case .disconnected(let reason):
+                state.disconnected()
+                if !state.session.isClosing { logger.warning("disconnected: \(reason)") }
+            case .connectionFailed(let failure):
+                failedAttempts += 1
+                logger.log(failedAttempts == 1 ? .warning : .debug, "connection failed: \(failure)")
+            case .reconnectScheduled(let attempt, let delay):
+                logger.debug(
+                    "reconnecting in \(delay) (attempt \(attempt)); \(state.session.outbox.count) messages held")
+            case .acknowledged(let messageID, let reason):
+                await perform(state.acknowledged(messageID: messageID, success: !reason.isFailure, at: time))
+            case .subscribed(_, let results):
+                for result in results where result.isFailure {
+                    logger.error("the broker refused a subscription: \(result)")
+                }
+            case .unsubscribed:
+                break
+            }
+        }
+
+        /// Performs the commands in order, then sends what the session hands out.
+        mutating func perform(_ commands: [ServiceState<Pipeline>.Command]) async {
+            for command in commands {
+                if case .effect(let effect) = command {
+                    await context.source.perform(effect)
+                } else {
+                    performNow(command)
+                }
+            }
+            send()
+        }
+
+        private mutating func performNow(_ command: ServiceState<Pipeline>.Command) {
+            switch command {
+            case .disconnect:
+                context.client.disconnect()
+            case .record(let line):
+                do {
+                    try recorder?.write(line)
+                } catch {
+                    logger.error("\(error)")
+                }
+            case .log(let level, let line):
+                logger.log(Logger.Level(level), line)
+            case .effect:
+                break  // performed by perform(_:), which can wait
+            case .ready:
+                notifier.ready()
+            case .stopping:
+                notifier.stopping()
+            }
+        }
+
+        /// Hands the client everything the session allows now.
+        private mutating func send() {
+            while let entry = state.nextToSend() {
+                let publication = entry.publication
+                let result: BrokerSession.SendResult
+                do {
+                    let messageID = try context.client.publish(
+                        topic: publication.topic.name, payload: Array(publication.payload.utf8),
+                        qos: publication.qos == 0 ? .atMostOnce : .atLeastOnce, retain: publication.retain)
+                    result = .accepted(messageID: messageID)
+                } catch  where error == .noConnection {
+                    result = .noConnection
+                } catch {
+                    logger.error("cannot publish on \(publication.topic.name): \(error)")
+                    result = .refused
+                }
+                for command in state.sent(id: entry.id, result: result, at: time) { performNow(command) }
+            }
+        }
+    }
+}
+
+extension Logger.Level {
+    /// The logger's level for a pipeline's log level.
+    init(_ level: LogLevel) {
+        switch level {
+        case .debug: self = .debug
+        case .info: self = .info
+        case .warning: self = .warning
+        case .error: self = .error
+        }
+    }
+}

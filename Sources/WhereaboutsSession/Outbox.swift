@@ -1,0 +1,227 @@
+public import WhereaboutsWire
+
+/// Publications on their way to the broker: held while it is unreachable, sent in order, released by policy.
+///
+/// One implementation for both services, told apart by its ``Policy``:
+/// - the agent's reading batches are kept until the broker acknowledges them (``Policy/untilAcknowledged(capacity:inFlightLimit:)``):
+///   at most a few unacknowledged at a time, everything unacknowledged sent again after a reconnect (the locator
+///   drops the duplicates by `(agent, epoch, seq)`);
+/// - the locator's outputs are kept only until libmosquitto takes them (``Policy/untilHandedOver(capacity:)``),
+///   which then re-sends its own in-flight QoS 1 messages after a reconnect.
+///
+/// In both, a retained publication replaces an unsent one on the same topic (only the newest state of a topic
+/// matters, and it keeps its place in the order), and at most `capacity` other publications are held: past that
+/// the oldest is dropped and counted. The outbox is a state machine the session drives; it does no I/O.
+public struct Outbox: Sendable {
+    /// When a publication leaves the outbox, and how many it holds.
+    public enum Policy: Sendable, Hashable {
+        /// Released on the broker's acknowledgement; at most `inFlightLimit` unacknowledged at a time.
+        case untilAcknowledged(capacity: Int, inFlightLimit: Int)
+        /// Released as soon as the MQTT client has taken it.
+        case untilHandedOver(capacity: Int)
+
+        /// The most non-retained publications held.
+        public var capacity: Int {
+            switch self {
+            case .untilAcknowledged(let capacity, _), .untilHandedOver(let capacity): max(capacity, 1)
+            }
+        }
+    }
+
+    /// One publication in the outbox.
+    public struct Entry: Sendable, Equatable {
+        /// The outbox's own number for it, increasing in enqueue order.
+        public var id: Int
+        /// What to publish.
+        public var publication: Publication
+        /// The message id of the publish in flight; nil while unsent.
+        public var messageID: Int?
+    }
+
+    /// The policy in force.
+    public let policy: Policy
+    /// What happened so far.
+    public private(set) var statistics = OutboxStatistics()
+
+    private var entries: [Entry] = []
+    /// Index of the first live entry of `entries` (released entries before it wait for compaction).
+    private var head = 0
+    private var nextID = 0
+    /// Ids for ``enqueueFirst(_:)``: negative and decreasing, so that ids stay unique and in order.
+    private var nextFrontID = -1
+    /// Unsent retained entries by topic, for coalescing.
+    private var unsentRetained: [String: Int] = [:]
+    private var heldNonRetained = 0
+    private var inFlightCount = 0
+    /// Ids that were in flight when a connection dropped, so that their next publish counts as a re-send.
+    private var interrupted: Set<Int> = []
+
+    /// An empty outbox.
+    public init(policy: Policy) {
+        self.policy = policy
+    }
+
+    /// How many publications are held, sent or not.
+    public var count: Int { entries.count - head }
+    /// Whether nothing waits for sending or release.
+    public var isEmpty: Bool { count == 0 }
+    /// How many are published and not yet released.
+    public var inFlight: Int { inFlightCount }
+    /// The held entries, oldest first.
+    public var held: ArraySlice<Entry> { entries[head...] }
+
+    /// Adds a publication at the end (or in place of an unsent retained one on the same topic); drops the oldest
+    /// non-retained publication when full.
+    public mutating func enqueue(_ publication: Publication) {
+        if publication.retain, let id = unsentRetained[publication.topic.name], let index = index(of: id) {
+            entries[index].publication = publication
+            statistics.coalesced += 1
+            return
+        }
+        let id = nextID
+        nextID += 1
+        entries.append(Entry(id: id, publication: publication, messageID: nil))
+        if publication.retain {
+            unsentRetained[publication.topic.name] = id
+        } else {
+            heldNonRetained += 1
+            if heldNonRetained > policy.capacity, let oldest = held.firstIndex(where: { !$0.publication.retain }) {
+                remove(at: oldest)
+                statistics.dropped += 1
+            }
+        }
+        statistics.peak = max(statistics.peak, count)
+    }
+
+    /// Adds a publication before every other held one (a status that must lead), or in place of an unsent retained
+    /// one on the same topic.
+    public mutating func enqueueFirst(_ publication: Publication) {
+        if publication.retain, let id = unsentRetained[publication.topic.name], let index = index(of: id) {
+            entries[index].publication = publication
+            statistics.coalesced += 1
+            return
+        }
+        let id = min(nextFrontID, (held.first?.id ?? nextID) - 1)
+        nextFrontID = id - 1
+        if head > 0 {
+            head -= 1
+            entries[head] = Entry(id: id, publication: publication, messageID: nil)
+        } else {
+            entries.insert(Entry(id: id, publication: publication, messageID: nil), at: 0)
+        }
+        if publication.retain { unsentRetained[publication.topic.name] = id } else { heldNonRetained += 1 }
+        statistics.peak = max(statistics.peak, count)
+    }
+
+    /// The next publication to send, if the in-flight limit allows and one is unsent.
+    public func nextToSend() -> Entry? {
+        if case .untilAcknowledged(_, let limit) = policy, inFlightCount >= max(limit, 1) { return nil }
+        return held.first { $0.messageID == nil }
+    }
+
+    /// The client took the entry `id` as message `messageID`.
+    public mutating func sent(id: Int, messageID: Int) {
+        guard let index = index(of: id), entries[index].messageID == nil else { return }
+        statistics.published += 1
+        if interrupted.remove(id) != nil { statistics.republished += 1 }
+        if entries[index].publication.retain, unsentRetained[entries[index].publication.topic.name] == id {
+            unsentRetained.removeValue(forKey: entries[index].publication.topic.name)
+        }
+        switch policy {
+        case .untilHandedOver:
+            remove(at: index)
+        case .untilAcknowledged:
+            entries[index].messageID = messageID
+            inFlightCount += 1
+        }
+    }
+
+    /// Releases the entry published as `messageID`; returns it, or nil for an id not in flight (an acknowledgement
+    /// of a publish from before a reconnect, whose entry was sent again under a new id).
+    @discardableResult
+    public mutating func acknowledged(messageID: Int, success: Bool) -> Entry? {
+        guard case .untilAcknowledged = policy,
+            let index = held.firstIndex(where: { $0.messageID == messageID })
+        else { return nil }
+        let entry = entries[index]
+        remove(at: index)
+        statistics.acknowledged += 1
+        if !success { statistics.refused += 1 }
+        return entry
+    }
+
+    /// Gives up on the entry `id` (the client refused it for good, say as too large); counted as refused.
+    public mutating func discard(id: Int) {
+        guard let index = index(of: id) else { return }
+        remove(at: index)
+        statistics.refused += 1
+    }
+
+    /// The connection dropped: everything in flight is unsent again, to be published after the reconnect.
+    public mutating func connectionLost() {
+        guard inFlightCount > 0 else { return }
+        for index in head..<entries.count where entries[index].messageID != nil {
+            entries[index].messageID = nil
+            interrupted.insert(entries[index].id)
+        }
+        inFlightCount = 0
+    }
+
+    // MARK: - Storage
+
+    /// Entries are in id order, so a binary search finds one.
+    private func index(of id: Int) -> Int? {
+        var low = head
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < entries.count && entries[low].id == id ? low : nil
+    }
+
+    private mutating func remove(at index: Int) {
+        let entry = entries[index]
+        if entry.messageID != nil { inFlightCount -= 1 }
+        if entry.publication.retain {
+            if unsentRetained[entry.publication.topic.name] == entry.id {
+                unsentRetained.removeValue(forKey: entry.publication.topic.name)
+            }
+        } else {
+            heldNonRetained -= 1
+        }
+        interrupted.remove(entry.id)
+        if index == head {
+            head += 1
+            if head == entries.count {
+                entries.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 64, head * 2 >= entries.count {
+                entries.removeFirst(head)
+                head = 0
+            }
+        } else {
+            entries.remove(at: index)
+        }
+    }
+}
+
+/// Counts of what an ``Outbox`` did.
+public struct OutboxStatistics: Sendable, Hashable {
+    /// Publishes handed to the client, re-sends included.
+    public var published = 0
+    /// Publishes sent again after a reconnect because their acknowledgement had not arrived.
+    public var republished = 0
+    /// Publications released by an acknowledgement.
+    public var acknowledged = 0
+    /// Acknowledgements that carried a failure reason, and publications the client refused for good.
+    public var refused = 0
+    /// Publications dropped, oldest first, because the outbox was full.
+    public var dropped = 0
+    /// Retained publications replaced by a newer one on the same topic before they were sent.
+    public var coalesced = 0
+    /// The most publications held at once.
+    public var peak = 0
+
+    public init() {}
+}

@@ -1,0 +1,80 @@
+public import WhereaboutsWire
+
+/// A service's logic between its inputs and the broker, as a state machine that returns actions.
+///
+/// The locator and the agent are both one of these. ``ServiceState`` puts a pipeline together with its
+/// ``BrokerSession``; a shell (the runner in `WhereaboutsRuntime`) feeds them and performs the actions. No I/O
+/// happens in a pipeline, so tests drive it directly.
+public protocol ServicePipeline: Sendable {
+    /// What the service hears besides the broker (the agent: radio events); `Never` for none.
+    associatedtype Input: Sendable = Never
+    /// What the service asks of its source (the agent: restart the scan); `Never` for none.
+    associatedtype Effect: Sendable & Hashable = Never
+
+    /// How the session behaves: the status topic and the outbox policy.
+    var session: BrokerSession.Configuration { get }
+    /// What to subscribe to on every connection.
+    var subscriptions: [Subscription] { get }
+
+    /// Every (re)connection: the retained state to publish again.
+    mutating func connected(at time: ServiceTime) -> [ServiceAction<Effect>]
+    /// One message from the broker.
+    mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Effect>]
+    /// One input from the service's own source.
+    mutating func take(_ input: Input, at time: ServiceTime) -> [ServiceAction<Effect>]
+    /// The periodic tick (a few times a second); `outbox` says how the session's outbox is doing.
+    mutating func tick(at time: ServiceTime, outbox: OutboxStatistics) -> [ServiceAction<Effect>]
+    /// The last words before the goodbye, when the service stops.
+    mutating func stop(at time: ServiceTime) -> [ServiceAction<Effect>]
+}
+
+extension ServicePipeline where Input == Never {
+    public mutating func take(_ input: Never, at time: ServiceTime) -> [ServiceAction<Effect>] {}
+}
+
+/// A subscription a service makes on every connection.
+public struct Subscription: Sendable, Hashable {
+    /// The topic filter.
+    public var filter: TopicFilter
+    /// MQTT quality of service, 0 or 1.
+    public var qos: Int
+
+    public init(filter: TopicFilter, qos: Int) {
+        self.filter = filter
+        self.qos = qos
+    }
+}
+
+/// The two clocks a service reads, in seconds.
+public struct ServiceTime: Sendable, Hashable {
+    /// The service's clock, Unix seconds (scaled in a simulation): what readings and outputs are stamped with.
+    public var now: Double
+    /// A clock that never jumps, for intervals and deadlines.
+    public var monotonic: Double
+
+    public init(now: Double, monotonic: Double) {
+        self.now = now
+        self.monotonic = monotonic
+    }
+}
+
+/// How much a log line matters.
+public enum LogLevel: Int, Sendable, Hashable, Comparable {
+    case debug, info, warning, error
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// Something a pipeline asks its shell to do.
+public enum ServiceAction<Effect: Sendable & Hashable>: Sendable, Hashable {
+    /// Publish a message (through the session's outbox).
+    case publish(Publication)
+    /// Append a line to the recording.
+    case record(String)
+    /// Log a line.
+    case log(LogLevel, String)
+    /// Act on the service's source.
+    case effect(Effect)
+    /// Stop the service: say goodbye and exit, with a failure when `failure` is set.
+    case stop(failure: String?)
+}

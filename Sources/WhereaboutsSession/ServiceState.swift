@@ -1,0 +1,132 @@
+import WhereaboutsWire
+
+/// A service's whole state: its pipeline and its broker session, and the rules that tie them together.
+///
+/// The runner feeds it what happens (messages, connection events, ticks, signals, source inputs, the results of
+/// publishing) and performs the ``Command``s it returns; between two inputs the runner sends whatever
+/// ``nextToSend()`` hands out. Everything here is pure, so the lifecycle is tested without a broker.
+public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
+    /// What the runner does for the service.
+    public enum Command: Sendable, Hashable {
+        /// Send DISCONNECT and stop the client: the service is done.
+        case disconnect
+        /// Append a line to the recording.
+        case record(String)
+        /// Log a line.
+        case log(LogLevel, String)
+        /// Act on the source.
+        case effect(Pipeline.Effect)
+        /// Tell systemd the service is ready (the first connection).
+        case ready
+        /// Tell systemd the service is stopping.
+        case stopping
+    }
+
+    /// The service's logic.
+    public private(set) var pipeline: Pipeline
+    /// The broker session.
+    public private(set) var session: BrokerSession
+    /// Why the service will exit with a failure, if it will.
+    public private(set) var failure: String?
+    /// Whether a stop was asked for (a signal, or the pipeline itself).
+    public private(set) var isStopping = false
+
+    /// A service that has not connected yet.
+    public init(pipeline: Pipeline) {
+        self.pipeline = pipeline
+        session = BrokerSession(configuration: pipeline.session)
+    }
+
+    // MARK: - Inputs
+
+    /// The broker accepted a connection.
+    public mutating func connected(at time: ServiceTime) -> [Command] {
+        var commands = session.connected().map(Self.command)
+        if !isStopping { commands += perform(pipeline.connected(at: time), at: time) }
+        return commands
+    }
+
+    /// The connection dropped.
+    public mutating func disconnected() {
+        session.disconnected()
+    }
+
+    /// A message from the broker.
+    public mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [Command] {
+        perform(pipeline.receive(topic: topic, payload: payload, at: time), at: time)
+    }
+
+    /// An input from the source.
+    public mutating func take(_ input: Pipeline.Input, at time: ServiceTime) -> [Command] {
+        perform(pipeline.take(input, at: time), at: time)
+    }
+
+    /// The periodic tick.
+    public mutating func tick(at time: ServiceTime) -> [Command] {
+        var commands = perform(pipeline.tick(at: time, outbox: session.outbox.statistics), at: time)
+        commands += session.tick(now: time.monotonic).map(Self.command)
+        return commands
+    }
+
+    /// SIGINT or SIGTERM: the first stops in order, a second stops at once.
+    public mutating func signal(at time: ServiceTime) -> [Command] {
+        guard isStopping else { return stop(failure: nil, at: time) }
+        return session.stop(now: time.monotonic).map(Self.command)
+    }
+
+    /// The client's answer to publishing the entry `id`.
+    public mutating func sent(id: Int, result: BrokerSession.SendResult, at time: ServiceTime) -> [Command] {
+        session.sent(id: id, result: result, now: time.monotonic).map(Self.command)
+    }
+
+    /// The broker acknowledged message `messageID`.
+    public mutating func acknowledged(messageID: Int, success: Bool, at time: ServiceTime) -> [Command] {
+        session.acknowledged(messageID: messageID, success: success, now: time.monotonic).map(Self.command)
+    }
+
+    /// The MQTT client stopped for good, with its failure if it failed.
+    public mutating func clientStopped(failure clientFailure: String?) {
+        if let clientFailure, failure == nil { failure = "MQTT client stopped: \(clientFailure)" }
+    }
+
+    /// The next publication to hand to the client.
+    public func nextToSend() -> Outbox.Entry? {
+        session.nextToSend()
+    }
+
+    // MARK: - Actions
+
+    private mutating func stop(failure stopFailure: String?, at time: ServiceTime) -> [Command] {
+        guard !isStopping else { return [] }
+        isStopping = true
+        if let stopFailure, failure == nil { failure = stopFailure }
+        var commands: [Command] = [.stopping]
+        commands += perform(pipeline.stop(at: time), at: time)
+        commands += session.stop(now: time.monotonic).map(Self.command)
+        return commands
+    }
+
+    private mutating func perform(_ actions: [ServiceAction<Pipeline.Effect>], at time: ServiceTime) -> [Command] {
+        var commands: [Command] = []
+        for action in actions {
+            switch action {
+            case .publish(let publication): session.publish(publication)
+            case .record(let line): commands.append(.record(line))
+            case .log(let level, let line): commands.append(.log(level, line))
+            case .effect(let effect): commands.append(.effect(effect))
+            case .stop(let stopFailure): commands += stop(failure: stopFailure, at: time)
+            }
+        }
+        return commands
+    }
+
+    private static func command(_ command: BrokerSession.Command) -> Command {
+        switch command {
+        case .disconnect: .disconnect
+        case .ready: .ready
+        case .refused(let publication): .log(.warning, "the broker refused a message on \(publication.topic.name)")
+        case .unsendable(let publication): .log(.error, "cannot publish on \(publication.topic.name): dropped")
+        case .abandoned(let count): .log(.warning, "\(count) messages still unacknowledged at exit")
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Testing
+import WhereaboutsCore
+import WhereaboutsLocator
+import WhereaboutsSession
+import WhereaboutsWire
+
+/// Runs the locator's service state as the runner does, with the client's part played in memory.
+struct LocatorServiceHarness {
+    var state: ServiceState<LocatorService>
+    var connected = false
+    var nextMessageID = 1
+    var inFlight: [Int] = []
+    var sent: [Publication] = []
+    var disconnectAsked = false
+    var batches: PipelineHarness
+
+    init() throws {
+        batches = try PipelineHarness()
+        state = ServiceState(pipeline: LocatorService(pipeline: batches.pipeline, updateInterval: 0.02))
+    }
+
+    mutating func perform(_ commands: [ServiceState<LocatorService>.Command], at time: ServiceTime) {
+        if commands.contains(.disconnect) { disconnectAsked = true }
+        while let entry = state.nextToSend() {
+            let result: BrokerSession.SendResult
+            if connected {
+                let id = nextMessageID
+                nextMessageID += 1
+                inFlight.append(id)
+                sent.append(entry.publication)
+                result = .accepted(messageID: id)
+            } else {
+                result = .noConnection
+            }
+            if state.sent(id: entry.id, result: result, at: time).contains(.disconnect) { disconnectAsked = true }
+        }
+    }
+
+    mutating func connect(at time: ServiceTime) {
+        connected = true
+        perform(state.connected(at: time), at: time)
+    }
+
+    mutating func acknowledgeAll(at time: ServiceTime) {
+        while !inFlight.isEmpty {
+            let id = inFlight.removeFirst()
+            perform(state.acknowledged(messageID: id, success: true, at: time), at: time)
+        }
+    }
+
+    /// One second of batches for Alice at a point, then a tick.
+    mutating func second(_ second: Int, from start: Double, alice: TagIdentity) {
+        let now = start + Double(second)
+        for (topic, payload) in batches.batches(tag: alice, at: Point(x: 5, y: 4), floor: 1, time: now) {
+            let time = ServiceTime(now: now, monotonic: now)
+            perform(state.receive(topic: topic, payload: payload, at: time), at: time)
+        }
+        let time = ServiceTime(now: now + 0.5, monotonic: now + 0.5)
+        perform(state.tick(at: time), at: time)
+    }
+}
+
+@Suite("Locator service")
+struct LocatorServiceTests {
+    let start = 1_764_000_000.0
+
+    @Test("online comes first on every connection, then the retained state; a stop ends with metrics, then offline")
+    func lifecycle() throws {
+        var harness = try LocatorServiceHarness()
+        let statusTopic = harness.batches.pipeline.topics.locatorStatus
+        harness.connect(at: ServiceTime(now: start, monotonic: 0))
+        #expect(harness.sent.first == Publication(topic: statusTopic, payload: "online", qos: 1, retain: true))
+        for second in 0..<15 { harness.second(second, from: start, alice: try alice()) }
+        #expect(harness.sent.contains { $0.topic.name.hasSuffix("/occupancy") })
+        // The broker goes away and comes back: online again, then every retained topic again.
+        harness.connected = false
+        harness.state.disconnected()
+        let before = harness.sent.count
+        harness.connect(at: ServiceTime(now: start + 16, monotonic: 16))
+        let again = harness.sent[before...]
+        #expect(again.first?.payload == "online")
+        #expect(again.contains { $0.topic.name.hasSuffix("/floors/1/zones/1/occupancy") })
+        #expect(again.contains { $0.topic.name.hasSuffix("/position") })
+        // SIGTERM: the last update, the final metrics, then offline; disconnect once offline is acknowledged.
+        let stop = ServiceTime(now: start + 17, monotonic: 17)
+        harness.perform(harness.state.signal(at: stop), at: stop)
+        #expect(harness.sent.last == Publication(topic: statusTopic, payload: "offline", qos: 1, retain: true))
+        #expect(harness.sent.dropLast().last?.topic == harness.batches.pipeline.topics.locatorMetrics)
+        #expect(!harness.disconnectAsked)
+        harness.acknowledgeAll(at: stop)
+        #expect(harness.disconnectAsked)
+    }
+
+    @Test("a lone batch is answered at once; a burst within the update interval waits for the next tick")
+    func coalescing() throws {
+        var harness = try LocatorServiceHarness()
+        harness.connect(at: ServiceTime(now: start, monotonic: 0))
+        let batches = harness.batches.batches(tag: try alice(), at: Point(x: 5, y: 4), floor: 1, time: start)
+        var published: [Int] = []
+        for (index, (topic, payload)) in batches.enumerated() {
+            let time = ServiceTime(now: start + 0.001 * Double(index), monotonic: 0.001 * Double(index))
+            let before = harness.sent.count
+            harness.perform(harness.state.receive(topic: topic, payload: payload, at: time), at: time)
+            published.append(harness.sent.count - before)
+        }
+        // The first batch ran the engine at once (its first update publishes the metrics); the rest of the burst,
+        // within 20 ms, ran nothing.
+        #expect(published.first ?? 0 > 0)
+        #expect(published.dropFirst().allSatisfy { $0 == 0 })
+        let tick = ServiceTime(now: start + 0.05, monotonic: 0.05)
+        let sentBefore = harness.sent.count
+        harness.perform(harness.state.tick(at: tick), at: tick)
+        #expect(harness.sent.count > sentBefore, "the tick after the burst publishes the update")
+    }
+}
