@@ -3,7 +3,10 @@ import WhereaboutsCore
 import WhereaboutsSession
 import WhereaboutsWire
 
-let topics = Topics(site: BeaconUUID("f7826da6-4fa2-4e98-8024-bc5b71e0893e")!)
+let topics: Topics = {
+    guard let site = BeaconUUID("f7826da6-4fa2-4e98-8024-bc5b71e0893e") else { preconditionFailure("bad test UUID") }
+    return Topics(site: site)
+}()
 
 /// Plays the MQTT client's part: takes what the session hands out while "connected", numbers it, and remembers it
 /// until the test acknowledges it.
