@@ -2,6 +2,7 @@ import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsLocator
 import WhereaboutsMQTT
+import WhereaboutsMapFile
 import WhereaboutsWire
 
 /// Wires the map, the pipeline and the MQTT client, and runs until SIGINT or SIGTERM.
