@@ -13,7 +13,10 @@ let package = Package(
     targets: [
         // MARK: - Pure modules (no I/O, no clock, no global randomness, no Foundation)
         .target(name: "WhereaboutsJSON"),
-        .target(name: "WhereaboutsCore", dependencies: ["WhereaboutsJSON"]),
+        // The engine owns no file format: it computes with values and imports nothing of ours.
+        .target(name: "WhereaboutsCore"),
+        // The map file: reading and validating it (problems with JSON paths), editing and writing it back.
+        .target(name: "WhereaboutsMapFile", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
         .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
@@ -29,7 +32,7 @@ let package = Package(
         // Fits the radio constants: guided (a walk with known positions) and automatic (agents hearing each other).
         .target(
             name: "WhereaboutsCalibration",
-            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON"]
+            dependencies: ["WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsWire", "WhereaboutsJSON"]
         ),
         // The agent's logic (aggregation, batches, outbox, settings) as values in, values out.
         .target(
@@ -54,15 +57,15 @@ let package = Package(
         .executableTarget(
             name: "whereabouts",
             dependencies: [
-                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation", "WhereaboutsMQTT",
-                "WhereaboutsCalibration", "CommandLineSupport",
+                "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation",
+                "WhereaboutsMQTT", "WhereaboutsCalibration", "CommandLineSupport",
             ]
         ),
         .executableTarget(
             name: "whereabouts-locator",
             dependencies: [
-                "WhereaboutsCore", "WhereaboutsWire", "WhereaboutsLocator", "WhereaboutsMQTT", "WhereaboutsRuntime",
-                "WhereaboutsSession", "CommandLineSupport",
+                "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsWire", "WhereaboutsLocator", "WhereaboutsMQTT",
+                "WhereaboutsRuntime", "WhereaboutsSession", "CommandLineSupport",
             ]
         ),
         .executableTarget(
@@ -76,8 +79,8 @@ let package = Package(
         .executableTarget(
             name: "whereabouts-bench",
             dependencies: [
-                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsAdvertising", "WhereaboutsMQTT",
-                "CommandLineSupport",
+                "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsAdvertising",
+                "WhereaboutsMQTT", "CommandLineSupport",
             ]
         ),
         // Built with -sanitize=fuzzer by scripts/fuzz-hci.sh; without it, replays corpus files.
@@ -86,8 +89,11 @@ let package = Package(
         // MARK: - Tests (one target per module; fixtures beside the tests)
         .target(name: "BrokerFixture", path: "Tests/BrokerFixture"),
         .testTarget(name: "WhereaboutsJSONTests", dependencies: ["WhereaboutsJSON"]),
-        .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore"]),
-        .testTarget(name: "WhereaboutsLocatorTests", dependencies: ["WhereaboutsLocator"]),
+        // The engine's tests read the shipped maps through the map file module (a test-only dependency).
+        .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore", "WhereaboutsMapFile"]),
+        .testTarget(
+            name: "WhereaboutsMapFileTests", dependencies: ["WhereaboutsMapFile", "WhereaboutsCore", "WhereaboutsJSON"]),
+        .testTarget(name: "WhereaboutsLocatorTests", dependencies: ["WhereaboutsLocator", "WhereaboutsMapFile"]),
         .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
         .testTarget(
             name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
@@ -99,14 +105,14 @@ let package = Package(
         ),
         .testTarget(
             name: "WhereaboutsSimulationTests",
-            dependencies: ["WhereaboutsSimulation", "WhereaboutsWire", "WhereaboutsCore"],
+            dependencies: ["WhereaboutsSimulation", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsMapFile"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "WhereaboutsCalibrationTests",
             dependencies: [
                 "WhereaboutsCalibration", "WhereaboutsSimulation", "WhereaboutsLocator", "WhereaboutsWire",
-                "WhereaboutsCore", "WhereaboutsJSON",
+                "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON",
             ],
             resources: [.copy("Fixtures")]
         ),
@@ -114,8 +120,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsLocator", "WhereaboutsMQTT",
-                "BrokerFixture",
+                "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsLocator",
+                "WhereaboutsMQTT", "BrokerFixture",
             ],
             resources: [.copy("Fixtures")]
         ),

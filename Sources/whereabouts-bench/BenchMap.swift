@@ -1,6 +1,7 @@
 import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsMapFile
 
 /// The synthetic floor the benchmarks run on: one floor of square rooms, one agent near the middle of each room,
 /// and each room a zone.

@@ -2,6 +2,7 @@ import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsLocator
 import WhereaboutsMQTT
+import WhereaboutsMapFile
 import WhereaboutsRuntime
 import WhereaboutsSession
 import WhereaboutsWire

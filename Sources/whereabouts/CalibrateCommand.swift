@@ -2,6 +2,7 @@ import CommandLineSupport
 import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsMapFile
 import WhereaboutsSimulation
 import WhereaboutsWire
 
@@ -44,7 +45,8 @@ enum CalibrateCommand {
         let calibration: GuidedCalibration
         let result: CalibrationResult
         do {
-            let document = try CalibratedMapDocument.parse(mapBytes)
+            let document: JSONValue
+            do { document = try MapDocument.parse(mapBytes) } catch { throw CalibrationError.malformedMap(error) }
             calibration = try GuidedCalibration(document: document, readings: readings, truth: truth, window: window)
             result = try calibration.calibrate()
         } catch {
@@ -63,9 +65,9 @@ enum CalibrateCommand {
 
         let text: String
         do {
-            text = try CalibratedMapDocument.text(calibration.calibratedDocument(result, tagPowers: tagPowers))
+            text = try MapDocument.text(calibration.calibratedDocument(result, tagPowers: tagPowers))
         } catch {
-            printError("whereabouts: \(error)")
+            printError("whereabouts: \(CalibrationError.editedMapInvalid(error))")
             return .failure
         }
         if inPlace {

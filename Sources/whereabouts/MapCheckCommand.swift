@@ -1,5 +1,6 @@
 import CommandLineSupport
 import WhereaboutsCore
+import WhereaboutsMapFile
 
 /// `whereabouts map check FILE`: validates a map and summarises it.
 enum MapCheckCommand {

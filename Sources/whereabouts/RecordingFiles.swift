@@ -1,5 +1,6 @@
 import CommandLineSupport
 import WhereaboutsCore
+import WhereaboutsMapFile
 import WhereaboutsWire
 
 /// Reading and writing the files the offline commands share: maps and JSON Lines recordings.

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import WhereaboutsCore
 import WhereaboutsMQTT
+import WhereaboutsMapFile
 import WhereaboutsWire
 
 /// Where the built executables are: next to the test bundle, in the build products directory.

@@ -3,6 +3,7 @@ import Testing
 import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsMapFile
 import WhereaboutsWire
 
 @Suite("Degenerate calibration inputs")
@@ -51,7 +52,7 @@ struct DegenerateInputTests {
         #expect(silent.refusal == .notHeard)
         #expect(silent.after == AgentConstants(rssiOffset: 0, pathLossExponent: 2))
         #expect(result.agents.filter(\.isFitted).count == 3)
-        let written = CalibratedMapDocument.apply(agents: result.fittedAgents, powers: [:], to: mapDocument)
+        let written = MapDocument.apply(agents: result.fittedAgents, powers: [:], to: mapDocument)
         let agentsJSON = try #require(written.object?["agents"]?.array)
         #expect(agentsJSON[3].object?["rssi_offset"] == nil)
         #expect(agentsJSON[0].object?["rssi_offset"] != nil)
@@ -154,6 +155,13 @@ struct DegenerateInputTests {
         let invalid = [RecordedReading(time: 100, agent: id, tag: try testTag(), rssi: .nan)]
         #expect(throws: CalibrationError.self) {
             try GuidedCalibration(document: mapDocument, readings: invalid, truth: truth)
+        }
+    }
+
+    @Test("a document that is not a map is refused before anything is written")
+    func refusesBrokenDocuments() throws {
+        #expect(throws: CalibrationError.self) {
+            try GuidedCalibration(document: ["agents": []], readings: [], truth: [])
         }
     }
 }

@@ -2,6 +2,7 @@ import Testing
 import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsMapFile
 import WhereaboutsSimulation
 import WhereaboutsWire
 
@@ -26,12 +27,12 @@ struct MiscalibratedScenario {
                 pathLossExponent: Double.random(in: 1.8...3.5, using: &generator))
         }
         trueConstants = constants
-        trueMap = try loadMap(CalibratedMapDocument.apply(agents: constants, powers: [:], to: document))
+        trueMap = try loadMap(MapDocument.apply(agents: constants, powers: [:], to: document))
     }
 
     /// The map with some agents' constants replaced.
     func map(with constants: [String: AgentConstants]) throws -> FloorMap {
-        try loadMap(CalibratedMapDocument.apply(agents: constants, powers: [:], to: document))
+        try loadMap(MapDocument.apply(agents: constants, powers: [:], to: document))
     }
 
     /// A walk of `tags` tags for `duration` seconds through the true channel.

@@ -3,6 +3,7 @@ import Testing
 import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsMapFile
 import WhereaboutsSimulation
 import WhereaboutsWire
 
@@ -28,7 +29,7 @@ func shippedMapText(_ name: String) throws -> String {
 }
 
 func document(_ text: String) throws -> JSONValue {
-    try CalibratedMapDocument.parse(Array(text.utf8))
+    try MapDocument.parse(Array(text.utf8))
 }
 
 func loadMap(_ value: JSONValue) throws -> FloorMap {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WhereaboutsCore
+import WhereaboutsMapFile
 
 /// The repository's root, found from this file's path, so tests read the shipped maps and nothing outside.
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -10,10 +11,6 @@ func loadShippedMap(_ name: String) throws -> FloorMap {
     let data = try #require(
         FileManager.default.contents(atPath: repositoryRoot.appendingPathComponent("maps/\(name)").path))
     return try FloorMap.parse(Array(data)).get()
-}
-
-func mapFromJSON(_ text: String) -> Result<FloorMap, MapProblems> {
-    FloorMap.parse(Array(text.utf8))
 }
 
 /// The demo office's site UUID.

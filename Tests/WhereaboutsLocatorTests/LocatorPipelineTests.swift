@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WhereaboutsCore
 import WhereaboutsLocator
+import WhereaboutsMapFile
 import WhereaboutsWire
 
 /// Drives the pipeline as the locator's shell does, with batches that simulated agents would publish.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WhereaboutsCore
+import WhereaboutsMapFile
 import WhereaboutsSimulation
 import WhereaboutsWire
 

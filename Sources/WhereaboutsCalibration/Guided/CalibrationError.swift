@@ -1,5 +1,5 @@
-public import WhereaboutsCore
 public import WhereaboutsJSON
+public import WhereaboutsMapFile
 
 /// Why a calibration cannot be made or written.
 public enum CalibrationError: Error, Sendable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 public import WhereaboutsCore
 public import WhereaboutsJSON
+import WhereaboutsMapFile
 public import WhereaboutsWire
 
 /// Guided calibration: fits every agent's RSSI offset and path-loss exponent, and every tag's measured power,
@@ -254,7 +255,7 @@ public struct GuidedCalibration: Sendable {
 
     /// The map document with a result written into it.
     public func calibratedDocument(_ result: CalibrationResult, tagPowers: Bool = true) -> JSONValue {
-        CalibratedMapDocument.apply(
+        MapDocument.apply(
             agents: result.fittedAgents, powers: tagPowers ? result.fittedPowers : [:], to: document)
     }
 

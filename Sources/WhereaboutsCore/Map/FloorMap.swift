@@ -3,8 +3,9 @@
 /// The proximity UUID names the site, the major a floor, the minor a zone on that floor. Every length is in
 /// metres in the map's frame; every power in dBm; every duration in seconds.
 ///
-/// A `FloorMap` only exists validated: make one with ``FloorMap/load(_:)`` or ``FloorMap/parse(_:)``, which
-/// report every problem with its JSON path instead.
+/// A `FloorMap` only exists validated: make one with `FloorMap.load(_:)` or `FloorMap.parse(_:)` from
+/// `WhereaboutsMapFile`, which report every problem with its JSON path instead. Its initializers are `package`
+/// so that the map file reader, and nothing outside this package, builds one.
 public struct FloorMap: Sendable {
     /// The site: its proximity UUID and name.
     public var site: Site
@@ -27,7 +28,7 @@ public struct FloorMap: Sendable {
     private var floorIndexByMajor: [UInt16: Int]
     private var knownTagIndex: [TagIdentity: Int]
 
-    init(
+    package init(
         site: Site,
         floors: [Floor],
         zones: [Zone],
@@ -78,6 +79,11 @@ public struct Site: Sendable, Hashable {
     public var uuid: BeaconUUID
     /// A name for people.
     public var name: String
+
+    package init(uuid: BeaconUUID, name: String) {
+        self.uuid = uuid
+        self.name = name
+    }
 }
 
 /// One floor of the building.
@@ -90,6 +96,13 @@ public struct Floor: Sendable, Hashable {
     public var outline: Polygon
     /// Height of this floor above the ground floor, in metres.
     public var height: Double
+
+    package init(major: UInt16, name: String, outline: Polygon, height: Double) {
+        self.major = major
+        self.name = name
+        self.outline = outline
+        self.height = height
+    }
 }
 
 /// A zone: an area of a floor whose occupancy is published.
@@ -102,6 +115,13 @@ public struct Zone: Sendable, Hashable {
     public var name: String
     /// The zone's area, inside its floor's outline.
     public var polygon: Polygon
+
+    package init(floor: UInt16, minor: UInt16, name: String, polygon: Polygon) {
+        self.floor = floor
+        self.minor = minor
+        self.name = name
+        self.polygon = polygon
+    }
 
     /// The zone's key: floor major and minor.
     public var key: ZoneKey { ZoneKey(floor: floor, minor: minor) }
@@ -136,6 +156,22 @@ public struct Agent: Sendable, Hashable {
     public var rssiOffset: Double
     /// This agent's path-loss exponent, or nil for the map's default.
     public var pathLossExponent: Double?
+
+    package init(
+        id: String,
+        floor: UInt16,
+        position: Point,
+        height: Double,
+        rssiOffset: Double,
+        pathLossExponent: Double?
+    ) {
+        self.id = id
+        self.floor = floor
+        self.position = position
+        self.height = height
+        self.rssiOffset = rssiOffset
+        self.pathLossExponent = pathLossExponent
+    }
 }
 
 /// A tag the map names: a display name and, optionally, its measured power at 1 m.
@@ -146,6 +182,12 @@ public struct KnownTag: Sendable, Hashable {
     public var name: String
     /// RSSI at 1 m in dBm, overriding what the tag advertises.
     public var measuredPower: Double?
+
+    package init(identity: TagIdentity, name: String, measuredPower: Double?) {
+        self.identity = identity
+        self.name = name
+        self.measuredPower = measuredPower
+    }
 }
 
 /// A wall segment and the loss it adds to a signal crossing it.
@@ -156,6 +198,12 @@ public struct Wall: Sendable, Hashable {
     public var segment: Segment
     /// Attenuation in dB for a signal that crosses it.
     public var loss: Double
+
+    package init(floor: UInt16, segment: Segment, loss: Double) {
+        self.floor = floor
+        self.segment = segment
+        self.loss = loss
+    }
 }
 
 /// A staircase or lift: a place on the plan where people go from one floor to another.

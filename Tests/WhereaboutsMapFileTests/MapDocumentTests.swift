@@ -1,10 +1,10 @@
 import Testing
-import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsMapFile
 
 @Suite("Writing constants into the map document")
-struct CalibratedMapDocumentTests {
+struct MapDocumentTests {
     static let text = """
         {"description": "kept as it was",
          "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Test"},
@@ -18,7 +18,7 @@ struct CalibratedMapDocumentTests {
     @Test("replaces and adds members, keeps everything else, and the result loads")
     func editsInPlace() throws {
         let original = try document(Self.text)
-        let edited = CalibratedMapDocument.apply(
+        let edited = MapDocument.apply(
             agents: [
                 "a": AgentConstants(rssiOffset: -1.234_56, pathLossExponent: 2.345_67),
                 "b": AgentConstants(rssiOffset: 4, pathLossExponent: 3),
@@ -41,7 +41,7 @@ struct CalibratedMapDocumentTests {
         #expect(tags[1].object?["id"] == .string(try testTag(2).description))
         #expect(tags[1].object?["measured_power"] == .number(-55))
 
-        let text = try CalibratedMapDocument.text(edited)
+        let text = try MapDocument.text(edited)
         #expect(text.hasSuffix("}\n"))
         let map = try FloorMap.parse(Array(text.utf8)).get()
         #expect(map.agents[0].rssiOffset == -1.23)
@@ -53,20 +53,17 @@ struct CalibratedMapDocumentTests {
     @Test("a map without tags gets a tags list only when there are powers to write")
     func addsTagsOnlyWhenNeeded() throws {
         let original = try squareMap(agents: [("a", 3, 3)])
-        let agentsOnly = CalibratedMapDocument.apply(
+        let agentsOnly = MapDocument.apply(
             agents: ["a": AgentConstants(rssiOffset: 1, pathLossExponent: 2)], powers: [:], to: original)
         #expect(agentsOnly.object?["tags"] == nil)
-        let withPower = CalibratedMapDocument.apply(agents: [:], powers: [try testTag(): -50], to: original)
+        let withPower = MapDocument.apply(agents: [:], powers: [try testTag(): -50], to: original)
         #expect(withPower.object?["tags"]?.array?.count == 1)
-        _ = try CalibratedMapDocument.text(withPower)
+        _ = try MapDocument.text(withPower)
     }
 
     @Test("a document that is not a map is refused before anything is written")
     func refusesBrokenDocuments() throws {
-        #expect(throws: CalibrationError.self) { try CalibratedMapDocument.parse(Array("{\"site\": ".utf8)) }
-        #expect(throws: CalibrationError.self) { try CalibratedMapDocument.text(["agents": []]) }
-        #expect(throws: CalibrationError.self) {
-            try GuidedCalibration(document: ["agents": []], readings: [], truth: [])
-        }
+        #expect(throws: JSONParseError.self) { try MapDocument.parse(Array("{\"site\": ".utf8)) }
+        #expect(throws: MapProblems.self) { try MapDocument.text(["agents": []]) }
     }
 }

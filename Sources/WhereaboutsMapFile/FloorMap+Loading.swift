@@ -1,3 +1,4 @@
+public import WhereaboutsCore
 public import WhereaboutsJSON
 
 extension FloorMap {
@@ -5,10 +6,9 @@ extension FloorMap {
     ///
     /// - Returns: the map, or every problem found, each with its JSON path. Nothing is half-loaded.
     public static func parse(_ bytes: some Collection<UInt8>) -> Result<FloorMap, MapProblems> {
-        let parser = JSONParser(maximumBytes: 64 << 20, maximumDepth: 32, keepsOverflowingNumbers: true)
         let document: JSONValue
         do {
-            document = try parser.parse(bytes)
+            document = try MapDocument.parse(bytes)
         } catch {
             let location = lineAndColumn(of: error.offset, in: Array(bytes))
             return .failure(
@@ -473,21 +473,5 @@ private struct MapReader {
             stairs.append(Stairs(floors: joined.map(\.major), position: position))
         }
         return stairs
-    }
-}
-
-/// The rule for agent ids: 1 to 64 characters of `[A-Za-z0-9_-]`, so an id can stand as a topic level and a
-/// broker user name.
-public enum AgentIdentifier {
-    /// Whether `text` is a valid agent id.
-    public static func isValid(_ text: String) -> Bool {
-        let utf8 = text.utf8
-        guard !utf8.isEmpty, utf8.count <= 64 else { return false }
-        return utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
-                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
-                || byte == UInt8(ascii: "-")
-        }
     }
 }

@@ -1,12 +1,13 @@
 public import WhereaboutsCore
 public import WhereaboutsJSON
 
-/// Writes fitted constants into a map document, keeping everything else of the user's file as it was.
+/// A map file as a JSON document: read with the loader's limits, edited, and written back as text that loads.
 ///
+/// ``apply(agents:powers:to:)`` writes fitted constants in, keeping everything else of the user's file as it was.
 /// Agents get `rssi_offset` and `path_loss_exponent` (replaced where present, added after their other members
 /// where not); tags get `measured_power`, and a tag the map does not list yet is appended to `tags` (created
 /// when missing) with its identity as its name. Values are rounded to 0.01 dB, 0.001 and 0.1 dBm.
-public enum CalibratedMapDocument {
+public enum MapDocument {
     /// The document with the constants written in. Agents and tags the document does not have, and members that
     /// are not objects, are left alone.
     public static func apply(
@@ -49,21 +50,20 @@ public enum CalibratedMapDocument {
         return .object(root)
     }
 
+    /// The parser for map files: the map loader and the editor read with the same size and depth limits.
+    static let parser = JSONParser(maximumBytes: 64 << 20, maximumDepth: 32, keepsOverflowingNumbers: true)
+
     /// Parses a map file's bytes as the map loader does (same size and depth limits).
-    public static func parse(_ bytes: some Collection<UInt8>) throws(CalibrationError) -> JSONValue {
-        do {
-            return try JSONParser(maximumBytes: 64 << 20, maximumDepth: 32, keepsOverflowingNumbers: true).parse(bytes)
-        } catch {
-            throw .malformedMap(error)
-        }
+    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
+        try parser.parse(bytes)
     }
 
     /// The document as the file's new text (pretty, with a final newline), after checking that it loads.
     ///
-    /// - Throws: ``CalibrationError/editedMapInvalid(_:)`` when it does not; nothing should be written then.
-    public static func text(_ document: JSONValue) throws(CalibrationError) -> String {
+    /// - Throws: the problems when it does not load; nothing should be written then.
+    public static func text(_ document: JSONValue) throws(MapProblems) -> String {
         let text = JSONWriter(pretty: true).string(document) + "\n"
-        if case .failure(let problems) = FloorMap.parse(Array(text.utf8)) { throw .editedMapInvalid(problems) }
+        if case .failure(let problems) = FloorMap.parse(Array(text.utf8)) { throw problems }
         return text
     }
 }
