@@ -36,7 +36,8 @@ let package = Package(
         ),
         // The agent's logic (aggregation, batches, outbox, settings) as values in, values out.
         .target(
-            name: "WhereaboutsAgent", dependencies: ["WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsCore"]
+            name: "WhereaboutsAgent",
+            dependencies: ["WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsSession"]
         ),
 
         // MARK: - C system libraries (module map + header-only shim each)
@@ -72,7 +73,7 @@ let package = Package(
             name: "whereabouts-agent",
             dependencies: [
                 "WhereaboutsAgent", "WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsHCI",
-                "CommandLineSupport",
+                "WhereaboutsRuntime", "WhereaboutsSession", "CommandLineSupport",
             ]
         ),
         // The benchmarks behind scripts/bench.sh (docs/benchmarks.md); kept out of the operator's tool.

@@ -44,7 +44,7 @@ public struct LocatorService: ServicePipeline {
         return actions
     }
 
-    public mutating func tick(at time: ServiceTime, outbox: OutboxStatistics) -> [ServiceAction<Never>] {
+    public mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] {
         guard pendingSinceUpdate || time.now - lastUpdate >= 1 else { return [] }
         return update(at: time)
     }

@@ -124,7 +124,7 @@ public struct BrokerSession: Sendable {
             // `offline` may not have reached the broker: send it again after the reconnect.
             phase = .farewell(entry: entry, messageID: nil, deadline: deadline)
             if outbox.held.allSatisfy({ $0.id != entry }) {
-                outbox.enqueue(status(.offline))
+                outbox.enqueue(status(.offline), control: true)
                 phase = .farewell(entry: lastEntryID, messageID: nil, deadline: deadline)
             }
         }
@@ -222,7 +222,7 @@ public struct BrokerSession: Sendable {
             phase = .closing
             return commands + [.disconnect]
         }
-        outbox.enqueue(status(.offline))
+        outbox.enqueue(status(.offline), control: true)
         phase = .farewell(entry: lastEntryID, messageID: nil, deadline: now + configuration.goodbyeTimeout)
         return commands
     }

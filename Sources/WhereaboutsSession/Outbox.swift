@@ -36,6 +36,8 @@ public struct Outbox: Sendable {
         public var publication: Publication
         /// The message id of the publish in flight; nil while unsent.
         public var messageID: Int?
+        /// Whether it is the session's own (its status), left out of ``Outbox/statistics``.
+        public var isControl = false
     }
 
     /// The policy in force.
@@ -71,16 +73,16 @@ public struct Outbox: Sendable {
     public var held: ArraySlice<Entry> { entries[head...] }
 
     /// Adds a publication at the end (or in place of an unsent retained one on the same topic); drops the oldest
-    /// non-retained publication when full.
-    public mutating func enqueue(_ publication: Publication) {
+    /// non-retained publication when full. A `control` publication (the session's status) is not counted.
+    public mutating func enqueue(_ publication: Publication, control: Bool = false) {
         if publication.retain, let id = unsentRetained[publication.topic.name], let index = index(of: id) {
             entries[index].publication = publication
-            statistics.coalesced += 1
+            if !control { statistics.coalesced += 1 }
             return
         }
         let id = nextID
         nextID += 1
-        entries.append(Entry(id: id, publication: publication, messageID: nil))
+        entries.append(Entry(id: id, publication: publication, messageID: nil, isControl: control))
         if publication.retain {
             unsentRetained[publication.topic.name] = id
         } else {
@@ -93,21 +95,20 @@ public struct Outbox: Sendable {
         statistics.peak = max(statistics.peak, count)
     }
 
-    /// Adds a publication before every other held one (a status that must lead), or in place of an unsent retained
-    /// one on the same topic.
+    /// Adds a control publication (the session's status, which must lead) before every other held one, or in place
+    /// of an unsent retained one on the same topic.
     public mutating func enqueueFirst(_ publication: Publication) {
         if publication.retain, let id = unsentRetained[publication.topic.name], let index = index(of: id) {
             entries[index].publication = publication
-            statistics.coalesced += 1
             return
         }
         let id = min(nextFrontID, (held.first?.id ?? nextID) - 1)
         nextFrontID = id - 1
         if head > 0 {
             head -= 1
-            entries[head] = Entry(id: id, publication: publication, messageID: nil)
+            entries[head] = Entry(id: id, publication: publication, messageID: nil, isControl: true)
         } else {
-            entries.insert(Entry(id: id, publication: publication, messageID: nil), at: 0)
+            entries.insert(Entry(id: id, publication: publication, messageID: nil, isControl: true), at: 0)
         }
         if publication.retain { unsentRetained[publication.topic.name] = id } else { heldNonRetained += 1 }
         statistics.peak = max(statistics.peak, count)
@@ -122,8 +123,9 @@ public struct Outbox: Sendable {
     /// The client took the entry `id` as message `messageID`.
     public mutating func sent(id: Int, messageID: Int) {
         guard let index = index(of: id), entries[index].messageID == nil else { return }
-        statistics.published += 1
-        if interrupted.remove(id) != nil { statistics.republished += 1 }
+        let counted = !entries[index].isControl
+        if counted { statistics.published += 1 }
+        if interrupted.remove(id) != nil, counted { statistics.republished += 1 }
         if entries[index].publication.retain, unsentRetained[entries[index].publication.topic.name] == id {
             unsentRetained.removeValue(forKey: entries[index].publication.topic.name)
         }
@@ -145,16 +147,18 @@ public struct Outbox: Sendable {
         else { return nil }
         let entry = entries[index]
         remove(at: index)
-        statistics.acknowledged += 1
-        if !success { statistics.refused += 1 }
+        if !entry.isControl {
+            statistics.acknowledged += 1
+            if !success { statistics.refused += 1 }
+        }
         return entry
     }
 
     /// Gives up on the entry `id` (the client refused it for good, say as too large); counted as refused.
     public mutating func discard(id: Int) {
         guard let index = index(of: id) else { return }
+        if !entries[index].isControl { statistics.refused += 1 }
         remove(at: index)
-        statistics.refused += 1
     }
 
     /// The connection dropped: everything in flight is unsent again, to be published after the reconnect.
@@ -206,7 +210,7 @@ public struct Outbox: Sendable {
     }
 }
 
-/// Counts of what an ``Outbox`` did.
+/// Counts of what an ``Outbox`` did with the service's publications (the session's status messages left out).
 public struct OutboxStatistics: Sendable, Hashable {
     /// Publishes handed to the client, re-sends included.
     public var published = 0

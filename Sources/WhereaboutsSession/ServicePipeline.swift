@@ -22,8 +22,8 @@ public protocol ServicePipeline: Sendable {
     mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Effect>]
     /// One input from the service's own source.
     mutating func take(_ input: Input, at time: ServiceTime) -> [ServiceAction<Effect>]
-    /// The periodic tick (a few times a second); `outbox` says how the session's outbox is doing.
-    mutating func tick(at time: ServiceTime, outbox: OutboxStatistics) -> [ServiceAction<Effect>]
+    /// The periodic tick (a few times a second); `outbox` is the session's, to report on.
+    mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Effect>]
     /// The last words before the goodbye, when the service stops.
     mutating func stop(at time: ServiceTime) -> [ServiceAction<Effect>]
 }

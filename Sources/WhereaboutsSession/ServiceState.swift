@@ -63,7 +63,7 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
 
     /// The periodic tick.
     public mutating func tick(at time: ServiceTime) -> [Command] {
-        var commands = perform(pipeline.tick(at: time, outbox: session.outbox.statistics), at: time)
+        var commands = perform(pipeline.tick(at: time, outbox: session.outbox), at: time)
         commands += session.tick(now: time.monotonic).map(Self.command)
         return commands
     }

@@ -4,12 +4,14 @@ import WhereaboutsAgent
 import WhereaboutsCore
 import WhereaboutsHCI
 import WhereaboutsMQTT
+import WhereaboutsRuntime
+import WhereaboutsSession
 import WhereaboutsWire
 
 /// Wires the source, the agent loop and the MQTT client, and runs until a signal or the end of a replay.
 enum AgentCommand {
     /// Where events come from, ready to run.
-    enum PreparedSource {
+    enum PreparedSource: Sendable {
         case live(LiveScan, AsyncStream<[UInt8]>)
         case replay(BtsnoopReplay)
     }
@@ -88,74 +90,76 @@ enum AgentCommand {
     static func serve(_ startup: AgentStartup, source: PreparedSource, logger: Logger) async -> ExitStatus {
         let settings = startup.settings
         let topics = Topics(site: settings.site)
-        var configuration = startup.client
-        configuration.will = MQTTWill(
-            topic: topics.agentStatus(agent: settings.agent).name, payload: Array(Availability.offline.payload.utf8),
-            qos: .atLeastOnce, retain: true)
+        let epoch = Int(WallClock.now() * 1000)
+        var configuration = AgentPipeline.Configuration(
+            agent: settings.agent, topics: topics, epoch: epoch, filter: settings.filter)
+        configuration.window = settings.window
+        configuration.maximumTags = settings.maximumTags
+        configuration.bufferBatches = settings.bufferBatches
+        configuration.watchdogTimeout = settings.watchdogTimeout
+        configuration.metricsInterval = settings.metricsInterval
+        configuration.shutdownTimeout = settings.shutdownTimeout
+        if case .live = source { configuration.isLive = true }
+        let pipeline = AgentPipeline(
+            configuration: configuration, at: ServiceTime(now: WallClock.now(), monotonic: WallClock.monotonic()))
+        let state = ServiceState(pipeline: pipeline)
+
+        var clientConfiguration = startup.client
+        let will = state.session.will
+        clientConfiguration.will = MQTTWill(
+            topic: will.topic.name, payload: Array(will.payload.utf8), qos: .atLeastOnce, retain: true)
         if settings.insecure { logger.warning("--insecure: the broker's certificate is NOT verified") }
         let client: MQTTClient
         do {
-            client = try MQTTClient(configuration)
+            client = try MQTTClient(clientConfiguration)
         } catch {
             logger.error("cannot set up the MQTT client: \(error)")
             return .failure
         }
-        let epoch = Int(WallClock.now() * 1000)
-        let liveScan: LiveScan?
-        switch source {
-        case .live(let scan, _): liveScan = scan
-        case .replay(let replay):
-            liveScan = nil
-            logger.info("replaying \(replay.path) at \(replay.speed) pace")
-        }
+        if case .replay(let replay) = source { logger.info("replaying \(replay.path) at \(replay.speed) pace") }
         logger.info(
             "agent \(settings.agent) site \(settings.site) epoch \(epoch): broker \(startup.broker), "
                 + "window \(settings.window) s, buffer \(settings.bufferBatches) batches, "
                 + "constraints \(settings.filter.constraints.map(\.description).joined(separator: " "))"
         )
-
-        let (inputs, continuation) = AsyncStream.makeStream(of: AgentInput.self)
-        let (credits, creditContinuation) = AsyncStream.makeStream(of: Void.self)
-        var loop = AgentLoop(
-            settings: settings, topics: topics, epoch: epoch, client: client, liveScan: liveScan, logger: logger,
-            credits: creditContinuation)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    try await client.run()
-                    continuation.yield(.clientStopped(nil))
-                } catch {
-                    continuation.yield(.clientStopped(error))
-                }
-                continuation.finish()
-            }
-            group.addTask { for await event in client.events { continuation.yield(.connection(event)) } }
-            group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(250))
-                    continuation.yield(.tick)
-                }
-            }
-            group.addTask {
-                for await number in SignalWatcher.terminationSignals() { continuation.yield(.signal(number)) }
-            }
-            switch source {
-            case .live(let scan, let stream):
-                group.addTask { await scan.run(firstStream: stream, into: continuation, credits: credits) }
-            case .replay(let replay):
-                group.addTask { await replay.run(into: continuation, credits: credits) }
-            }
-            for await input in inputs {
-                await loop.handle(input)
-            }
-            group.cancelAll()
-            creditContinuation.finish()
-        }
-        printError("whereabouts-agent summary: \(loop.summary())")
-        if let failure = loop.failure {
+        let runner = ServiceRunner<AgentPipeline, AgentSource>(
+            .init(
+                client: client, source: AgentSource(source), clock: { WallClock.now() },
+                tickInterval: .milliseconds(250), logger: logger, brokerName: "\(startup.broker)"))
+        let final = await runner.run(state)
+        var sourceDrops = 0
+        if case .live(let scan, _) = source { sourceDrops = scan.controller.droppedEvents }
+        printError(
+            "whereabouts-agent summary: \(final.pipeline.summary(outbox: final.session.outbox, sourceDrops: sourceDrops))"
+        )
+        if let failure = final.failure {
             logger.error(failure)
             return .failure
         }
         return .success
+    }
+}
+
+/// The agent's source for the runner: a live scan or a capture.
+struct AgentSource: ServiceSource {
+    let prepared: AgentCommand.PreparedSource
+
+    init(_ prepared: AgentCommand.PreparedSource) {
+        self.prepared = prepared
+    }
+
+    func run(into feed: inout SourceFeed<AgentPipeline.Input>) async {
+        switch prepared {
+        case .live(let scan, let stream): await scan.run(firstStream: stream, into: &feed)
+        case .replay(let replay): await replay.run(into: &feed)
+        }
+    }
+
+    func perform(_ effect: AgentPipeline.Effect) async {
+        guard case .live(let scan, _) = prepared else { return }
+        switch effect {
+        case .restartScan: await scan.restart()
+        case .stopSource: await scan.stop()
+        }
     }
 }

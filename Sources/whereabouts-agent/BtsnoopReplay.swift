@@ -2,6 +2,7 @@ import CommandLineSupport
 import Glibc
 import WhereaboutsAdvertising
 import WhereaboutsAgent
+import WhereaboutsRuntime
 
 /// Replays the HCI events of a btsnoop file as agent inputs, paced or as fast as the consumer takes them.
 ///
@@ -20,13 +21,12 @@ struct BtsnoopReplay: Sendable {
         fclose(file)
     }
 
-    /// Runs the replay, yielding to `continuation`; returns when the file ends or the task is cancelled.
-    func run(into continuation: AsyncStream<AgentInput>.Continuation, credits: AsyncStream<Void>) async {
-        var gate = CreditGate(credits)
+    /// Runs the replay into `feed`; returns when the file ends or the task is cancelled.
+    func run(into feed: inout SourceFeed<AgentPipeline.Input>) async {
         guard let file = fopen(path, "rb") else {
             let problem = SourceProblem(
                 message: "cannot open btsnoop file \(path): \(FileAccess.systemMessage())", isFailure: true)
-            continuation.yield(.sourceEnded(problem: problem))
+            _ = await feed.send(.sourceEnded(problem: problem))
             return
         }
         defer { fclose(file) }
@@ -38,9 +38,8 @@ struct BtsnoopReplay: Sendable {
 
         func deliver() async -> Bool {
             guard !pending.isEmpty else { return !Task.isCancelled }
-            continuation.yield(.events(pending, framing: .bare))
-            pending.removeAll(keepingCapacity: true)
-            return await gate.sent()
+            defer { pending.removeAll(keepingCapacity: true) }
+            return await feed.send(.events(pending, framing: .bare))
         }
 
         reading: while !Task.isCancelled {
@@ -56,7 +55,7 @@ struct BtsnoopReplay: Sendable {
                     clock = replayClock
                     if let due = replayClock.due(packet.time), due > WallClock.monotonic() + 0.002 {
                         guard await deliver() else { return }
-                        guard await wait(until: due, clock: replayClock, continuation) else { return }
+                        guard await wait(until: due, clock: replayClock, &feed) else { return }
                     }
                     pending.append(HeardEvent(bytes: packet.event, time: replayClock.stamp(packet.time)))
                     if pending.count >= 256 {
@@ -82,14 +81,14 @@ struct BtsnoopReplay: Sendable {
             }
         }
         guard await deliver() else { return }
-        continuation.yield(.sourceEnded(problem: problem))
+        _ = await feed.send(.sourceEnded(problem: problem))
     }
 
     /// Sleeps until the monotonic time `due`, telling the consumer the replay's time at least every 250 ms so that
     /// windows close on time across quiet stretches of the capture.
-    private func wait(
-        until due: Double, clock: ReplayClock, _ continuation: AsyncStream<AgentInput>.Continuation
-    ) async -> Bool {
+    private func wait(until due: Double, clock: ReplayClock, _ feed: inout SourceFeed<AgentPipeline.Input>) async
+        -> Bool
+    {
         while true {
             let now = WallClock.monotonic()
             if now >= due { return true }
@@ -100,7 +99,9 @@ struct BtsnoopReplay: Sendable {
                 return false
             }
             if WallClock.monotonic() < due {
-                continuation.yield(.replayTime(clock.replayTime(atMonotonic: WallClock.monotonic())))
+                guard await feed.send(.replayTime(clock.replayTime(atMonotonic: WallClock.monotonic()))) else {
+                    return false
+                }
             }
         }
     }

@@ -1,7 +1,9 @@
 import CommandLineSupport
 import Synchronization
 import WhereaboutsAdvertising
+import WhereaboutsAgent
 import WhereaboutsHCI
+import WhereaboutsRuntime
 
 /// Live scanning on one controller: forwards its raw events as agent inputs and restarts the scan on request.
 final class LiveScan: Sendable {
@@ -16,35 +18,30 @@ final class LiveScan: Sendable {
     }
 
     /// Forwards events from `firstStream`, and from each restarted scan after it, until stopped or failed.
-    func run(
-        firstStream: AsyncStream<[UInt8]>, into continuation: AsyncStream<AgentInput>.Continuation,
-        credits: AsyncStream<Void>
-    ) async {
-        var gate = CreditGate(credits)
+    func run(firstStream: AsyncStream<[UInt8]>, into feed: inout SourceFeed<AgentPipeline.Input>) async {
         var stream = firstStream
         while true {
             for await event in stream {
-                continuation.yield(.events([HeardEvent(bytes: event, time: WallClock.now())], framing: .h4))
-                guard await gate.sent() else { return }
+                guard await feed.send(.events([HeardEvent(bytes: event, time: WallClock.now())], framing: .h4))
+                else { return }
             }
             if stopRequested.load(ordering: .acquiring) || Task.isCancelled {
-                continuation.yield(.sourceEnded(problem: nil))
+                _ = await feed.send(.sourceEnded(problem: nil))
                 return
             }
             guard restartRequested.exchange(false, ordering: .acquiringAndReleasing) else {
                 let reason = controller.failure.map { "\($0)" } ?? "the scan ended"
-                continuation.yield(
+                _ = await feed.send(
                     .sourceEnded(problem: SourceProblem(message: "\(controller.name): \(reason)", isFailure: true)))
                 return
             }
             do {
                 stream = try await controller.startScanning(parameters)
             } catch {
-                continuation.yield(
+                _ = await feed.send(
                     .sourceEnded(
                         problem: SourceProblem(
-                            message: "cannot restart the scan on \(controller.name): \(error)",
-                            isFailure: true)))
+                            message: "cannot restart the scan on \(controller.name): \(error)", isFailure: true)))
                 return
             }
         }

@@ -1,0 +1,232 @@
+public import WhereaboutsAdvertising
+public import WhereaboutsSession
+public import WhereaboutsWire
+
+/// The agent's logic, from raw HCI events to reading batches, as a state machine that returns actions.
+///
+/// Events are decoded into beacon sightings, aggregated per window, and each closed window becomes one batch,
+/// published through the session's outbox (kept until the broker acknowledges it). A live scan closes windows by
+/// the wall clock at every tick and is watched for silence; a replay closes them by the capture's own times. When
+/// the source ends, or a signal comes, the source is stopped, the open window is flushed as a last batch, and the
+/// session says goodbye once every batch is acknowledged.
+public struct AgentPipeline: ServicePipeline {
+    /// What the agent hears from its source.
+    public enum Input: Sendable {
+        /// Raw HCI events, each with the time it was heard (or is stamped with, in a replay).
+        case events([HeardEvent], framing: HCIFraming)
+        /// A replay's time moved on with no event: windows up to it may close.
+        case replayTime(Double)
+        /// The source has no more events; `problem` says why, if not simply the end of a capture.
+        case sourceEnded(problem: SourceProblem?)
+    }
+
+    /// What the agent asks of its source.
+    public enum Effect: Sendable, Hashable {
+        /// Stop the scan and start it again (the watchdog's remedy for a controller that went quiet).
+        case restartScan
+        /// Stop the source for good.
+        case stopSource
+    }
+
+    /// Settings of the pipeline.
+    public struct Configuration: Sendable {
+        /// The agent's id.
+        public var agent: AgentID
+        /// The site's topics.
+        public var topics: Topics
+        /// The epoch of this run's batches (milliseconds since 1970 at start, so a restart's seqs are new).
+        public var epoch: Int
+        /// Which sightings to publish.
+        public var filter: SightingFilter
+        /// Window length, seconds.
+        public var window: Double = 1
+        /// The most tags in one window.
+        public var maximumTags = 1024
+        /// The most batches held for the broker.
+        public var bufferBatches = 600
+        /// Whether the source is a live scan: windows close by the wall clock and a watchdog watches for silence.
+        public var isLive = false
+        /// Silence after steady traffic that restarts a live scan, seconds.
+        public var watchdogTimeout: Double = 30
+        /// Seconds between the counters lines in the log.
+        public var metricsInterval: Double = 60
+        /// The longest wait at a stop for the broker to acknowledge what is held, seconds.
+        public var shutdownTimeout: Double = 3
+
+        public init(agent: AgentID, topics: Topics, epoch: Int, filter: SightingFilter) {
+            self.agent = agent
+            self.topics = topics
+            self.epoch = epoch
+            self.filter = filter
+        }
+    }
+
+    /// The settings.
+    public let configuration: Configuration
+    public let session: BrokerSession.Configuration
+    /// The agent subscribes to nothing.
+    public var subscriptions: [Subscription] { [] }
+    /// The agent's counters (the outbox's are the session's).
+    public private(set) var metrics = AgentMetrics()
+    /// Why the source ended, when it ended with a problem.
+    public private(set) var sourceProblem: SourceProblem?
+
+    private let readingsTopic: Topic
+    private var decoder: SightingDecoder
+    private var aggregator: WindowAggregator
+    private var sequencer: BatchSequencer
+    private var watchdog: ScanWatchdog?
+    private var lastMetricsLog: Double
+    private var stopped = false
+
+    /// A pipeline whose source starts at `time`.
+    public init(configuration: Configuration, at time: ServiceTime) {
+        self.configuration = configuration
+        session = BrokerSession.Configuration(
+            statusTopic: configuration.topics.agentStatus(agent: configuration.agent),
+            outbox: .untilAcknowledged(capacity: configuration.bufferBatches, inFlightLimit: 8),
+            drainTimeout: configuration.shutdownTimeout, goodbyeTimeout: 2)
+        readingsTopic = configuration.topics.readings(agent: configuration.agent)
+        decoder = SightingDecoder(filter: configuration.filter)
+        aggregator = WindowAggregator(
+            configuration: .init(windowLength: configuration.window, maximumTags: configuration.maximumTags))
+        sequencer = BatchSequencer(agent: configuration.agent, epoch: configuration.epoch)
+        lastMetricsLog = time.monotonic
+        if configuration.isLive {
+            watchdog = ScanWatchdog(configuration: .init(timeout: configuration.watchdogTimeout), now: time.monotonic)
+        }
+    }
+
+    // MARK: - ServicePipeline
+
+    public mutating func connected(at time: ServiceTime) -> [ServiceAction<Effect>] { [] }
+
+    public mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Effect>] {
+        []
+    }
+
+    public mutating func take(_ input: Input, at time: ServiceTime) -> [ServiceAction<Effect>] {
+        switch input {
+        case .events(let events, let framing):
+            guard !stopped else { return [] }
+            return hear(events, framing: framing, at: time)
+        case .replayTime(let replayTime):
+            guard !stopped else { return [] }
+            return publish(aggregator.advance(to: replayTime), at: time)
+        case .sourceEnded(let problem):
+            sourceProblem = problem
+            guard let problem else {
+                return (configuration.isLive ? [] : [.log(.info, "end of the capture")]) + [.stop(failure: nil)]
+            }
+            if problem.isFailure {
+                return [.log(.error, "source failed: \(problem)"), .stop(failure: "source failed: \(problem)")]
+            }
+            return [.log(.warning, "replay stopped early: \(problem)"), .stop(failure: nil)]
+        }
+    }
+
+    public mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Effect>] {
+        var actions: [ServiceAction<Effect>] = []
+        if !stopped, configuration.isLive {
+            actions += publish(aggregator.advance(to: time.now), at: time)
+            if watchdog?.shouldRestart(now: time.monotonic) == true {
+                metrics.scanRestarts += 1
+                actions.append(
+                    .log(
+                        .warning,
+                        "no advertising reports for \(configuration.watchdogTimeout) s after steady traffic: "
+                            + "restarting the scan"))
+                actions.append(.effect(.restartScan))
+            }
+        }
+        if time.monotonic - lastMetricsLog >= configuration.metricsInterval {
+            lastMetricsLog = time.monotonic
+            actions.append(.log(.info, "counters: \(summary(outbox: outbox))"))
+        }
+        return actions
+    }
+
+    public mutating func stop(at time: ServiceTime) -> [ServiceAction<Effect>] {
+        guard !stopped else { return [] }
+        stopped = true
+        var actions: [ServiceAction<Effect>] = [.effect(.stopSource)]
+        if let window = aggregator.flush() { actions += publish([window], at: time) }
+        return actions
+    }
+
+    // MARK: - Counters
+
+    /// The counters as one `key=value` line, the session outbox's included.
+    public func summary(outbox: Outbox, sourceDrops: Int = 0) -> String {
+        var metrics = metrics
+        let statistics = outbox.statistics
+        metrics.drops = decoder.counters
+        metrics.published = statistics.published
+        metrics.republished = statistics.republished
+        metrics.acknowledged = statistics.acknowledged
+        metrics.refused = statistics.refused
+        metrics.buffered = outbox.count
+        metrics.bufferPeak = statistics.peak
+        metrics.dropped = statistics.dropped
+        metrics.sourceDrops = sourceDrops
+        metrics.sourceProblem = sourceProblem?.message
+        return metrics.line
+    }
+
+    // MARK: - Hearing
+
+    private mutating func hear(_ events: [HeardEvent], framing: HCIFraming, at time: ServiceTime) -> [ServiceAction<
+        Effect
+    >] {
+        var closed: [ClosedWindow] = []
+        for event in events {
+            metrics.events += 1
+            let sightings = decoder.sightings(in: event.bytes[...], framing: framing, time: event.time)
+            closed += aggregator.advance(to: event.time)
+            for sighting in sightings {
+                closed += aggregator.add(sighting, at: event.time)
+            }
+            metrics.sightings += sightings.count
+        }
+        watchdog?.heard(events.count, now: time.monotonic)
+        return publish(closed, at: time)
+    }
+
+    private mutating func publish(_ windows: [ClosedWindow], at time: ServiceTime) -> [ServiceAction<Effect>] {
+        windows.map { window in
+            let batch = sequencer.batch(for: window, sent: time.now)
+            metrics.batches += 1
+            metrics.tagOverflow += window.overflow
+            return .publish(Publication(topic: readingsTopic, payload: batch.payload, qos: 1, retain: false))
+        }
+    }
+}
+
+/// One HCI event and when it was heard, Unix seconds.
+public struct HeardEvent: Sendable {
+    /// The event's bytes.
+    public var bytes: [UInt8]
+    /// When it was heard.
+    public var time: Double
+
+    public init(bytes: [UInt8], time: Double) {
+        self.bytes = bytes
+        self.time = time
+    }
+}
+
+/// Why a source ended other than by reaching the end of a capture.
+public struct SourceProblem: Sendable, CustomStringConvertible {
+    /// What went wrong, in words.
+    public var message: String
+    /// Whether the agent should exit with a failure (a live controller failed) rather than finish normally (a
+    /// capture with a damaged tail).
+    public var isFailure: Bool
+
+    public init(message: String, isFailure: Bool) {
+        self.message = message
+        self.isFailure = isFailure
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,112 @@
+import Testing
+import WhereaboutsSession
+import WhereaboutsWire
+
+/// The outbox on its own, as the agent's batches use it (the session gates it by the connection).
+@Suite("Outbox")
+struct OutboxTests {
+    func batch(_ seq: Int) -> Publication {
+        Publication(topic: topics.events, payload: "\(seq)", qos: 1, retain: false)
+    }
+
+    /// Publishes what the outbox offers, numbering message ids from `firstID`; returns (seq, id) pairs.
+    func send(_ outbox: inout Outbox, firstID: inout Int) -> [(seq: Int, id: Int)] {
+        var sent: [(Int, Int)] = []
+        while let entry = outbox.nextToSend() {
+            outbox.sent(id: entry.id, messageID: firstID)
+            sent.append((Int(entry.publication.payload) ?? -1, firstID))
+            firstID += 1
+        }
+        return sent
+    }
+
+    func seqs(_ outbox: Outbox) -> [Int] { outbox.held.map { Int($0.publication.payload) ?? -1 } }
+
+    @Test("batches go in order within the in-flight window")
+    func order() {
+        var outbox = Outbox(policy: .untilAcknowledged(capacity: 10, inFlightLimit: 3))
+        var id = 1
+        for seq in 0..<5 { outbox.enqueue(batch(seq)) }
+        let first = send(&outbox, firstID: &id)
+        #expect(first.map(\.seq) == [0, 1, 2])
+        #expect(outbox.inFlight == 3)
+        let released = outbox.acknowledged(messageID: first[1].id, success: true)
+        #expect(released?.publication.payload == "1")
+        let more = send(&outbox, firstID: &id)
+        #expect(more.map(\.seq) == [3])
+        #expect(seqs(outbox) == [0, 2, 3, 4])
+    }
+
+    @Test("an acknowledgement releases its batch; unknown ids are ignored")
+    func ackRelease() {
+        var outbox = Outbox(policy: .untilAcknowledged(capacity: 10, inFlightLimit: 8))
+        var id = 100
+        for seq in 0..<3 { outbox.enqueue(batch(seq)) }
+        let sent = send(&outbox, firstID: &id)
+        for pair in sent {
+            let released = outbox.acknowledged(messageID: pair.id, success: true)
+            #expect(released?.publication.payload == "\(pair.seq)")
+        }
+        #expect(outbox.isEmpty)
+        #expect(outbox.acknowledged(messageID: 999, success: true) == nil)
+        #expect(outbox.statistics.acknowledged == 3)
+    }
+
+    @Test("after a reconnect, what was not acknowledged is sent again, in order")
+    func resendAfterReconnect() {
+        var outbox = Outbox(policy: .untilAcknowledged(capacity: 10, inFlightLimit: 4))
+        var id = 1
+        for seq in 0..<6 { outbox.enqueue(batch(seq)) }
+        let sent = send(&outbox, firstID: &id)
+        #expect(sent.map(\.seq) == [0, 1, 2, 3])
+        _ = outbox.acknowledged(messageID: sent[0].id, success: true)
+        outbox.connectionLost()
+        #expect(outbox.inFlight == 0)
+        // A late acknowledgement under an id from before the reconnect does not release anything.
+        #expect(outbox.acknowledged(messageID: sent[2].id, success: true) == nil)
+        let again = send(&outbox, firstID: &id)
+        #expect(again.map(\.seq) == [1, 2, 3, 4])
+        #expect(outbox.statistics.republished == 3)
+        for pair in again { _ = outbox.acknowledged(messageID: pair.id, success: true) }
+        let rest = send(&outbox, firstID: &id)
+        #expect(rest.map(\.seq) == [5])
+    }
+
+    @Test("beyond its capacity the outbox drops the oldest batches and counts them")
+    func dropOldest() {
+        var outbox = Outbox(policy: .untilAcknowledged(capacity: 3, inFlightLimit: 8))
+        for seq in 0..<7 { outbox.enqueue(batch(seq)) }
+        #expect(seqs(outbox) == [4, 5, 6])
+        #expect(outbox.statistics.dropped == 4)
+        #expect(outbox.statistics.peak == 3)
+        #expect(outbox.nextToSend()?.publication.payload == "4")
+    }
+
+    @Test("a refused acknowledgement releases the batch and is counted; a discarded batch too")
+    func refusals() {
+        var outbox = Outbox(policy: .untilAcknowledged(capacity: 600, inFlightLimit: 8))
+        outbox.enqueue(batch(0))
+        outbox.enqueue(batch(1))
+        let first = outbox.nextToSend()
+        outbox.sent(id: first?.id ?? -1, messageID: 5)
+        #expect(outbox.acknowledged(messageID: 5, success: false)?.publication.payload == "0")
+        outbox.discard(id: outbox.nextToSend()?.id ?? -1)
+        #expect(outbox.isEmpty)
+        #expect(outbox.statistics.refused == 2)
+    }
+
+    @Test("thousands of hand-overs keep the outbox empty and cheap; ids stay unique and ordered with a status first")
+    func handOverChurn() {
+        var outbox = Outbox(policy: .untilHandedOver(capacity: 10))
+        var id = 1
+        for seq in 0..<5000 {
+            outbox.enqueue(batch(seq))
+            if seq % 1000 == 0 {
+                outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
+            }
+            #expect(send(&outbox, firstID: &id).count == (seq % 1000 == 0 ? 2 : 1))
+        }
+        #expect(outbox.isEmpty)
+        #expect(outbox.statistics.published == 5000, "the status messages are the session's, not counted")
+    }
+}
