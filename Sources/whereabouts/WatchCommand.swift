@@ -24,6 +24,9 @@ enum WatchCommand {
         let events = Mutex<[WhereaboutsWire.ZoneEvent]>([])
         let metrics = Mutex<LocatorMetrics?>(nil)
         let locatorStatus = Mutex<String>("unknown")
+        /// Whether the broker has accepted a connection yet, and whether the client has stopped for good.
+        let connected = Atomic<Bool>(false)
+        let clientStopped = Atomic<Bool>(false)
 
         func take(_ message: MQTTMessage, topics: Topics) {
             let text = String(decoding: message.payload, as: UTF8.self)
@@ -61,31 +64,41 @@ enum WatchCommand {
         let board = Board()
         let interactive = isatty(1) != 0
         let start = WallClock.monotonic()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await client.run() }
-            group.addTask { for await message in client.messages { board.take(message, topics: topics) } }
-            group.addTask {
-                for await _ in SignalWatcher.terminationSignals() {
-                    client.disconnect()
-                    return
+        try await client.withSession { client in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { for await message in client.messages { board.take(message, topics: topics) } }
+                group.addTask {
+                    for await event in client.events {
+                        if case .connected = event { board.connected.store(true, ordering: .relaxed) }
+                        if case .connectionFailed(let failure) = event { printError("watch: \(failure)") }
+                    }
+                    board.clientStopped.store(true, ordering: .relaxed)
                 }
-            }
-            var lastPlain = -Double.infinity
-            while !Task.isCancelled {
-                let elapsed = WallClock.monotonic() - start
-                if let duration, elapsed >= duration { break }
-                if interactive {
-                    writeOut("\u{1B}[H\u{1B}[2J" + draw(map: map, board: board, elapsed: elapsed, duration: duration))
-                } else if elapsed - lastPlain >= 15 {
-                    lastPlain = elapsed
-                    writeOut(draw(map: map, board: board, elapsed: elapsed, duration: duration))
+                group.addTask {
+                    for await _ in SignalWatcher.terminationSignals() {
+                        client.disconnect()
+                        return
+                    }
                 }
-                try? await Task.sleep(for: .milliseconds(500))
-                if !client.isConnected && elapsed > 10 && board.locatorStatus.withLock({ $0 }) == "unknown" { break }
+                var lastPlain = -Double.infinity
+                while !board.clientStopped.load(ordering: .relaxed) {
+                    let elapsed = WallClock.monotonic() - start
+                    if let duration, elapsed >= duration { break }
+                    if !board.connected.load(ordering: .relaxed), elapsed > 10 {
+                        throw RuntimeError("could not reach the broker at \(broker.address) within 10 s")
+                    }
+                    if interactive {
+                        writeOut(
+                            "\u{1B}[H\u{1B}[2J" + draw(map: map, board: board, elapsed: elapsed, duration: duration))
+                    } else if elapsed - lastPlain >= 15 {
+                        lastPlain = elapsed
+                        writeOut(draw(map: map, board: board, elapsed: elapsed, duration: duration))
+                    }
+                    try await Task.sleep(for: .milliseconds(500))
+                }
+                writeOut(draw(map: map, board: board, elapsed: WallClock.monotonic() - start, duration: duration))
+                group.cancelAll()
             }
-            writeOut(draw(map: map, board: board, elapsed: WallClock.monotonic() - start, duration: duration))
-            client.disconnect()
-            group.cancelAll()
         }
         return .success
     }
