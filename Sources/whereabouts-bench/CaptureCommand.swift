@@ -32,13 +32,12 @@ enum CaptureCommand {
         for index in 0..<count {
             let tag = index % tagCount
             let data = advertisingData[tag]
-            var event: [UInt8] = [0x3E, 0, 0x02, 0x01, 0x03, 0x01]
             // A random static address per tag (top two bits set).
-            event += [UInt8(tag & 0xFF), UInt8(tag >> 8 & 0xFF), 0x00, 0x5B, 0x1D, 0xC0]
-            event.append(UInt8(data.count))
-            event += data
-            event.append(UInt8(bitPattern: Int8(-50 - Int(generator.next() % 40))))
-            event[1] = UInt8(event.count - 2)
+            guard let address = DeviceAddress(value: 0xC01D_5B00_0000 | UInt64(tag & 0xFFFF)),
+                let event = AdvertisingReportEvent.legacy(
+                    address: address, addressType: .randomDevice, data: data,
+                    rssi: Int8(-50 - Int(generator.next() % 40)))
+            else { throw RuntimeError("cannot build the advertising report of tag \(tag)") }
             file += writer.record(BtsnoopPacket(time: start + Double(index) / rate, event: event))
         }
         try FileAccess.write(file, to: path)

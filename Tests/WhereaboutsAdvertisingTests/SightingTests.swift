@@ -173,3 +173,27 @@ struct SightingTests {
         #expect(DeviceAddress("01:02:03:04:05:06")?.wireBytes == [6, 5, 4, 3, 2, 1])
     }
 }
+
+@Suite("Advertising report events")
+struct AdvertisingReportEventTests {
+    @Test("a written legacy report reads back as the same address, RSSI and iBeacon; over 31 bytes is refused")
+    func roundTrip() throws {
+        let uuid = try #require(BeaconUUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0"))
+        let beacon = IBeaconAdvertisement(uuid: uuid, major: 3, minor: 9, measuredPower: -61)
+        let address = try #require(DeviceAddress(value: 0xC0_1D_5B_00_00_07))
+        let event = try #require(
+            AdvertisingReportEvent.legacy(
+                address: address, addressType: .randomDevice, data: beacon.advertisingData, rssi: -72))
+        var decoder = SightingDecoder(filter: SightingFilter(siteUUID: uuid))
+        let sightings = decoder.sightings(in: event, framing: .bare, time: 5)
+        #expect(sightings.count == 1)
+        #expect(sightings.first?.tag == .iBeacon(uuid: uuid, major: 3, minor: 9))
+        #expect(sightings.first?.rssi == -72)
+        #expect(sightings.first?.measuredPower == -61)
+        #expect(sightings.first?.address == address)
+        #expect(decoder.counters.total == 0)
+        #expect(
+            AdvertisingReportEvent.legacy(
+                address: address, addressType: .randomDevice, data: [UInt8](repeating: 0, count: 32), rssi: -72) == nil)
+    }
+}
