@@ -16,7 +16,10 @@ let package = Package(
         .target(name: "WhereaboutsCore", dependencies: ["WhereaboutsJSON"]),
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
-        .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
+        // Simulated agents aggregate adverts with the agent's own code, so the accuracy harness measures what ships.
+        .target(
+            name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsAgent"]
+        ),
         // The locator's pipeline as a state machine that returns actions: pure, so tests drive it without a broker.
         .target(
             name: "WhereaboutsLocator",
@@ -47,7 +50,7 @@ let package = Package(
             name: "whereabouts",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation", "WhereaboutsMQTT",
-                "WhereaboutsCalibration", "CommandLineSupport",
+                "WhereaboutsCalibration", "WhereaboutsLocator", "CommandLineSupport",
             ]
         ),
         .executableTarget(
@@ -78,7 +81,7 @@ let package = Package(
         .target(name: "BrokerFixture", path: "Tests/BrokerFixture"),
         .testTarget(name: "WhereaboutsJSONTests", dependencies: ["WhereaboutsJSON"]),
         .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore"]),
-        .testTarget(name: "WhereaboutsLocatorTests", dependencies: ["WhereaboutsLocator"]),
+        .testTarget(name: "WhereaboutsLocatorTests", dependencies: ["WhereaboutsLocator", "WhereaboutsSimulation"]),
         .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
         .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent"]),
         .testTarget(
@@ -88,7 +91,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WhereaboutsSimulationTests",
-            dependencies: ["WhereaboutsSimulation", "WhereaboutsWire", "WhereaboutsCore"],
+            dependencies: ["WhereaboutsSimulation", "WhereaboutsLocator", "WhereaboutsWire", "WhereaboutsCore"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

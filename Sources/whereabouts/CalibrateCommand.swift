@@ -2,7 +2,7 @@ import CommandLineSupport
 import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsJSON
-import WhereaboutsSimulation
+import WhereaboutsLocator
 import WhereaboutsWire
 
 /// `whereabouts calibrate`: fits agents' offsets and exponents and tags' powers from a walk with known positions,
@@ -57,7 +57,7 @@ enum CalibrateCommand {
                 + "\(statistics.withoutTruth) without truth, \(statistics.otherFloor) from another floor, "
                 + "\(statistics.unknownAgents) from agents not in the map, \(statistics.invalid) invalid")
         let heldOut = calibration.crossValidate(folds: folds) { map, readings in
-            Replay.run(map: map, readings: readings).output.positions
+            LocatorReplay.run(map: map, readings: readings).output.positions
         }
         print(report(result, heldOut: heldOut, settings: calibration.settings))
 
