@@ -19,7 +19,10 @@ let package = Package(
         .target(name: "WhereaboutsMapFile", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
-        .target(name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
+        // Simulated agents aggregate adverts with the agent's own code, so the accuracy harness measures what ships.
+        .target(
+            name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsAgent"]
+        ),
         // A service's life with the broker (status, outbox, goodbye) and the pipeline protocol both services follow.
         .target(name: "WhereaboutsSession", dependencies: ["WhereaboutsWire"]),
         // The locator's pipeline as a state machine that returns actions: pure, so tests drive it without a broker.
@@ -59,7 +62,7 @@ let package = Package(
             name: "whereabouts",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation",
-                "WhereaboutsMQTT", "WhereaboutsCalibration", "CommandLineSupport",
+                "WhereaboutsMQTT", "WhereaboutsCalibration", "WhereaboutsLocator", "CommandLineSupport",
             ]
         ),
         .executableTarget(
@@ -94,7 +97,10 @@ let package = Package(
         .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore", "WhereaboutsMapFile"]),
         .testTarget(
             name: "WhereaboutsMapFileTests", dependencies: ["WhereaboutsMapFile", "WhereaboutsCore", "WhereaboutsJSON"]),
-        .testTarget(name: "WhereaboutsLocatorTests", dependencies: ["WhereaboutsLocator", "WhereaboutsMapFile"]),
+        .testTarget(
+            name: "WhereaboutsLocatorTests",
+            dependencies: ["WhereaboutsLocator", "WhereaboutsMapFile", "WhereaboutsSimulation"]
+        ),
         .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
         .testTarget(
             name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
@@ -106,7 +112,10 @@ let package = Package(
         ),
         .testTarget(
             name: "WhereaboutsSimulationTests",
-            dependencies: ["WhereaboutsSimulation", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsMapFile"],
+            dependencies: [
+                "WhereaboutsSimulation", "WhereaboutsLocator", "WhereaboutsWire", "WhereaboutsCore",
+                "WhereaboutsMapFile",
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

@@ -171,32 +171,59 @@ public struct LocatorPipeline: Sendable {
             case .rejected(let reason):
                 reject(reason, agent: agent, now: now, actions: &actions)
             case .accepted(let wire):
-                // The recording keeps every reading that passed the wire checks, so that a replay sees what the
-                // live engine saw, stale or untracked ones included.
-                if configuration.recordsReadings {
-                    actions.append(.record(JSONLines.line(RecordedReading(wire, agent: batch.agent))))
-                }
-                let reading = Reading(
-                    tag: wire.tag,
-                    time: wire.time,
-                    rssi: wire.rssi,
-                    count: wire.count,
-                    variance: wire.variance,
-                    measuredPower: wire.power.map(Double.init)
-                )
-                if let refusal = engine.ingest(reading, agentIndex: agentIndex, now: now) {
-                    if refusal == .agentBeacon {
-                        counters.agentBeacons += 1
-                        calibration.take(reading, receiver: agentIndex, engine: engine)
-                    } else {
-                        reject(Self.reason(for: refusal), agent: agent, now: now, actions: &actions)
-                    }
-                    continue
-                }
-                counters.accepted += 1
+                ingest(RecordedReading(wire, agent: batch.agent), agentIndex: agentIndex, now: now, actions: &actions)
             }
         }
         return actions
+    }
+
+    /// Takes one reading of a readings recording, as ``LocatorReplay`` feeds them: through the same ``ingest``
+    /// as a reading of a live batch (the recording holds what passed the wire checks and the deduplication).
+    ///
+    /// - Parameter now: the time the reading is taken at: its own time, or the last tick if that is later.
+    public mutating func receive(_ reading: RecordedReading, now: Double) -> [LocatorAction] {
+        var actions: [LocatorAction] = []
+        guard reading.time.isFinite, now.isFinite else {
+            reject(.nonFinite, agent: reading.agent, now: now.isFinite ? now : 0, actions: &actions)
+            return actions
+        }
+        if startTime == nil { startTime = now }
+        guard let agentIndex = map.agentIndex(of: reading.agent.rawValue) else {
+            reject(.unknownAgent, agent: reading.agent, now: now, actions: &actions)
+            return actions
+        }
+        // A recording has no heartbeats; a reading is the sign of life its batch was.
+        engine.agentHeard(agentIndex, at: now)
+        ingest(reading, agentIndex: agentIndex, now: now, actions: &actions)
+        return actions
+    }
+
+    /// The one way a reading reaches the engine, live or replayed: recorded when recording, then ingested, or
+    /// handed to the calibration when it is another agent's beacon, or counted as refused.
+    private mutating func ingest(
+        _ reading: RecordedReading, agentIndex: Int, now: Double, actions: inout [LocatorAction]
+    ) {
+        // The recording keeps every reading that passed the wire checks, so that a replay sees what the live
+        // engine saw, stale or untracked ones included.
+        if configuration.recordsReadings { actions.append(.record(JSONLines.line(reading))) }
+        let engineReading = Reading(
+            tag: reading.tag,
+            time: reading.time,
+            rssi: reading.rssi,
+            count: reading.count,
+            variance: reading.variance,
+            measuredPower: reading.power.map(Double.init)
+        )
+        if let refusal = engine.ingest(engineReading, agentIndex: agentIndex, now: now) {
+            if refusal == .agentBeacon {
+                counters.agentBeacons += 1
+                calibration.take(engineReading, receiver: agentIndex, engine: engine)
+            } else {
+                reject(Self.reason(for: refusal), agent: reading.agent, now: now, actions: &actions)
+            }
+            return
+        }
+        counters.accepted += 1
     }
 
     static func reason(for refusal: ReadingRejection) -> RejectionReason {

@@ -2,6 +2,7 @@ import CommandLineSupport
 import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsLocator
 import WhereaboutsMapFile
 import WhereaboutsSimulation
 import WhereaboutsWire
@@ -59,7 +60,7 @@ enum CalibrateCommand {
                 + "\(statistics.withoutTruth) without truth, \(statistics.otherFloor) from another floor, "
                 + "\(statistics.unknownAgents) from agents not in the map, \(statistics.invalid) invalid")
         let heldOut = calibration.crossValidate(folds: folds) { map, readings in
-            Replay.run(map: map, readings: readings).output.positions
+            LocatorReplay.run(map: map, readings: readings).output.positions
         }
         print(report(result, heldOut: heldOut, settings: calibration.settings))
 

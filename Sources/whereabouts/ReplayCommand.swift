@@ -1,9 +1,10 @@
 import CommandLineSupport
 import WhereaboutsCore
-import WhereaboutsSimulation
+import WhereaboutsLocator
 import WhereaboutsWire
 
-/// `whereabouts replay`: runs the engine over a readings recording as fast as it can; writes positions and events.
+/// `whereabouts replay`: runs the locator's pipeline over a readings recording as fast as it can; writes the
+/// positions and events it publishes.
 enum ReplayCommand {
     static let usage = """
         usage: whereabouts replay --map M --readings R.jsonl [--interval 1] --positions P.jsonl [--events E.jsonl]
@@ -24,16 +25,17 @@ enum ReplayCommand {
 
         let map = try RecordingFiles.map(mapPath)
         let (readings, badLines) = try RecordingFiles.records(readingsPath, as: RecordedReading.self)
-        let (output, statistics) = Replay.run(map: map, readings: readings, interval: interval)
+        let (output, replay) = LocatorReplay.run(map: map, readings: readings, interval: interval)
         try RecordingFiles.write(output.positions, to: positionsPath)
         if let eventsPath { try RecordingFiles.write(output.events, to: eventsPath) }
 
-        var summary = "replayed \(readings.count) readings (\(badLines) bad lines): \(statistics.taken) taken"
-        if statistics.unknownAgents > 0 { summary += ", \(statistics.unknownAgents) from agents not in the map" }
-        for reason in ReadingRejection.allCases {
-            if let count = statistics.rejected[reason] { summary += ", \(count) \(reason.rawValue)" }
+        let counters = replay.counters
+        var summary = "replayed \(readings.count) readings (\(badLines) bad lines): \(counters.accepted) taken"
+        if counters.agentBeacons > 0 { summary += ", \(counters.agentBeacons) agents' beacons" }
+        for reason in RejectionReason.allCases {
+            if let count = counters.rejected[reason] { summary += ", \(count) \(reason.rawValue)" }
         }
-        summary += "; \(statistics.updates) updates, \(output.positions.count) positions, \(output.events.count) events"
+        summary += "; \(replay.updates) updates, \(output.positions.count) positions, \(output.events.count) events"
         printError(summary)
         return .success
     }

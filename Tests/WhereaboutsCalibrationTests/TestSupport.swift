@@ -3,6 +3,7 @@ import Testing
 import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsLocator
 import WhereaboutsMapFile
 import WhereaboutsSimulation
 import WhereaboutsWire
@@ -59,16 +60,16 @@ func simulate(
     return (readings, truth)
 }
 
-/// The engine's positions over readings, as `whereabouts replay` writes them.
+/// The pipeline's positions over readings, as `whereabouts replay` writes them.
 @Sendable func replayPositions(_ map: FloorMap, _ readings: [RecordedReading]) -> [PositionRecord] {
-    Replay.run(map: map, readings: readings).output.positions
+    LocatorReplay.run(map: map, readings: readings).output.positions
 }
 
 /// The error distribution of a replay against truth.
 func replayError(map: FloorMap, readings: [RecordedReading], truth: [TruthRecord]) throws
     -> AccuracyReport.Distribution
 {
-    let (output, _) = Replay.run(map: map, readings: readings)
+    let (output, _) = LocatorReplay.run(map: map, readings: readings)
     let report = AccuracyReport(positions: output.positions, truth: truth, map: map)
     return try #require(report.error)
 }

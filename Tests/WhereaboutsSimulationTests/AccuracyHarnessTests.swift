@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WhereaboutsCore
+import WhereaboutsLocator
 import WhereaboutsSimulation
 import WhereaboutsWire
 
@@ -108,7 +109,7 @@ struct AccuracyHarnessTests {
         let (readingsText, truthText) = try simulate(map: map, configuration: configuration, seed: scenario.seed)
         let readings = try cleanRecords(readingsText, as: RecordedReading.self)
         let truth = try cleanRecords(truthText, as: TruthRecord.self)
-        let (output, _) = Replay.run(map: map, readings: readings)
+        let (output, _) = LocatorReplay.run(map: map, readings: readings)
         let report = AccuracyReport(positions: output.positions, truth: truth, map: map)
         #expect(report.unscored == 0)
         #expect((report.floorAccuracy ?? 0) >= 0.95)
@@ -127,8 +128,8 @@ struct AccuracyHarnessTests {
         let truth = try cleanRecords(try fixtureText("kolakowski/robot-truth.jsonl"), as: TruthRecord.self)
         #expect(readings.count == 12_927)
         #expect(truth.count == 719)
-        let (output, statistics) = Replay.run(map: map, readings: readings)
-        #expect(statistics.taken == readings.count)
+        let (output, replay) = LocatorReplay.run(map: map, readings: readings)
+        #expect(replay.counters.accepted == readings.count)
         let report = AccuracyReport(positions: output.positions, truth: truth, map: map)
         let error = try #require(report.error)
         print("accuracy kolakowski-robot: median \(error.median) m, p90 \(error.p90) m, over \(report.scored)")

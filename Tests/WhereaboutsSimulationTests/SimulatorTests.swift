@@ -1,7 +1,8 @@
 import Testing
 import WhereaboutsCore
-import WhereaboutsSimulation
 import WhereaboutsWire
+
+@testable import WhereaboutsSimulation
 
 @Suite("Simulator")
 struct SimulatorTests {
@@ -178,25 +179,26 @@ struct SimulatorTests {
         #expect(throws: SimulationError.self) { try Simulator(map: map, configuration: configuration, seed: 1) }
     }
 
-    @Test("aggregation drops a wild advert and reports count, mean and variance")
-    func aggregation() {
-        let summary = AdvertAggregator.summarize([-70, -71, -69, -70, -72, -68, -95])
-        #expect(summary.count == 6)
-        #expect(summary.mean == -70)
-        #expect(abs((summary.variance ?? 0) - 2) < 1e-9)
-        let single = AdvertAggregator.summarize([-80])
-        #expect(single.count == 1 && single.mean == -80 && single.variance == nil)
-
-        var aggregator = AdvertAggregator()
+    @Test("a simulated agent aggregates with the agent's code: IQR fences, whole dBm, tags in order, window's end")
+    func aggregation() throws {
+        let agent = try #require(AgentID("o-1"))
+        var receiver = SimulatedReceiver(agent: agent, windowLength: 1, start: 4)
         let a = TagIdentity.address(1)
         let b = TagIdentity.address(2)
-        aggregator.add(tag: b, rssi: -60, power: nil)
-        aggregator.add(tag: a, rssi: -70, power: -59)
-        aggregator.add(tag: b, rssi: -62, power: -61)
-        let readings = aggregator.flush(windowEnd: 5)
-        #expect(readings.map(\.tag) == [b, a], "first heard first")
-        #expect(readings[0].rssi == -61 && readings[0].count == 2 && readings[0].power == -61)
+        for (index, rssi) in [-70, -71, -69, -70, -72, -68, -95].enumerated() {
+            receiver.hear(tag: b, rssi: rssi, power: -61, at: 4 + Double(index) / 10)
+        }
+        receiver.hear(tag: a, rssi: -80, power: nil, at: 4.9)
+        let batches = receiver.batches(until: 5)
+        #expect(batches.map(\.windowEnd) == [5])
+        let readings = try #require(batches.first).readings
+        #expect(readings.map(\.tag) == [a, b], "in tag order, as the agent batches them")
+        // -95 lies outside Tukey's fences [-74.5, -66.5]; the mean and variance are the inliers', the count all.
+        #expect(readings[1].rssi == -70 && readings[1].variance == 2 && readings[1].count == 7)
+        #expect(readings[1].power == -61)
+        #expect(readings[0].rssi == -80 && readings[0].variance == nil && readings[0].count == 1)
         #expect(readings.allSatisfy { $0.time == 5 })
-        #expect(aggregator.isEmpty)
+        let empty = receiver.batches(until: 6)
+        #expect(empty.map(\.windowEnd) == [6] && empty.allSatisfy { $0.readings.isEmpty }, "an empty window closes")
     }
 }

@@ -195,7 +195,7 @@ public struct GuidedCalibration: Sendable {
     /// map's constants and the fitted ones: RSSI residuals, and (with `replay`) the engine's positioning error.
     ///
     /// - Parameter replay: runs the engine over readings on a map and returns the positions it published
-    ///   (`Replay.run` in WhereaboutsSimulation); nil skips the positioning error.
+    ///   (`LocatorReplay.run` in WhereaboutsLocator); nil skips the positioning error.
     public func crossValidate(
         folds requested: Int = 5,
         replay: ((FloorMap, [RecordedReading]) -> [PositionRecord])? = nil

@@ -39,14 +39,14 @@ struct SimulatedAgentBeacon: Sendable {
         }
     }
 
-    /// Every beacon's adverts before `end`, heard by every other agent into its aggregator.
+    /// Every beacon's adverts before `end`, heard by every other agent's receiver.
     static func advertise(
         _ beacons: inout [SimulatedAgentBeacon],
         until end: Double,
         interval: Double,
         geometry: PathGeometry,
         channel: ChannelConfiguration,
-        aggregators: inout [AdvertAggregator],
+        receivers: inout [SimulatedReceiver],
         using generator: inout SplitMix64
     ) {
         let agents = geometry.map.agents
@@ -68,9 +68,9 @@ struct SimulatedAgentBeacon: Sendable {
                     let received = mean + beacons[beaconIndex].links[receiverIndex].shadowing + fading
                     guard !missed, received >= channel.sensitivity else { continue }
                     let raw = (received - receiver.rssiOffset).rounded()
-                    aggregators[receiverIndex].add(
-                        tag: beacons[beaconIndex].identity, rssi: min(max(raw, -127), 20),
-                        power: beacons[beaconIndex].advertisedPower)
+                    receivers[receiverIndex].hear(
+                        tag: beacons[beaconIndex].identity, rssi: Int(min(max(raw, -127), 20)),
+                        power: beacons[beaconIndex].advertisedPower, at: time)
                 }
                 beacons[beaconIndex].nextAdvert = time + interval + Double.random(in: 0..<0.01, using: &generator)
             }

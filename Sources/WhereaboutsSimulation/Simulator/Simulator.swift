@@ -9,7 +9,8 @@ public struct SimulationConfiguration: Sendable, Hashable {
     public var duration: Double = 600
     /// Unix time at which the simulation starts.
     public var startTime: Double = 1_767_225_600
-    /// The agents' batching window, in seconds.
+    /// The agents' batching window, in seconds. Windows are the agent's: aligned to multiples of the length in Unix
+    /// time, so a start time that is not such a multiple makes the first window short.
     public var window: Double = 1
     /// The radio channel.
     public var channel = ChannelConfiguration()
@@ -63,7 +64,8 @@ public struct SimulatedBatch: Sendable, Equatable {
 public struct SimulatedWindow: Sendable {
     /// The window's end (Unix seconds).
     public var end: Double
-    /// One batch per agent, in map order.
+    /// The batches of the agents' windows that closed by the window's end, in map order: one per agent when the
+    /// start time is a multiple of the window length.
     public var batches: [SimulatedBatch]
     /// Where each tag really was at the window's end.
     public var truth: [TruthRecord]
@@ -100,7 +102,7 @@ public struct Simulator: Sendable {
     private let geometry: PathGeometry
     private let agentIDs: [AgentID]
     private var tags: [SimulatedTag] = []
-    private var aggregators: [AdvertAggregator]
+    private var receivers: [SimulatedReceiver] = []
     private var channelGenerator: SplitMix64
     private var beacons: [SimulatedAgentBeacon] = []
     private var beaconGenerator: SplitMix64
@@ -122,7 +124,9 @@ public struct Simulator: Sendable {
             ids.append(id)
         }
         agentIDs = ids
-        aggregators = Array(repeating: AdvertAggregator(), count: map.agents.count)
+        receivers = ids.map {
+            SimulatedReceiver(agent: $0, windowLength: configuration.window, start: configuration.startTime)
+        }
         windowCount = Int((configuration.duration / configuration.window).rounded(.up))
         var setup = SplitMix64(seed: seed)
         channelGenerator = SplitMix64(seed: setup.next())
@@ -238,19 +242,17 @@ public struct Simulator: Sendable {
         if !beacons.isEmpty {
             SimulatedAgentBeacon.advertise(
                 &beacons, until: end, interval: configuration.agentBeaconInterval, geometry: geometry,
-                channel: channel, aggregators: &aggregators, using: &beaconGenerator)
+                channel: channel, receivers: &receivers, using: &beaconGenerator)
         }
         var batches: [SimulatedBatch] = []
         batches.reserveCapacity(map.agents.count)
         for agentIndex in map.agents.indices {
-            batches.append(
-                SimulatedBatch(
-                    agent: agentIDs[agentIndex],
-                    agentIndex: agentIndex,
-                    windowEnd: end,
-                    readings: aggregators[agentIndex].flush(windowEnd: end)
-                )
-            )
+            for batch in receivers[agentIndex].batches(until: end) {
+                batches.append(
+                    SimulatedBatch(
+                        agent: agentIDs[agentIndex], agentIndex: agentIndex, windowEnd: batch.windowEnd,
+                        readings: batch.readings))
+            }
         }
         let truth = tags.map { tag in
             TruthRecord(
@@ -285,10 +287,11 @@ public struct Simulator: Sendable {
             guard !missed, received >= channel.sensitivity else { continue }
             // Controllers report whole dBm; the map's offset corrects this receiver, so the raw value lacks it.
             let raw = (received - agent.rssiOffset).rounded()
-            aggregators[agentIndex].add(
+            receivers[agentIndex].hear(
                 tag: tags[tagIndex].identity,
-                rssi: min(max(raw, -127), 20),
-                power: tags[tagIndex].advertisedPower
+                rssi: Int(min(max(raw, -127), 20)),
+                power: tags[tagIndex].advertisedPower,
+                at: time
             )
         }
     }
