@@ -13,9 +13,13 @@ struct SimulatedReceiver: Sendable {
     private var aggregator: WindowAggregator
     private var sequencer: BatchSequencer
     private var closed: [ClosedWindow] = []
+    private let keepsAdverts: Bool
+    private var adverts: [SimulatedAdvert] = []
 
-    /// A receiver whose first window is the one holding `start` (Unix seconds).
-    init(agent: AgentID, windowLength: Double, start: Double) {
+    /// A receiver whose first window is the one holding `start` (Unix seconds); it keeps what it hears raw when
+    /// `keepsAdverts`.
+    init(agent: AgentID, windowLength: Double, start: Double, keepsAdverts: Bool = false) {
+        self.keepsAdverts = keepsAdverts
         aggregator = WindowAggregator(configuration: WindowAggregator.Configuration(windowLength: windowLength))
         sequencer = BatchSequencer(agent: agent, epoch: 0)
         // Open the first window now, so that it closes (empty, as a heartbeat) even if nothing is heard in it.
@@ -25,9 +29,16 @@ struct SimulatedReceiver: Sendable {
     /// Hears one advert at `time`: RSSI in whole dBm, as a controller reports it.
     mutating func hear(tag: TagIdentity, rssi: Int, power: Int?, at time: Double) {
         guard let address = Self.address else { return }
+        if keepsAdverts { adverts.append(SimulatedAdvert(tag: tag, rssi: rssi, power: power, time: time)) }
         let sighting = BeaconSighting(
             tag: tag, rssi: rssi, measuredPower: power, address: address, addressType: .publicDevice, time: time)
         closed += aggregator.add(sighting, at: time)
+    }
+
+    /// The adverts heard since the last call, in the order heard.
+    mutating func takeAdverts() -> [SimulatedAdvert] {
+        defer { adverts.removeAll(keepingCapacity: true) }
+        return adverts
     }
 
     /// Moves the clock to `time`; returns the readings of every window that closed, as the agent batches them.

@@ -21,6 +21,9 @@ public struct SimulationConfiguration: Sendable, Hashable {
     public var agentBeacons = false
     /// Seconds between an agent's beacon adverts.
     public var agentBeaconInterval: Double = 1
+    /// Whether each window also carries every advert each agent heard, raw, for feeding real agent pipelines
+    /// (`whereabouts sim --broker`).
+    public var keepsAdverts = false
 
     public init() {}
 }
@@ -69,6 +72,21 @@ public struct SimulatedWindow: Sendable {
     public var batches: [SimulatedBatch]
     /// Where each tag really was at the window's end.
     public var truth: [TruthRecord]
+    /// Per agent, in map order, the adverts it heard in the window, in time order; empty unless
+    /// ``SimulationConfiguration/keepsAdverts``.
+    public var adverts: [[SimulatedAdvert]]
+}
+
+/// One advert as an agent's controller reported it.
+public struct SimulatedAdvert: Sendable, Hashable {
+    /// Who sent it.
+    public var tag: TagIdentity
+    /// Its RSSI, whole dBm.
+    public var rssi: Int
+    /// The transmitter's calibrated power at 1 m, if the advert carries one.
+    public var power: Int?
+    /// When it was heard (Unix seconds).
+    public var time: Double
 }
 
 /// Simulates tags walking a floor map and the agents hearing them, window by window.
@@ -125,7 +143,9 @@ public struct Simulator: Sendable {
         }
         agentIDs = ids
         receivers = ids.map {
-            SimulatedReceiver(agent: $0, windowLength: configuration.window, start: configuration.startTime)
+            SimulatedReceiver(
+                agent: $0, windowLength: configuration.window, start: configuration.startTime,
+                keepsAdverts: configuration.keepsAdverts)
         }
         windowCount = Int((configuration.duration / configuration.window).rounded(.up))
         var setup = SplitMix64(seed: seed)
@@ -263,7 +283,8 @@ public struct Simulator: Sendable {
                 floor: tag.walker.floor
             )
         }
-        return SimulatedWindow(end: end, batches: batches, truth: truth)
+        let adverts = configuration.keepsAdverts ? receivers.indices.map { receivers[$0].takeAdverts() } : []
+        return SimulatedWindow(end: end, batches: batches, truth: truth, adverts: adverts)
     }
 
     /// One advert from one tag: each agent hears it or not, at its own RSSI.
