@@ -22,8 +22,7 @@ public struct RadioConstants: Sendable, Hashable {
         defaultPathLossExponent = map.model.pathLossExponent
         agentFloors = map.agents.map(\.floor)
         floors = map.floors.map(\.major)
-        calibratedFloors = []
-        calibratedFloors = findCalibratedFloors()
+        calibratedFloors = Self.calibratedFloors(floors, agentFloors: agentFloors, exponents: pathLossExponents)
     }
 
     /// The exponent an agent ranges with: its own, or the map's default.
@@ -43,7 +42,7 @@ public struct RadioConstants: Sendable, Hashable {
         rssiOffsets[agentIndex] = rssiOffset
         pathLossExponents[agentIndex] = pathLossExponent
         differsFromMap = true
-        calibratedFloors = findCalibratedFloors()
+        calibratedFloors = Self.calibratedFloors(floors, agentFloors: agentFloors, exponents: pathLossExponents)
     }
 
     /// The map with these constants written into its agents (for callers that publish or save them).
@@ -57,11 +56,15 @@ public struct RadioConstants: Sendable, Hashable {
         return result
     }
 
-    private func findCalibratedFloors() -> Set<UInt16> {
+    private static func calibratedFloors(
+        _ floors: [UInt16],
+        agentFloors: [UInt16],
+        exponents: [Double?]
+    ) -> Set<UInt16> {
         Set(
             floors.filter { major in
                 let agents = agentFloors.indices.filter { agentFloors[$0] == major }
-                return !agents.isEmpty && agents.allSatisfy { pathLossExponents[$0] != nil }
+                return !agents.isEmpty && agents.allSatisfy { exponents[$0] != nil }
             })
     }
 }
