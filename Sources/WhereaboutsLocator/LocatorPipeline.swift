@@ -327,7 +327,7 @@ public struct LocatorPipeline: Sendable {
         return configs.map { .publish(Publication(topic: $0.topic, payload: $0.payload, qos: 1, retain: true)) }
     }
 
-    private func occupancyPublication(_ occupancy: WhereaboutsCore.ZoneOccupancy, now: Double) -> Publication {
+    private func occupancyPublication(_ occupancy: Occupancy, now: Double) -> Publication {
         let zone = map.zones.first { $0.key == occupancy.zone }
         let members = occupancy.tags.map { WhereaboutsWire.ZoneOccupancy.Member(id: $0, name: map.knownTag($0)?.name) }
         let payload = WhereaboutsWire.ZoneOccupancy(
@@ -348,7 +348,7 @@ public struct LocatorPipeline: Sendable {
         )
     }
 
-    private func eventPublication(_ event: WhereaboutsCore.ZoneEvent) -> Publication {
+    private func eventPublication(_ event: ZoneTransition) -> Publication {
         let zoneName = map.zones.first { $0.key == event.zone }?.name
         let payload = WhereaboutsWire.ZoneEvent(
             time: event.time,

@@ -76,7 +76,7 @@ struct LocatorEngineTests {
         let lobby = ZoneKey(floor: 1, minor: 1)
         #expect(engine.zone(of: tag) == lobby)
         // Agents keep reporting (empty batches); the tag is silent.
-        var exits: [ZoneEvent] = []
+        var exits: [ZoneTransition] = []
         for second in 20..<(20 + Int(map.model.tagTimeout) + 2) {
             let now = start + Double(second)
             for agentIndex in map.agents.indices { engine.agentHeard(agentIndex, at: now) }
@@ -101,8 +101,8 @@ struct LocatorEngineTests {
         for (index, agent) in map.agents.enumerated() where agent.floor == 1 {
             engine.setAgentStatus(index, online: false)
         }
-        var events: [ZoneEvent] = []
-        var changes: [ZoneOccupancy] = []
+        var events: [ZoneTransition] = []
+        var changes: [Occupancy] = []
         for second in 20..<120 {
             let update = engine.update(now: start + Double(second))
             events += update.events

@@ -82,60 +82,14 @@ public struct TagEstimate: Sendable, Hashable {
     public var time: Double
 }
 
-/// A tag entering or leaving a zone (CoreLocation's didEnterRegion / didExitRegion).
-public struct ZoneEvent: Sendable, Hashable {
-    /// Enter or exit.
-    public enum Kind: String, Sendable, Hashable {
-        case enter
-        case exit
-    }
-
-    /// When it was decided (seconds).
-    public var time: Double
-    /// The tag.
-    public var tag: TagIdentity
-    /// The zone.
-    public var zone: ZoneKey
-    /// Enter or exit.
-    public var kind: Kind
-}
-
-/// Whether a zone's occupancy can be known right now.
-public enum ZoneState: String, Sendable, Hashable {
-    /// At least one agent that covers the zone is online.
-    case known
-    /// Every agent that covers the zone is offline or silent: the zone may or may not be empty.
-    case unknown
-}
-
-/// Who is in a zone.
-public struct ZoneOccupancy: Sendable, Hashable {
-    /// The zone.
-    public var zone: ZoneKey
-    /// Whether the count can be trusted.
-    public var state: ZoneState
-    /// The tags in it, sorted by identity.
-    public var tags: [TagIdentity]
-
-    /// How many tags are in it.
-    public var count: Int { tags.count }
-}
-
-/// A tag's state for one zone, as CoreLocation's didDetermineState gives it.
-public enum RegionState: String, Sendable, Hashable {
-    case inside
-    case outside
-    case unknown
-}
-
 /// What an engine update produced.
 public struct EngineUpdate: Sendable {
     /// New estimates for the tags that were heard since the last update.
     public var estimates: [TagEstimate] = []
     /// Enter and exit events, exits before enters, in time order.
-    public var events: [ZoneEvent] = []
+    public var events: [ZoneTransition] = []
     /// The zones whose occupancy or state changed.
-    public var occupancyChanges: [ZoneOccupancy] = []
+    public var occupancyChanges: [Occupancy] = []
     /// Tags that timed out and are no longer tracked.
     public var lostTags: [TagIdentity] = []
 }

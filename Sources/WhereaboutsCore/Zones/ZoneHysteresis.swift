@@ -1,9 +1,9 @@
-/// Decides which zone a tag is in, with hysteresis so that a tag standing near a boundary does not flap.
+/// One tag's zone, decided with hysteresis so that a tag standing near a boundary does not flap.
 ///
 /// A tag leaves its zone for another (or for no zone) only when its position is at least
 /// ``Configuration/margin`` metres out of the zone it is in, and stays out for ``Configuration/dwell`` seconds. A tag
 /// in no zone enters one once it has been inside it for the dwell time.
-public struct ZoneTracker: Sendable, Hashable {
+public struct ZoneHysteresis: Sendable, Hashable {
     /// Tuning of the hysteresis.
     public struct Configuration: Sendable, Hashable {
         /// How far past a boundary, in metres, a position must be to count toward a change.

@@ -1,0 +1,138 @@
+/// Which zone each tag is in, who is in each zone, and whether that can be known.
+///
+/// Each tag's zone is decided by its own ``ZoneHysteresis``; every change of zone moves the tag between the
+/// zones' member sets and becomes a ``ZoneTransition``. A zone whose covering agents are all offline is
+/// ``ZoneState/unknown``: its members stay, and the tags in it are neither inside nor outside.
+struct ZoneMembership: Sendable {
+    /// The zones, in map order.
+    let zones: [Zone]
+    private let configuration: ZoneHysteresis.Configuration
+    private let zonesByFloor: [UInt16: [Zone]]
+    private let zoneIndexByKey: [ZoneKey: Int]
+    private var members: [Set<TagIdentity>]
+    private var states: [ZoneState]
+    private var changedZones: Set<Int> = []
+    private var hysteresisByTag: [TagIdentity: ZoneHysteresis] = [:]
+    private var everSeen: Set<TagIdentity> = []
+
+    /// Every zone of the map empty and unknown.
+    init(map: FloorMap, configuration: ZoneHysteresis.Configuration) {
+        zones = map.zones
+        self.configuration = configuration
+        zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
+        zoneIndexByKey = Dictionary(map.zones.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { a, _ in a })
+        members = Array(repeating: [], count: map.zones.count)
+        states = Array(repeating: .unknown, count: map.zones.count)
+    }
+
+    // MARK: - Changes
+
+    /// Notes that the engine holds a tag: from now on it is outside the zones it is not in, never unknown.
+    mutating func seen(_ tag: TagIdentity) {
+        everSeen.insert(tag)
+    }
+
+    /// Takes a tag's position on a floor; returns the zone it is in afterwards.
+    ///
+    /// A zone on another floor is left at once; otherwise the tag's hysteresis decides.
+    mutating func place(
+        _ tag: TagIdentity,
+        floor: UInt16,
+        position: Point,
+        time: Double,
+        transitions: inout [ZoneTransition]
+    ) -> ZoneKey? {
+        var hysteresis = hysteresisByTag[tag] ?? ZoneHysteresis()
+        defer { hysteresisByTag[tag] = hysteresis }
+        if let current = hysteresis.current, current.floor != floor, let left = hysteresis.leave() {
+            move(tag, from: left, to: nil, time: time, transitions: &transitions)
+        }
+        if let change = hysteresis.update(
+            position: position,
+            zones: zonesByFloor[floor] ?? [],
+            time: time,
+            configuration: configuration
+        ) {
+            move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
+        }
+        return hysteresis.current
+    }
+
+    /// Takes a tag out of its zone at once (it timed out).
+    mutating func leave(_ tag: TagIdentity, time: Double, transitions: inout [ZoneTransition]) {
+        guard let left = hysteresisByTag[tag]?.leave() else { return }
+        move(tag, from: left, to: nil, time: time, transitions: &transitions)
+    }
+
+    /// Drops what is kept of tags the engine no longer holds (they are in no zone).
+    mutating func forget(_ tags: Set<TagIdentity>) {
+        for tag in tags { hysteresisByTag[tag] = nil }
+    }
+
+    /// Marks each zone known or unknown by whether an online agent covers it.
+    mutating func refreshStates(liveness: AgentLiveness, now: Double) {
+        for zoneIndex in zones.indices {
+            let state: ZoneState = liveness.covers(zone: zoneIndex, now: now) ? .known : .unknown
+            if states[zoneIndex] != state {
+                states[zoneIndex] = state
+                changedZones.insert(zoneIndex)
+            }
+        }
+    }
+
+    /// The occupancy of every zone whose members or state changed since the last call, in map order.
+    mutating func takeChanges() -> [Occupancy] {
+        defer { changedZones.removeAll(keepingCapacity: true) }
+        return changedZones.sorted().map(occupancy)
+    }
+
+    private mutating func move(
+        _ tag: TagIdentity,
+        from: ZoneKey?,
+        to: ZoneKey?,
+        time: Double,
+        transitions: inout [ZoneTransition]
+    ) {
+        if let from, let index = zoneIndexByKey[from] {
+            members[index].remove(tag)
+            changedZones.insert(index)
+            transitions.append(ZoneTransition(time: time, tag: tag, zone: from, kind: .exit))
+        }
+        if let to, let index = zoneIndexByKey[to] {
+            members[index].insert(tag)
+            changedZones.insert(index)
+            transitions.append(ZoneTransition(time: time, tag: tag, zone: to, kind: .enter))
+        }
+    }
+
+    // MARK: - Queries
+
+    /// The zone a tag is in, if any.
+    func zone(of tag: TagIdentity) -> ZoneKey? {
+        hysteresisByTag[tag]?.current
+    }
+
+    /// Whether a zone's covering agents are all down, so that who is in it cannot be known.
+    func isUnknown(_ zone: ZoneKey) -> Bool {
+        zoneIndexByKey[zone].map { states[$0] == .unknown } ?? false
+    }
+
+    /// Who is in a zone, and whether that can be known.
+    func occupancy(of zone: ZoneKey) -> Occupancy? {
+        zoneIndexByKey[zone].map(occupancy)
+    }
+
+    /// The occupancy of every zone, in map order.
+    var all: [Occupancy] { zones.indices.map(occupancy) }
+
+    /// A tag's state for a zone: inside, outside, or unknown (never seen, or the zone's agents are down).
+    func state(of tag: TagIdentity, in zone: ZoneKey) -> RegionState {
+        guard let zoneIndex = zoneIndexByKey[zone], states[zoneIndex] == .known else { return .unknown }
+        guard everSeen.contains(tag) else { return .unknown }
+        return hysteresisByTag[tag]?.current == zone ? .inside : .outside
+    }
+
+    private func occupancy(_ index: Int) -> Occupancy {
+        Occupancy(zone: zones[index].key, state: states[index], tags: members[index].sorted())
+    }
+}
