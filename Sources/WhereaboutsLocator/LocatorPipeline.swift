@@ -329,8 +329,8 @@ public struct LocatorPipeline: Sendable {
 
     private func occupancyPublication(_ occupancy: Occupancy, now: Double) -> Publication {
         let zone = map.zones.first { $0.key == occupancy.zone }
-        let members = occupancy.tags.map { WhereaboutsWire.ZoneOccupancy.Member(id: $0, name: map.knownTag($0)?.name) }
-        let payload = WhereaboutsWire.ZoneOccupancy(
+        let members = occupancy.tags.map { ZoneOccupancy.Member(id: $0, name: map.knownTag($0)?.name) }
+        let payload = ZoneOccupancy(
             site: map.site.uuid,
             floor: occupancy.zone.floor,
             zone: occupancy.zone.minor,
@@ -350,7 +350,7 @@ public struct LocatorPipeline: Sendable {
 
     private func eventPublication(_ event: ZoneTransition) -> Publication {
         let zoneName = map.zones.first { $0.key == event.zone }?.name
-        let payload = WhereaboutsWire.ZoneEvent(
+        let payload = ZoneEvent(
             time: event.time,
             tag: event.tag,
             name: map.knownTag(event.tag)?.name,

@@ -111,7 +111,7 @@ enum LatencyCommand {
                 for await message in connection.client.messages {
                     let arrival = WallClock.now()
                     guard
-                        let occupancy = try? WhereaboutsWire.ZoneOccupancy(
+                        let occupancy = try? ZoneOccupancy(
                             payload: String(decoding: message.payload, as: UTF8.self))
                     else { continue }
                     let room = Int(occupancy.zone) - 1

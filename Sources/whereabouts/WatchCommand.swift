@@ -20,8 +20,8 @@ enum WatchCommand {
 
     /// What the subscriber has seen, shared between the MQTT task and the drawing loop.
     final class Board: Sendable {
-        let occupancy = Mutex<[ZoneKey: WhereaboutsWire.ZoneOccupancy]>([:])
-        let events = Mutex<[WhereaboutsWire.ZoneEvent]>([])
+        let occupancy = Mutex<[ZoneKey: ZoneOccupancy]>([:])
+        let events = Mutex<[ZoneEvent]>([])
         let metrics = Mutex<LocatorMetrics?>(nil)
         let locatorStatus = Mutex<String>("unknown")
         /// Whether the broker has accepted a connection yet, and whether the client has stopped for good.
@@ -34,13 +34,13 @@ enum WatchCommand {
                 locatorStatus.withLock { $0 = text }
             } else if message.topic == topics.locatorMetrics.name, let value = try? LocatorMetrics(payload: text) {
                 metrics.withLock { $0 = value }
-            } else if message.topic == topics.events.name, let event = try? WhereaboutsWire.ZoneEvent(payload: text) {
+            } else if message.topic == topics.events.name, let event = try? ZoneEvent(payload: text) {
                 events.withLock {
                     $0.append(event)
                     if $0.count > 6 { $0.removeFirst($0.count - 6) }
                 }
             } else if message.topic.hasSuffix("/occupancy"),
-                let value = try? WhereaboutsWire.ZoneOccupancy(payload: text)
+                let value = try? ZoneOccupancy(payload: text)
             {
                 occupancy.withLock { $0[ZoneKey(floor: value.floor, minor: value.zone)] = value }
             }

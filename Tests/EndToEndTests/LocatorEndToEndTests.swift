@@ -63,9 +63,9 @@ struct LocatorEndToEndTests {
         return sent
     }
 
-    func occupancy(_ collector: Collector, zone: UInt16) -> WhereaboutsWire.ZoneOccupancy? {
+    func occupancy(_ collector: Collector, zone: UInt16) -> ZoneOccupancy? {
         collector.last(topics.occupancy(floor: 1, zone: zone).name).flatMap {
-            try? WhereaboutsWire.ZoneOccupancy(payload: $0)
+            try? ZoneOccupancy(payload: $0)
         }
     }
 
@@ -86,7 +86,7 @@ struct LocatorEndToEndTests {
             try await waitFor("the East room to hold the tag") { occupancy(collector, zone: 3)?.count == 1 }
             #expect(occupancy(collector, zone: 1)?.count == 0)
             #expect(occupancy(collector, zone: 1)?.state == .known)
-            let events = collector.all(topics.events.name).compactMap { try? WhereaboutsWire.ZoneEvent(payload: $0) }
+            let events = collector.all(topics.events.name).compactMap { try? ZoneEvent(payload: $0) }
             #expect(events.map { "\($0.kind) \($0.zone)" } == ["enter 1", "exit 1", "enter 3"])
             #expect(events.first?.name == "Robin")
             let position = try TagPosition(payload: try #require(collector.last(topics.position(tag: tag).name)))
@@ -152,7 +152,7 @@ struct LocatorEndToEndTests {
             #expect(counts.values.allSatisfy { $0 == 1 }, "duplicates: \(counts.filter { $0.value > 1 }.count)")
             // After the first count of 1, the West room must never read as known and empty.
             let history = collector.all(topics.occupancy(floor: 1, zone: 1).name).compactMap {
-                try? WhereaboutsWire.ZoneOccupancy(payload: $0)
+                try? ZoneOccupancy(payload: $0)
             }
             let firstFull = try #require(history.firstIndex { $0.count == 1 }, "the room never held the tag")
             #expect(!history[firstFull...].contains { $0.state == .known && $0.count == 0 })

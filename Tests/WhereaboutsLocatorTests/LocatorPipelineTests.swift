@@ -93,7 +93,7 @@ struct LocatorPipelineTests {
         harness.perform(harness.pipeline.connected(now: start))
         harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start, seconds: 30)
         let occupancyTopic = "whereabouts/v1/\(site)/floors/1/zones/1/occupancy"
-        let occupancy = try WhereaboutsWire.ZoneOccupancy(payload: try #require(harness.retained[occupancyTopic]))
+        let occupancy = try ZoneOccupancy(payload: try #require(harness.retained[occupancyTopic]))
         #expect(occupancy.state == .known)
         #expect(occupancy.count == 1)
         #expect(occupancy.tags.first?.name == "Alice")
@@ -102,7 +102,7 @@ struct LocatorPipelineTests {
         #expect(position.zone == 1)
         #expect(Point(x: position.x, y: position.y).distance(to: Point(x: 5, y: 4)) < 2)
         #expect(position.nearest?.agent.rawValue == "g-lobby")
-        let enter = try WhereaboutsWire.ZoneEvent(payload: try #require(harness.events.first))
+        let enter = try ZoneEvent(payload: try #require(harness.events.first))
         #expect(enter.kind == .enter && enter.zone == 1 && enter.zoneName == "Lobby")
         #expect(harness.pipeline.counters.rejected.isEmpty)
         #expect(harness.pipeline.counters.accepted > 200)
@@ -116,7 +116,7 @@ struct LocatorPipelineTests {
         #expect(!harness.publications.contains { $0.topic.name.hasSuffix("/occupancy") })
         harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start + 9, seconds: 3)
         let lobby = harness.publications.filter { $0.topic.name.hasSuffix("/floors/1/zones/1/occupancy") }
-        let first = try WhereaboutsWire.ZoneOccupancy(payload: try #require(lobby.first).payload)
+        let first = try ZoneOccupancy(payload: try #require(lobby.first).payload)
         #expect(first.count == 1, "the first occupancy published for the Lobby must already hold the tag")
         #expect(harness.publications.filter { $0.topic.name.hasSuffix("/occupancy") }.count >= harness.map.zones.count)
     }
@@ -149,11 +149,11 @@ struct LocatorPipelineTests {
                     now: start + 15))
         }
         harness.perform(harness.pipeline.tick(now: start + 16))
-        let roomB = try WhereaboutsWire.ZoneOccupancy(
+        let roomB = try ZoneOccupancy(
             payload: try #require(harness.retained["whereabouts/v1/\(site)/floors/1/zones/4/occupancy"]))
         #expect(roomB.state == .unknown)
         #expect(roomB.count == 1)
-        let upstairs = try WhereaboutsWire.ZoneOccupancy(
+        let upstairs = try ZoneOccupancy(
             payload: try #require(harness.retained["whereabouts/v1/\(site)/floors/2/zones/1/occupancy"]))
         #expect(upstairs.state == .known)
     }

@@ -14,7 +14,7 @@ public struct LocatorReplay: Sendable {
         /// Positions, in tick order, tags in the pipeline's order within a tick.
         public var positions: [PositionRecord] = []
         /// Zone events, in time order.
-        public var events: [WhereaboutsWire.ZoneEvent] = []
+        public var events: [ZoneEvent] = []
 
         public init() {}
 
@@ -27,9 +27,9 @@ public struct LocatorReplay: Sendable {
         public mutating func collect(_ actions: [LocatorAction], topics: Topics) {
             for case .publish(let publication) in actions where !publication.payload.isEmpty {
                 if publication.topic == topics.events {
-                    guard let event = try? WhereaboutsWire.ZoneEvent(payload: publication.payload) else { continue }
+                    guard let event = try? ZoneEvent(payload: publication.payload) else { continue }
                     events.append(
-                        WhereaboutsWire.ZoneEvent(
+                        ZoneEvent(
                             time: event.time.rounded(toDecimals: 3), tag: event.tag, floor: event.floor,
                             zone: event.zone, kind: event.kind))
                 } else if let position = try? TagPosition(payload: publication.payload),
