@@ -62,7 +62,8 @@ let package = Package(
             name: "whereabouts",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation",
-                "WhereaboutsMQTT", "WhereaboutsCalibration", "WhereaboutsLocator", "CommandLineSupport",
+                "WhereaboutsMQTT", "WhereaboutsCalibration", "WhereaboutsLocator", "WhereaboutsAgent",
+                "WhereaboutsAdvertising", "WhereaboutsSession", "WhereaboutsRuntime", "CommandLineSupport",
             ]
         ),
         .executableTarget(

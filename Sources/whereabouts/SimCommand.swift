@@ -12,9 +12,10 @@ enum SimCommand {
                whereabouts sim ... --broker URL [--speed X] [--time-origin UNIX] [--truth T.jsonl]
 
           Without --broker, the whole simulation is written to the readings and truth files at once.
-          With --broker, every agent of the map connects as itself and publishes its batches as a real agent
-          would, in real time or --speed X times faster (run the locator with --time-scale X and the same
-          --time-origin so that both clocks agree).
+          With --broker, every agent of the map runs the real agent's pipeline on the HCI advertising reports
+          its simulated controller delivers, connects as itself and publishes its batches, in real time or
+          --speed X times faster (run the locator with --time-scale X and the same --time-origin so that both
+          clocks agree).
         """
 
     static func run(_ arguments: inout Arguments) async throws -> ExitStatus {
@@ -47,6 +48,8 @@ enum SimCommand {
                 throw UsageError("with --broker, the locator records the readings (--record)")
             }
             configuration.startTime = (clock.now() / configuration.window).rounded(.up) * configuration.window
+            // Each agent's real pipeline hears the adverts themselves.
+            configuration.keepsAdverts = true
         }
         try arguments.finish()
 
@@ -74,7 +77,7 @@ enum SimCommand {
             }
             printError(
                 "simulated \(tags) tags through \(broker.address) as \(map.agents.count) agents: "
-                    + "\(published.batches) batches, \(published.readings) readings"
+                    + "\(published.batches) batches of \(published.adverts) adverts"
                     + (truthPath.map { ", truth -> \($0)" } ?? "")
             )
             return .success

@@ -1,151 +1,164 @@
 import CommandLineSupport
 import Synchronization
+import WhereaboutsAdvertising
+import WhereaboutsAgent
 import WhereaboutsCore
 import WhereaboutsMQTT
+import WhereaboutsRuntime
+import WhereaboutsSession
 import WhereaboutsSimulation
 import WhereaboutsWire
 
-/// Publishes a simulation to a broker as the map's agents would: one MQTT connection per agent, its status
-/// retained with a last will, and one QoS 1 reading batch per window, in (scaled) real time.
+/// Publishes a simulation to a broker as the map's agents: each agent runs the real agent pipeline (decoding,
+/// windows, batches, the session's outbox and goodbye) on the service runner, fed the HCI advertising reports its
+/// simulated controller would deliver, in (scaled) real time.
 enum SimulatedAgents {
-    /// One simulated agent's connection.
-    final class Connection: Sendable {
-        let agent: AgentID
-        let client: MQTTClient
-        let topics: Topics
-        let connected = Atomic<Bool>(false)
-        let pending = Mutex<[[UInt8]]>([])
-
-        init(agent: AgentID, topics: Topics, broker: BrokerSettings) throws {
-            self.agent = agent
-            self.topics = topics
-            let status = topics.agentStatus(agent: agent).name
-            var settings = broker
-            if settings.username == nil || settings.username == "simulator" { settings.username = agent.rawValue }
-            client = try MQTTClient(
-                MQTTClientConfiguration(
-                    broker: settings,
-                    clientID: "whereabouts-sim-\(agent)",
-                    keepAlive: .seconds(15),
-                    will: MQTTWill(topic: status, payload: Array("offline".utf8), qos: .atLeastOnce, retain: true)
-                )
-            )
-        }
-
-        func run() async {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { try? await self.client.run() }
-                for await event in client.events {
-                    switch event {
-                    case .connected:
-                        connected.store(true, ordering: .relaxed)
-                        _ = try? client.publish(
-                            topic: topics.agentStatus(agent: agent).name,
-                            payload: Array("online".utf8),
-                            qos: .atLeastOnce,
-                            retain: true
-                        )
-                        flush()
-                    case .disconnected:
-                        connected.store(false, ordering: .relaxed)
-                    default:
-                        break
-                    }
-                }
-            }
-        }
-
-        /// Publishes a batch, or keeps it (in order) until the broker is back, as a real agent does.
-        func send(_ payload: [UInt8]) {
-            pending.withLock { $0.append(payload) }
-            flush()
-        }
-
-        func flush() {
-            pending.withLock { queue in
-                while let next = queue.first {
-                    do {
-                        _ = try client.publish(
-                            topic: topics.readings(agent: agent).name, payload: next, qos: .atLeastOnce)
-                        queue.removeFirst()
-                    } catch {
-                        return
-                    }
-                }
-            }
-        }
-
-        func goodbye() {
-            _ = try? client.publish(
-                topic: topics.agentStatus(agent: agent).name,
-                payload: Array("offline".utf8),
-                qos: .atLeastOnce,
-                retain: true
-            )
-        }
+    /// What the simulation published, added up over the agents.
+    struct Outcome {
+        var batches = 0
+        var adverts = 0
     }
 
-    /// Runs the simulation through the broker; returns the number of batches and readings published.
+    /// One agent's simulated controller: hands the pipeline what the driver heard for it.
+    struct Radio: ServiceSource {
+        let inputs: AsyncStream<AgentPipeline.Input>
+
+        func run(into feed: inout SourceFeed<AgentPipeline.Input>) async {
+            for await input in inputs {
+                guard await feed.send(input) else { return }
+            }
+        }
+
+        func perform(_ effect: AgentPipeline.Effect) async {}
+    }
+
+    /// One agent's result.
+    struct AgentResult: Sendable {
+        var agent: AgentID
+        var failure: String?
+        var connections: Int
+        var batches: Int
+        var adverts: Int
+        var summary: String
+    }
+
+    /// Runs the simulation through the broker until its end or a signal.
     static func run(
         simulator: inout Simulator,
         broker: BrokerSettings,
         clock: ScaledClock,
         truth: LineWriter?,
         progress: (Double) -> Void
-    ) async throws -> (batches: Int, readings: Int) {
+    ) async throws -> Outcome {
         let map = simulator.map
         let topics = Topics(site: map.site.uuid)
-        var connections: [Connection] = []
-        for agent in map.agents {
-            guard let id = AgentID(agent.id) else { continue }
-            connections.append(try Connection(agent: id, topics: topics, broker: broker))
-        }
         let epoch = Int(clock.origin * 1000)
-        var sequences = Array(repeating: 0, count: connections.count)
-        var batchCount = 0
-        var readingCount = 0
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for connection in connections { group.addTask { await connection.run() } }
-            let deadline = WallClock.monotonic() + 30
-            while connections.contains(where: { !$0.connected.load(ordering: .relaxed) }) {
-                guard WallClock.monotonic() < deadline else {
-                    throw RuntimeError("the simulated agents could not connect to \(broker.address)")
+        let logger = Logger(label: "whereabouts sim", level: .warning)
+        var radios: [AsyncStream<AgentPipeline.Input>.Continuation] = []
+        var agents: [(runner: ServiceRunner<AgentPipeline, Radio>, state: ServiceState<AgentPipeline>)] = []
+        for agent in map.agents {
+            guard let id = AgentID(agent.id) else { throw RuntimeError("the map's agent id \(agent.id) is not valid") }
+            var configuration = AgentPipeline.Configuration(
+                agent: id, topics: topics, epoch: epoch, filter: SightingFilter(siteUUID: map.site.uuid))
+            configuration.window = simulator.configuration.window
+            let start = ServiceTime(now: clock.now(), monotonic: WallClock.monotonic())
+            let state = ServiceState(pipeline: AgentPipeline(configuration: configuration, at: start))
+            var settings = broker
+            if settings.username == nil || settings.username == "simulator" { settings.username = agent.id }
+            let will = state.session.will
+            let client = try MQTTClient(
+                MQTTClientConfiguration(
+                    broker: settings, clientID: "whereabouts-sim-\(agent.id)", keepAlive: .seconds(15),
+                    will: MQTTWill(
+                        topic: will.topic.name, payload: Array(will.payload.utf8), qos: .atLeastOnce, retain: true)))
+            let (inputs, continuation) = AsyncStream.makeStream(of: AgentPipeline.Input.self)
+            radios.append(continuation)
+            let runner = ServiceRunner<AgentPipeline, Radio>(
+                .init(
+                    client: client, source: Radio(inputs: inputs), clock: { clock.now() },
+                    tickInterval: .milliseconds(250), logger: Logger(label: "sim \(agent.id)", level: .warning),
+                    brokerName: "\(broker.address)"))
+            agents.append((runner, state))
+        }
+
+        let stopped = StopCount()
+        var results: [AgentResult] = []
+        try await withThrowingTaskGroup(of: AgentResult.self) { group in
+            for (runner, state) in agents {
+                group.addTask {
+                    let final = await runner.run(state)
+                    stopped.count.add(1, ordering: .relaxed)
+                    return AgentResult(
+                        agent: final.pipeline.configuration.agent, failure: final.failure,
+                        connections: final.session.connections, batches: final.pipeline.metrics.batches,
+                        adverts: final.pipeline.metrics.sightings,
+                        summary: final.pipeline.summary(outbox: final.session.outbox))
                 }
-                try await Task.sleep(for: .milliseconds(20))
             }
+            var addresses = AdvertAddresses()
             let start = simulator.configuration.startTime
-            while let window = simulator.nextWindow() {
+            // An agent that stopped (a signal, or the broker refused it) ends the simulation for all.
+            while stopped.count.load(ordering: .relaxed) == 0, let window = simulator.nextWindow() {
                 let wait = clock.realSeconds(until: window.end)
                 if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
-                for batch in window.batches where batch.agentIndex < connections.count {
-                    let connection = connections[batch.agentIndex]
-                    let sequence = sequences[batch.agentIndex]
-                    sequences[batch.agentIndex] += 1
-                    let payload = ReadingBatch(
-                        agent: batch.agent,
-                        epoch: epoch,
-                        seq: sequence,
-                        sent: window.end,
-                        readings: batch.readings
-                    ).payload
-                    connection.send(Array(payload.utf8))
-                    batchCount += 1
-                    readingCount += batch.readings.count
+                for (agentIndex, heard) in window.adverts.enumerated() where agentIndex < radios.count {
+                    let events = heard.compactMap { advert in
+                        addresses.event(for: advert).map { HeardEvent(bytes: $0, time: advert.time) }
+                    }
+                    if !events.isEmpty { radios[agentIndex].yield(.events(events, framing: .bare)) }
+                    radios[agentIndex].yield(.replayTime(window.end))
                 }
                 if let truth { for record in window.truth { try truth.write(JSONLines.line(record)) } }
                 progress((window.end - start) / simulator.configuration.duration)
             }
             truth?.flush()
-            // Let the last batches go out, then say goodbye and disconnect.
-            try await Task.sleep(for: .milliseconds(500))
-            for connection in connections {
-                connection.flush()
-                connection.goodbye()
+            for radio in radios {
+                radio.yield(.sourceEnded(problem: nil))
+                radio.finish()
             }
-            try await Task.sleep(for: .milliseconds(300))
-            for connection in connections { connection.client.disconnect() }
-            try await group.waitForAll()
+            for try await result in group { results.append(result) }
         }
-        return (batchCount, readingCount)
+        var outcome = Outcome()
+        for result in results.sorted(by: { $0.agent.rawValue < $1.agent.rawValue }) {
+            outcome.batches += result.batches
+            outcome.adverts += result.adverts
+            if let failure = result.failure { throw RuntimeError("simulated agent \(result.agent): \(failure)") }
+            if result.connections == 0 {
+                logger.error("simulated agent \(result.agent): \(result.summary)")
+                throw RuntimeError("simulated agent \(result.agent) never reached the broker at \(broker.address)")
+            }
+        }
+        return outcome
+    }
+
+    /// How many agents have stopped, shared between their tasks and the driver.
+    final class StopCount: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    /// Writes each simulated advert as the HCI advertising report a controller would deliver, from one random static
+    /// address per tag.
+    struct AdvertAddresses {
+        private var addresses: [TagIdentity: DeviceAddress] = [:]
+
+        mutating func event(for advert: SimulatedAdvert) -> [UInt8]? {
+            guard case .iBeacon(let uuid, let major, let minor) = advert.tag else { return nil }
+            let address: DeviceAddress
+            if let known = addresses[advert.tag] {
+                address = known
+            } else {
+                // Random static addresses have their two top bits set; the rest comes from the identity.
+                var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+                for byte in advert.tag.description.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01b3 }
+                guard let made = DeviceAddress(value: 0xC000_0000_0000 | (hash & 0x3FFF_FFFF_FFFF)) else { return nil }
+                addresses[advert.tag] = made
+                address = made
+            }
+            let power = Int8(clamping: advert.power ?? -59)
+            let beacon = IBeaconAdvertisement(uuid: uuid, major: major, minor: minor, measuredPower: power)
+            return AdvertisingReportEvent.legacy(
+                address: address, addressType: .randomDevice, data: beacon.advertisingData,
+                rssi: Int8(clamping: advert.rssi))
+        }
     }
 }
