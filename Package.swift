@@ -40,8 +40,14 @@ let package = Package(
         // The agent's logic (aggregation, batches, outbox, settings) as values in, values out.
         .target(
             name: "WhereaboutsAgent",
-            dependencies: ["WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsSession"]
+            dependencies: [
+                "WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsSession",
+                "WhereaboutsSettings",
+            ]
         ),
+        // One settings system for every executable: flags, then environment, then an env file, then a .conf file.
+        // Pure: the shell hands it the arguments, the environment and a function that reads files.
+        .target(name: "WhereaboutsSettings"),
 
         // MARK: - C system libraries (module map + header-only shim each)
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -49,7 +55,7 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer"),
 
         // MARK: - Adapters (own the C handles, translate C to Swift values)
-        .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto", "CommandLineSupport"]),
+        .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto"]),
         .target(name: "WhereaboutsHCI", dependencies: ["CBlueZ", "WhereaboutsAdvertising"]),
         // The one loop both services run: broker, source, ticks and signals in, the pipeline's actions out.
         .target(
@@ -57,27 +63,29 @@ let package = Package(
             dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsMQTT", "CommandLineSupport"]),
 
         // MARK: - Shells
-        .target(name: "CommandLineSupport"),
+        // Logging, files, signals, and the real environment and files behind the settings.
+        .target(name: "CommandLineSupport", dependencies: ["WhereaboutsSettings", "WhereaboutsMQTT"]),
         .executableTarget(
             name: "whereabouts",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation",
                 "WhereaboutsMQTT", "WhereaboutsCalibration", "WhereaboutsLocator", "WhereaboutsAgent",
-                "WhereaboutsAdvertising", "WhereaboutsSession", "WhereaboutsRuntime", "CommandLineSupport",
+                "WhereaboutsAdvertising", "WhereaboutsSession", "WhereaboutsRuntime", "WhereaboutsSettings",
+                "CommandLineSupport",
             ]
         ),
         .executableTarget(
             name: "whereabouts-locator",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsWire", "WhereaboutsLocator", "WhereaboutsMQTT",
-                "WhereaboutsRuntime", "WhereaboutsSession", "CommandLineSupport",
+                "WhereaboutsRuntime", "WhereaboutsSession", "WhereaboutsSettings", "CommandLineSupport",
             ]
         ),
         .executableTarget(
             name: "whereabouts-agent",
             dependencies: [
                 "WhereaboutsAgent", "WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsHCI",
-                "WhereaboutsRuntime", "WhereaboutsSession", "CommandLineSupport",
+                "WhereaboutsRuntime", "WhereaboutsSession", "WhereaboutsSettings", "CommandLineSupport",
             ]
         ),
         // The benchmarks behind scripts/bench.sh (docs/benchmarks.md); kept out of the operator's tool.
@@ -85,7 +93,7 @@ let package = Package(
             name: "whereabouts-bench",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsAdvertising",
-                "WhereaboutsMQTT", "CommandLineSupport",
+                "WhereaboutsMQTT", "WhereaboutsSettings", "CommandLineSupport",
             ]
         ),
         // Built with -sanitize=fuzzer by scripts/fuzz-hci.sh; without it, replays corpus files.
@@ -105,7 +113,8 @@ let package = Package(
         .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
         .testTarget(
             name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
-        .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent"]),
+        .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent", "WhereaboutsSettings"]),
+        .testTarget(name: "WhereaboutsSettingsTests", dependencies: ["WhereaboutsSettings"]),
         .testTarget(
             name: "WhereaboutsAdvertisingTests",
             dependencies: ["WhereaboutsAdvertising", "WhereaboutsHCI"],

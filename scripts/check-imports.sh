@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 status=0
 fail() { echo "import rule broken: $*" >&2; status=1; }
 
-for module in WhereaboutsJSON WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent; do
+for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent; do
     # Pure modules: no Foundation, no C libraries, no adapters.
     if grep -rnE '^\s*(public |internal |package )?import (Foundation|FoundationEssentials|CMosquitto|CBlueZ|WhereaboutsMQTT|WhereaboutsHCI|Dispatch)\b' "Sources/$module" ; then
         fail "$module must stay pure"
@@ -16,12 +16,11 @@ if grep -rnE '^\s*(public |internal |package )?import (WhereaboutsJSON|Whereabou
     fail "WhereaboutsCore must not import a file format"
 fi
 # Adapters translate C to Swift values; settings and command lines belong to the executables.
-# enabled once WhereaboutsMQTT no longer imports CommandLineSupport
-# for adapter in WhereaboutsMQTT WhereaboutsHCI; do
-#     if grep -rnE '^\s*(public |internal |package )?import CommandLineSupport\b' "Sources/$adapter"; then
-#         fail "$adapter imports CommandLineSupport"
-#     fi
-# done
+for adapter in WhereaboutsMQTT WhereaboutsHCI; do
+    if grep -rnE '^\s*(public |internal |package )?import CommandLineSupport\b' "Sources/$adapter"; then
+        fail "$adapter imports CommandLineSupport"
+    fi
+done
 # Only adapters import C modules.
 for dir in Sources/*/; do
     name=$(basename "$dir")

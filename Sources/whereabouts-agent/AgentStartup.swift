@@ -1,7 +1,7 @@
 import CommandLineSupport
-import Glibc
 import WhereaboutsAgent
 import WhereaboutsMQTT
+import WhereaboutsSettings
 import WhereaboutsWire
 
 /// The settings plus what the shell derives from them: the broker address and the MQTT configuration.
@@ -12,55 +12,25 @@ struct AgentStartup {
 
     /// Reads the settings from the arguments, the environment and the settings files.
     init(_ arguments: [String]) throws(AgentSettingsError) {
-        var environment: [String: String] = [:]
-        for key in AgentSettings.environmentKeys {
-            if let value = Environment.value(key) { environment[key] = value }
-        }
-        settings = try AgentSettings.parse(arguments: arguments, environment: environment, readFile: Self.readFile)
+        settings = try AgentSettings.parse(
+            arguments: arguments, environment: Environment.values(AgentSettings.environmentKeys),
+            readFile: SettingsFileReader.read)
+        let brokerSettings: BrokerSettings
         do {
-            broker = try BrokerAddress(settings.broker)
+            brokerSettings = try BrokerSettings(
+                broker: settings.broker, username: settings.username, password: settings.password,
+                passwordFile: settings.passwordFile, caFile: settings.caFile, certificateFile: settings.certFile,
+                keyFile: settings.keyFile, insecure: settings.insecure)
         } catch {
-            throw .invalid(error.message)
+            throw .invalid(error.description)
         }
-        var password = settings.password
-        if let file = settings.passwordFile {
-            do {
-                password = try MQTTPasswordFile.read(path: file)
-            } catch {
-                throw .invalid("\(error)")
-            }
-        }
-        let tls: MQTTTLSConfiguration? =
-            broker.usesTLS || settings.caFile != nil
-            ? MQTTTLSConfiguration(
-                caFile: settings.caFile, certificateFile: settings.certFile, keyFile: settings.keyFile,
-                insecure: settings.insecure)
-            : nil
+        broker = brokerSettings.address
         client = MQTTClientConfiguration(
-            host: broker.host,
-            port: broker.port,
-            clientID: settings.agent.rawValue,
-            username: settings.username,
-            password: password,
-            tls: tls,
-            keepAlive: .seconds(settings.keepAlive),
-            reconnect: MQTTReconnectPolicy(
-                initialDelay: .seconds(min(1, settings.reconnectMaximum)),
-                maximumDelay: .seconds(settings.reconnectMaximum)),
-            // The agent only logs connection events it does not act on; acknowledgements must all arrive.
-            eventBufferLimit: nil
+            broker: brokerSettings, clientID: settings.agent.rawValue, keepAlive: .seconds(settings.keepAlive))
+        client.reconnect = MQTTReconnectPolicy(
+            initialDelay: .seconds(min(1, settings.reconnectMaximum)), maximumDelay: .seconds(settings.reconnectMaximum)
         )
-    }
-
-    /// Reads a settings file whole, telling a missing file from an unreadable one.
-    static func readFile(_ path: String) -> SettingsFile {
-        if access(path, F_OK) != 0, errno == ENOENT { return .missing }
-        do {
-            let bytes = try FileAccess.read(path, limit: 1 << 20)
-            guard let text = String(validating: bytes, as: UTF8.self) else { return .unreadable("not UTF-8 text") }
-            return .text(text)
-        } catch {
-            return .unreadable(error.message)
-        }
+        // The agent only logs connection events it does not act on; acknowledgements must all arrive.
+        client.eventBufferLimit = nil
     }
 }

@@ -10,7 +10,12 @@ final class BenchConnection: Sendable {
     let outstanding = Atomic<Int>(0)
 
     init(broker: String, clientID: String) throws {
-        let address = try BrokerAddress(broker)
+        let address: BrokerAddress
+        do {
+            address = try BrokerAddress(broker)
+        } catch {
+            throw UsageError(error.description)
+        }
         client = try MQTTClient(
             MQTTClientConfiguration(
                 host: address.host, port: address.port, clientID: clientID, keepAlive: .seconds(60), cleanStart: true,

@@ -2,6 +2,7 @@ import CommandLineSupport
 import WhereaboutsAdvertising
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsSettings
 
 /// `whereabouts-bench capture`: writes a btsnoop capture of iBeacon adverts at a fixed rate, for the agent's
 /// memory and CPU figure (`whereabouts-agent --source btsnoop:FILE --replay-speed 1`).
@@ -10,13 +11,14 @@ import WhereaboutsJSON
 /// iBeacons under the site UUID take turns, evenly spaced in time, with seeded RSSIs. Monitor format, as
 /// `btmon -w` writes.
 enum CaptureCommand {
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
-        guard let path = try arguments.option("out") else { throw UsageError("--out FILE is required") }
-        let rate = try arguments.number("rate") ?? 1000
-        let seconds = try arguments.number("seconds") ?? 30
-        let tagCount = try arguments.integer("tags") ?? 200
-        let seed = UInt64(try arguments.integer("seed") ?? 7)
-        try arguments.finish()
+    static let table: [Setting] = [.value("out"), .value("tags"), .value("seed"), .value("rate"), .value("seconds")]
+
+    static func run(_ settings: Settings) throws -> ExitStatus {
+        guard let path = settings.value("out") else { throw UsageError("--out FILE is required") }
+        let rate = try settings.number("rate") ?? 1000
+        let seconds = try settings.number("seconds") ?? 30
+        let tagCount = try settings.integer("tags") ?? 200
+        let seed = UInt64(try settings.integer("seed") ?? 7)
         guard rate > 0, seconds > 0, (1...60_000).contains(tagCount) else {
             throw UsageError("--rate and --seconds must be positive, --tags 1 to 60000")
         }

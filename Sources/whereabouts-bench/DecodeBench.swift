@@ -2,6 +2,7 @@ import CommandLineSupport
 import WhereaboutsAdvertising
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsSettings
 
 /// `whereabouts-bench decode`: HCI events per CPU second through the agent's decoding, single thread.
 ///
@@ -10,10 +11,11 @@ import WhereaboutsJSON
 /// that selects every beacon and accepts the 24 over-long legacy reports, so that it does the same work as the
 /// bluetooth-data-tools reference (`scripts/bench/decode_bluetooth_data_tools.py`) on the same bytes.
 enum DecodeBench {
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
-        guard let fixture = try arguments.option("fixture") else { throw UsageError("--fixture FILE is required") }
-        let minimumSeconds = try arguments.number("seconds") ?? 3
-        try arguments.finish()
+    static let table: [Setting] = [.value("fixture"), .value("seconds")]
+
+    static func run(_ settings: Settings) throws -> ExitStatus {
+        guard let fixture = settings.value("fixture") else { throw UsageError("--fixture FILE is required") }
+        let minimumSeconds = try settings.number("seconds") ?? 3
         let events = try loadEvents(fixture)
         guard !events.isEmpty else { throw RuntimeError("\(fixture) holds no events") }
 

@@ -1,6 +1,7 @@
 import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsSettings
 
 /// `whereabouts-bench engine`: readings per CPU second through the whole engine, single thread.
 ///
@@ -12,15 +13,19 @@ import WhereaboutsJSON
 /// With `--problems FILE`, the ranges of a sample of the engine's fixes are written as JSON Lines for the scipy
 /// reference (`scripts/bench/trilateration_scipy.py`): the same ranges, the same agents, the same truth.
 enum EngineBench {
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
-        let agents = try arguments.integer("agents") ?? 50
-        let tagCount = try arguments.integer("tags") ?? 1000
-        let seconds = try arguments.integer("seconds") ?? 30
-        let warmUp = try arguments.integer("warm-up") ?? 10
-        let seed = UInt64(try arguments.integer("seed") ?? 7)
-        let problemsPath = try arguments.option("problems")
-        let problemCount = try arguments.integer("problem-count") ?? 3000
-        try arguments.finish()
+    static let table: [Setting] = [
+        .value("problems"), .value("agents"), .value("tags"), .value("seconds"), .value("warm-up"), .value("seed"),
+        .value("problem-count"),
+    ]
+
+    static func run(_ settings: Settings) throws -> ExitStatus {
+        let agents = try settings.integer("agents") ?? 50
+        let tagCount = try settings.integer("tags") ?? 1000
+        let seconds = try settings.integer("seconds") ?? 30
+        let warmUp = try settings.integer("warm-up") ?? 10
+        let seed = UInt64(try settings.integer("seed") ?? 7)
+        let problemsPath = settings.value("problems")
+        let problemCount = try settings.integer("problem-count") ?? 3000
         guard agents >= 3, tagCount >= 1, seconds >= 1, warmUp >= 0 else {
             throw UsageError("--agents ≥ 3, --tags ≥ 1, --seconds ≥ 1, --warm-up ≥ 0")
         }

@@ -3,6 +3,7 @@ import Synchronization
 import WhereaboutsCore
 import WhereaboutsJSON
 import WhereaboutsMQTT
+import WhereaboutsSettings
 import WhereaboutsWire
 
 /// `whereabouts-bench latency`: from a reading's publication to the occupancy update it causes, under a fixed load.
@@ -54,17 +55,21 @@ enum LatencyCommand {
         var unattributed = 0
     }
 
-    static func run(_ arguments: inout Arguments) async throws -> ExitStatus {
-        guard let broker = try arguments.option("broker") else { throw UsageError("--broker URL is required") }
-        let agents = try arguments.integer("agents") ?? 50
-        let tagCount = try arguments.integer("tags") ?? 1000
-        let probeCount = try arguments.integer("probes") ?? 25
-        let seconds = try arguments.integer("seconds") ?? 60
-        let maximumWindows = try arguments.integer("max-windows") ?? 15
-        let holdWindows = try arguments.integer("hold-windows") ?? 2
-        let seed = UInt64(try arguments.integer("seed") ?? 7)
-        let label = try arguments.option("label") ?? "latency"
-        try arguments.finish()
+    static let table: [Setting] = [
+        .value("broker"), .value("label"), .value("agents"), .value("tags"), .value("probes"), .value("seconds"),
+        .value("max-windows"), .value("hold-windows"), .value("seed"),
+    ]
+
+    static func run(_ settings: Settings) async throws -> ExitStatus {
+        guard let broker = settings.value("broker") else { throw UsageError("--broker URL is required") }
+        let agents = try settings.integer("agents") ?? 50
+        let tagCount = try settings.integer("tags") ?? 1000
+        let probeCount = try settings.integer("probes") ?? 25
+        let seconds = try settings.integer("seconds") ?? 60
+        let maximumWindows = try settings.integer("max-windows") ?? 15
+        let holdWindows = try settings.integer("hold-windows") ?? 2
+        let seed = UInt64(try settings.integer("seed") ?? 7)
+        let label = settings.value("label") ?? "latency"
 
         let layout = try BenchMap(agents: agents)
         let map = layout.map

@@ -3,6 +3,7 @@ import Synchronization
 import WhereaboutsCore
 import WhereaboutsJSON
 import WhereaboutsMQTT
+import WhereaboutsSettings
 import WhereaboutsWire
 
 /// `whereabouts-bench stream`: publishes a stream of reading batches, as the agents of a ``BenchMap`` would send
@@ -27,18 +28,22 @@ enum StreamCommand {
         var tagsTracked = 0
     }
 
-    static func run(_ arguments: inout Arguments) async throws -> ExitStatus {
-        guard let broker = try arguments.option("broker") else { throw UsageError("--broker URL is required") }
-        let agents = try arguments.integer("agents") ?? 50
-        let tagCount = try arguments.integer("tags") ?? 1000
-        let windows = try arguments.integer("windows") ?? 100
-        let distinct = try arguments.integer("distinct") ?? 20
-        let seed = UInt64(try arguments.integer("seed") ?? 7)
-        let waitsForLocator = arguments.flag("wait-locator")
-        let lead = try arguments.integer("lead")
-        let locatorPID = try arguments.integer("locator-pid").flatMap { Int32(exactly: $0) }
-        let label = try arguments.option("label") ?? "stream"
-        try arguments.finish()
+    static let table: [Setting] = [
+        .value("broker"), .value("label"), .value("agents"), .value("tags"), .value("windows"), .value("distinct"),
+        .value("seed"), .value("lead"), .value("locator-pid"), .switchFlag("wait-locator"),
+    ]
+
+    static func run(_ settings: Settings) async throws -> ExitStatus {
+        guard let broker = settings.value("broker") else { throw UsageError("--broker URL is required") }
+        let agents = try settings.integer("agents") ?? 50
+        let tagCount = try settings.integer("tags") ?? 1000
+        let windows = try settings.integer("windows") ?? 100
+        let distinct = try settings.integer("distinct") ?? 20
+        let seed = UInt64(try settings.integer("seed") ?? 7)
+        let waitsForLocator = try settings.switchValue("wait-locator")
+        let lead = try settings.integer("lead")
+        let locatorPID = try settings.integer("locator-pid").flatMap { Int32(exactly: $0) }
+        let label = settings.value("label") ?? "stream"
         guard windows >= 1, distinct >= 1 else { throw UsageError("--windows and --distinct must be at least 1") }
         guard lead == nil || waitsForLocator else { throw UsageError("--lead needs --wait-locator") }
 

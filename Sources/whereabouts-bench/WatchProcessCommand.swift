@@ -1,20 +1,22 @@
 import CommandLineSupport
 import Glibc
 import WhereaboutsJSON
+import WhereaboutsSettings
 
 /// `whereabouts-bench watch-process`: samples a running process's resident memory and CPU time from /proc until
 /// it exits (or `--seconds` pass), then prints the figures.
 ///
 /// VmHWM is the kernel's own peak; the last sample before the process exits is at most one interval old.
 enum WatchProcessCommand {
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
-        guard let pidNumber = try arguments.integer("pid"), let pid = Int32(exactly: pidNumber) else {
+    static let table: [Setting] = [.value("label"), .value("pid"), .value("interval"), .value("seconds")]
+
+    static func run(_ settings: Settings) throws -> ExitStatus {
+        guard let pidNumber = try settings.integer("pid"), let pid = Int32(exactly: pidNumber) else {
             throw UsageError("--pid PID is required")
         }
-        let interval = try arguments.number("interval") ?? 0.1
-        let limit = try arguments.number("seconds") ?? 600
-        let label = try arguments.option("label") ?? "process"
-        try arguments.finish()
+        let interval = try settings.number("interval") ?? 0.1
+        let limit = try settings.number("seconds") ?? 600
+        let label = settings.value("label") ?? "process"
         guard let first = ProcessSample(pid: pid) else { throw RuntimeError("no process \(pid)") }
         let start = Measure.monotonic()
         var last = first

@@ -1,4 +1,5 @@
 import CommandLineSupport
+import WhereaboutsSettings
 
 // The benchmarks' workhorse, driven by scripts/bench.sh: each subcommand measures one thing and prints one line of
 // JSON. Benchmark code stays out of the operator's tool and out of `swift test` (no timing assertions there).
@@ -19,27 +20,34 @@ let usage = """
     """
 
 func runCommand(_ list: [String]) async -> ExitStatus {
-    var arguments = Arguments(list)
+    var words = list[...]
+    let command = words.popFirst()
+    /// The subcommand's settings: flags only.
+    func settings(_ table: [Setting]) throws(SettingsError) -> Settings {
+        try Settings(processArguments: Array(words), table: table)
+    }
     do {
-        switch arguments.positional() {
+        switch command {
         case "map":
-            guard let path = try arguments.option("out") else { throw UsageError("--out FILE is required") }
-            let agents = try arguments.integer("agents") ?? 50
-            try arguments.finish()
+            let settings = try settings([.value("out"), .value("agents")])
+            guard let path = settings.value("out") else { throw UsageError("--out FILE is required") }
+            let agents = try settings.integer("agents") ?? 50
             try FileAccess.write(Array(try BenchMap(agents: agents).text.utf8), to: path)
             return .success
-        case "engine": return try EngineBench.run(&arguments)
-        case "decode": return try DecodeBench.run(&arguments)
-        case "capture": return try CaptureCommand.run(&arguments)
-        case "stream": return try await StreamCommand.run(&arguments)
-        case "latency": return try await LatencyCommand.run(&arguments)
-        case "watch-process": return try WatchProcessCommand.run(&arguments)
-        case "help", nil:
+        case "engine": return try EngineBench.run(settings(EngineBench.table))
+        case "decode": return try DecodeBench.run(settings(DecodeBench.table))
+        case "capture": return try CaptureCommand.run(settings(CaptureCommand.table))
+        case "stream": return try await StreamCommand.run(settings(StreamCommand.table))
+        case "latency": return try await LatencyCommand.run(settings(LatencyCommand.table))
+        case "watch-process": return try WatchProcessCommand.run(settings(WatchProcessCommand.table))
+        case "help", "--help", nil:
             print(usage)
             return list.isEmpty ? .usage : .success
         case let other?:
             throw UsageError("unknown command \"\(other)\"\n\(usage)")
         }
+    } catch let error as SettingsError {
+        return error.report(program: "whereabouts-bench", usage: usage)
     } catch let error as UsageError {
         printError("whereabouts-bench: \(error.message)")
         return .usage

@@ -10,25 +10,21 @@ import WhereaboutsWire
 /// Wires the map, the pipeline and the MQTT client, and runs until SIGINT or SIGTERM.
 enum LocatorCommand {
     static func run(_ arguments: [String]) async -> ExitStatus {
-        if arguments.contains("--help") {
-            print(LocatorSettings.usage)
-            return .success
-        }
         let settings: LocatorSettings
-        let map: FloorMap
         do {
             settings = try LocatorSettings(arguments)
-            let bytes = try FileAccess.read(settings.mapPath)
-            switch FloorMap.parse(bytes) {
+        } catch {
+            return error.report(program: "whereabouts-locator", usage: LocatorSettings.usage)
+        }
+        let map: FloorMap
+        do {
+            switch FloorMap.parse(try FileAccess.read(settings.mapPath)) {
             case .success(let loaded): map = loaded
             case .failure(let problems):
                 printError("whereabouts-locator: \(settings.mapPath) is not a valid map:")
                 for problem in problems.problems { printError("  \(problem)") }
                 return .usage
             }
-        } catch let error as UsageError {
-            printError("whereabouts-locator: \(error.message)")
-            return .usage
         } catch {
             printError("whereabouts-locator: \(error)")
             return .usage

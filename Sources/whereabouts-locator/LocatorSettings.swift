@@ -2,11 +2,20 @@ import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsLocator
 import WhereaboutsMQTT
+import WhereaboutsSettings
 
-/// The locator's settings, from flags, else environment variables.
+/// The locator's settings: each from its flag, else the environment, else an `--env-file`, else
+/// `/etc/whereabouts/locator.conf` (or `--config`), else the default.
 struct LocatorSettings {
+    /// The default configuration file; a missing one is fine.
+    static let defaultConfigPath = "/etc/whereabouts/locator.conf"
+
     static let usage = """
         usage: whereabouts-locator --map FILE --broker mqtt://HOST[:PORT] [options]
+
+        Every option can also be set in the environment, an --env-file or /etc/whereabouts/locator.conf, with the
+        WHEREABOUTS_* name shown or, where none is shown, the flag's name in capitals after WHEREABOUTS_ (such as
+        WHEREABOUTS_KEEPALIVE); precedence: flag > environment > env file > locator.conf > default.
 
           --map FILE               floor map (env WHEREABOUTS_MAP)
         \(BrokerSettings.usage)
@@ -24,9 +33,28 @@ struct LocatorSettings {
                                    agents' beacons; off: the map's defaults only (env WHEREABOUTS_CALIBRATION)
           --calibration-interval S seconds between automatic fits (default 600)
           --log-level LEVEL        debug, info, warning or error (default info; env WHEREABOUTS_LOG_LEVEL)
+          --env-file FILE          KEY=VALUE file of WHEREABOUTS_* settings
+          --config FILE            configuration file (default /etc/whereabouts/locator.conf)
 
         exit status: 0 clean shutdown, 1 runtime failure, 2 bad usage or bad map
         """
+
+    /// Every setting the locator takes.
+    static let table: [Setting] =
+        [.value("map", "WHEREABOUTS_MAP")] + Setting.broker + [
+            .value("client-id", "WHEREABOUTS_CLIENT_ID"),
+            .value("keepalive", "WHEREABOUTS_KEEPALIVE"),
+            .value("record", "WHEREABOUTS_RECORD"),
+            .value("warm-up", "WHEREABOUTS_WARM_UP"),
+            .value("update-interval", "WHEREABOUTS_UPDATE_INTERVAL"),
+            .value("metrics-interval", "WHEREABOUTS_METRICS_INTERVAL"),
+            .switchFlag("no-discovery", "WHEREABOUTS_NO_DISCOVERY"),
+            .value("time-scale", "WHEREABOUTS_TIME_SCALE"),
+            .value("time-origin", "WHEREABOUTS_TIME_ORIGIN"),
+            .value("calibration", "WHEREABOUTS_CALIBRATION"),
+            .value("calibration-interval", "WHEREABOUTS_CALIBRATION_INTERVAL"),
+            .value("log-level", "WHEREABOUTS_LOG_LEVEL"),
+        ]
 
     var mapPath: String
     var broker: BrokerAddress
@@ -38,55 +66,49 @@ struct LocatorSettings {
     var insecure = false
     var clock = ScaledClock()
 
-    init(_ argumentList: [String]) throws(UsageError) {
-        var arguments = Arguments(argumentList)
-        if arguments.flag("help") { throw UsageError(Self.usage) }
-        func setting(_ flag: String, _ variable: String) throws(UsageError) -> String? {
-            try arguments.option(flag) ?? Environment.value(variable)
-        }
-        guard let mapPath = try setting("map", "WHEREABOUTS_MAP") else {
-            throw UsageError("--map is required\n\(Self.usage)")
-        }
-        let brokerSettings = try BrokerSettings(&arguments, defaultUsername: "locator")
-        self.mapPath = mapPath
+    /// Reads this process's settings.
+    init(_ arguments: [String]) throws(SettingsError) {
+        try self.init(Settings(processArguments: arguments, table: Self.table, configFile: Self.defaultConfigPath))
+    }
+
+    init(_ settings: Settings) throws(SettingsError) {
+        mapPath = try settings.required("map", "the floor map file")
+        let brokerSettings = try BrokerSettings(settings, defaultUsername: "locator")
         broker = brokerSettings.address
         insecure = brokerSettings.insecure
-        let clientID = try setting("client-id", "WHEREABOUTS_CLIENT_ID") ?? "whereabouts-locator"
-        let keepAlive = try arguments.number("keepalive") ?? 30
-        guard (5...3600).contains(keepAlive) else { throw UsageError("--keepalive must be 5 to 3600 seconds") }
-        recordPath = try arguments.option("record")
-        if let warmUp = try arguments.number("warm-up") {
-            guard warmUp >= 0 else { throw UsageError("--warm-up must not be negative") }
-            pipeline.warmUp = warmUp
-        }
-        if let interval = try arguments.number("update-interval") {
-            guard (0.001...10).contains(interval) else { throw UsageError("--update-interval must be 0.001 to 10 s") }
-            updateInterval = interval
-        }
-        if let interval = try arguments.number("metrics-interval") {
-            guard interval >= 0.1 else { throw UsageError("--metrics-interval must be at least 0.1 s") }
+        let clientID = settings.value("client-id") ?? "whereabouts-locator"
+        let keepAlive = try settings.number("keepalive", in: 5...3600) ?? 30
+        recordPath = settings.value("record")
+        if let warmUp = try settings.number("warm-up", in: 0...86_400) { pipeline.warmUp = warmUp }
+        updateInterval = try settings.number("update-interval", in: 0.001...10) ?? updateInterval
+        if let interval = try settings.number("metrics-interval", in: 0.1...86_400) {
             pipeline.metricsInterval = interval
         }
-        pipeline.homeAssistantDiscovery = !arguments.flag("no-discovery")
-        clock = try ScaledClock(scale: try arguments.number("time-scale"), origin: try arguments.number("time-origin"))
-        if let modeText = try setting("calibration", "WHEREABOUTS_CALIBRATION") {
+        pipeline.homeAssistantDiscovery = try !settings.switchValue("no-discovery")
+        do {
+            clock = try ScaledClock(
+                scale: try settings.number("time-scale"), origin: try settings.number("time-origin"))
+        } catch let error as UsageError {
+            throw .invalid(error.message)
+        } catch {
+            throw .invalid("\(error)")
+        }
+        if let modeText = settings.value("calibration") {
             guard let mode = CalibrationMode(rawValue: modeText) else {
-                throw UsageError("--calibration must be off, guided or auto, not \"\(modeText)\"")
+                throw .invalid("--calibration must be off, guided or auto, not \"\(modeText)\"")
             }
             pipeline.calibration.mode = mode
         }
-        if let interval = try arguments.number("calibration-interval") {
-            guard (10...86_400).contains(interval) else {
-                throw UsageError("--calibration-interval must be 10 to 86400 seconds")
-            }
+        if let interval = try settings.number("calibration-interval", in: 10...86_400) {
             pipeline.calibration.interval = interval
         }
         pipeline.recordsReadings = recordPath != nil
-        if let levelText = try setting("log-level", "WHEREABOUTS_LOG_LEVEL") {
-            guard let level = Logger.Level(levelText) else { throw UsageError("unknown log level \"\(levelText)\"") }
+        if let levelText = settings.value("log-level") {
+            guard let level = Logger.Level(levelText) else {
+                throw .invalid("--log-level must be debug, info, warning or error, not \"\(levelText)\"")
+            }
             logLevel = level
         }
-        try arguments.finish()
         client = MQTTClientConfiguration(broker: brokerSettings, clientID: clientID, keepAlive: .seconds(keepAlive))
     }
 }

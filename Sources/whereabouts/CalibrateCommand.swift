@@ -4,6 +4,7 @@ import WhereaboutsCore
 import WhereaboutsJSON
 import WhereaboutsLocator
 import WhereaboutsMapFile
+import WhereaboutsSettings
 import WhereaboutsSimulation
 import WhereaboutsWire
 
@@ -24,21 +25,21 @@ enum CalibrateCommand {
         are named; if no agent can be fitted, nothing is written and the exit status is 2.
         """
 
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
-        guard let mapPath = try arguments.option("map") else { throw UsageError("--map is required\n\(usage)") }
-        guard let readingsPath = try arguments.option("readings") else {
-            throw UsageError("--readings is required\n\(usage)")
-        }
-        guard let truthPath = try arguments.option("truth") else { throw UsageError("--truth is required\n\(usage)") }
-        let outPath = try arguments.option("out")
-        let inPlace = arguments.flag("in-place")
-        guard (outPath == nil) != !inPlace else { throw UsageError("give one of --out or --in-place\n\(usage)") }
-        let folds = try arguments.integer("folds") ?? 5
-        guard (2...20).contains(folds) else { throw UsageError("--folds must be 2…20") }
-        let window = try arguments.number("window") ?? 1
-        guard window >= 0.1, window <= 60 else { throw UsageError("--window must be 0.1…60 seconds") }
-        let tagPowers = !arguments.flag("no-tag-power")
-        try arguments.finish()
+    static let table: [Setting] = [
+        .value("map"), .value("readings"), .value("truth"), .value("out"), .switchFlag("in-place"), .value("folds"),
+        .value("window"), .switchFlag("no-tag-power"),
+    ]
+
+    static func run(_ settings: Settings) throws -> ExitStatus {
+        let mapPath = try settings.required("map")
+        let readingsPath = try settings.required("readings")
+        let truthPath = try settings.required("truth")
+        let outPath = settings.value("out")
+        let inPlace = try settings.switchValue("in-place")
+        guard (outPath == nil) != !inPlace else { throw SettingsError.invalid("give one of --out or --in-place") }
+        let folds = try settings.integer("folds", in: 2...20) ?? 5
+        let window = try settings.number("window", in: 0.1...60) ?? 1
+        let tagPowers = try !settings.switchValue("no-tag-power")
 
         let mapBytes = try FileAccess.read(mapPath)
         let (readings, badReadings) = try RecordingFiles.records(readingsPath, as: RecordedReading.self)

@@ -1,6 +1,7 @@
 import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsSettings
 import WhereaboutsSimulation
 import WhereaboutsWire
 
@@ -8,14 +9,13 @@ import WhereaboutsWire
 enum EvaluateCommand {
     static let usage = "usage: whereabouts evaluate --positions P.jsonl --truth T.jsonl [--map M] [--json]"
 
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
-        guard let positionsPath = try arguments.option("positions") else {
-            throw UsageError("--positions is required\n\(usage)")
-        }
-        guard let truthPath = try arguments.option("truth") else { throw UsageError("--truth is required\n\(usage)") }
-        let mapPath = try arguments.option("map")
-        let asJSON = arguments.flag("json")
-        try arguments.finish()
+    static let table: [Setting] = [.value("positions"), .value("truth"), .value("map"), .switchFlag("json")]
+
+    static func run(_ settings: Settings) throws -> ExitStatus {
+        let positionsPath = try settings.required("positions")
+        let truthPath = try settings.required("truth")
+        let mapPath = settings.value("map")
+        let asJSON = try settings.switchValue("json")
 
         let map = try mapPath.map(RecordingFiles.map)
         let (positions, badPositions) = try RecordingFiles.records(positionsPath, as: PositionRecord.self)

@@ -1,4 +1,5 @@
 import CommandLineSupport
+import WhereaboutsSettings
 
 #if canImport(Glibc)
     import Glibc
@@ -7,8 +8,9 @@ import CommandLineSupport
 /// `whereabouts free-port`: prints a TCP port on 127.0.0.1 that is free right now (for scripts that start a
 /// private broker; the machine may be shared, so no port is assumed free).
 enum FreePortCommand {
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
-        try arguments.finish()
+    static let usage = "usage: whereabouts free-port"
+
+    static func run(_ settings: Settings) throws -> ExitStatus {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw RuntimeError("socket: \(FileAccess.systemMessage())") }
         defer { close(descriptor) }

@@ -1,12 +1,14 @@
 import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsMapFile
+import WhereaboutsSettings
 
 /// `whereabouts map check FILE`: validates a map and summarises it.
 enum MapCheckCommand {
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
-        guard let path = arguments.positional() else { throw UsageError("usage: whereabouts map check FILE") }
-        try arguments.finish()
+    static let usage = "usage: whereabouts map check FILE"
+
+    static func run(_ settings: Settings) throws -> ExitStatus {
+        guard let path = settings.positionals.first else { throw SettingsError.invalid(usage) }
         let bytes = try FileAccess.read(path)
         switch FloorMap.parse(bytes) {
         case .success(let map):

@@ -1,5 +1,6 @@
 import CommandLineSupport
 import WhereaboutsCore
+import WhereaboutsSettings
 import WhereaboutsSimulation
 import WhereaboutsWire
 
@@ -7,11 +8,12 @@ import WhereaboutsWire
 enum RenderCommand {
     static let usage = "usage: whereabouts render --map M [--positions P.jsonl] --out FILE.svg"
 
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
-        guard let mapPath = try arguments.option("map") else { throw UsageError("--map is required\n\(usage)") }
-        guard let outPath = try arguments.option("out") else { throw UsageError("--out is required\n\(usage)") }
-        let positionsPath = try arguments.option("positions")
-        try arguments.finish()
+    static let table: [Setting] = [.value("map"), .value("out"), .value("positions")]
+
+    static func run(_ settings: Settings) throws -> ExitStatus {
+        let mapPath = try settings.required("map")
+        let outPath = try settings.required("out")
+        let positionsPath = settings.value("positions")
 
         let map = try RecordingFiles.map(mapPath)
         let positions = try positionsPath.map { try RecordingFiles.records($0, as: PositionRecord.self).records } ?? []

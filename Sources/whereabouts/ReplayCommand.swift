@@ -1,6 +1,7 @@
 import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsLocator
+import WhereaboutsSettings
 import WhereaboutsWire
 
 /// `whereabouts replay`: runs the locator's pipeline over a readings recording as fast as it can; writes the
@@ -10,18 +11,16 @@ enum ReplayCommand {
         usage: whereabouts replay --map M --readings R.jsonl [--interval 1] --positions P.jsonl [--events E.jsonl]
         """
 
-    static func run(_ arguments: inout Arguments) throws -> ExitStatus {
-        guard let mapPath = try arguments.option("map") else { throw UsageError("--map is required\n\(usage)") }
-        guard let readingsPath = try arguments.option("readings") else {
-            throw UsageError("--readings is required\n\(usage)")
-        }
-        guard let positionsPath = try arguments.option("positions") else {
-            throw UsageError("--positions is required\n\(usage)")
-        }
-        let interval = try arguments.number("interval") ?? 1
-        guard interval >= 0.01, interval <= 3600 else { throw UsageError("--interval must be 0.01…3600 seconds") }
-        let eventsPath = try arguments.option("events")
-        try arguments.finish()
+    static let table: [Setting] = [
+        .value("map"), .value("readings"), .value("positions"), .value("interval"), .value("events"),
+    ]
+
+    static func run(_ settings: Settings) throws -> ExitStatus {
+        let mapPath = try settings.required("map")
+        let readingsPath = try settings.required("readings")
+        let positionsPath = try settings.required("positions")
+        let interval = try settings.number("interval", in: 0.01...3600) ?? 1
+        let eventsPath = settings.value("events")
 
         let map = try RecordingFiles.map(mapPath)
         let (readings, badLines) = try RecordingFiles.records(readingsPath, as: RecordedReading.self)

@@ -1,5 +1,7 @@
 import CommandLineSupport
 import WhereaboutsCore
+import WhereaboutsMQTT
+import WhereaboutsSettings
 import WhereaboutsSimulation
 import WhereaboutsWire
 
@@ -18,31 +20,37 @@ enum SimCommand {
           clocks agree).
         """
 
-    static func run(_ arguments: inout Arguments) async throws -> ExitStatus {
-        guard let mapPath = try arguments.option("map") else { throw UsageError("--map is required\n\(usage)") }
-        guard let tags = try arguments.integer("tags") else { throw UsageError("--tags is required\n\(usage)") }
-        guard let duration = try arguments.number("duration") else {
-            throw UsageError("--duration is required\n\(usage)")
+    static let table: [Setting] =
+        [
+            .value("map"), .value("tags"), .value("duration"), .value("seed"), .value("sigma"), .value("floor-loss"),
+            .value("advert-loss"), .value("start"), .switchFlag("agent-beacons"), .value("readings"), .value("truth"),
+            .value("speed"), .value("time-origin"),
+        ] + Setting.broker
+
+    static func run(_ settings: Settings) async throws -> ExitStatus {
+        let mapPath = try settings.required("map")
+        guard let tags = try settings.integer("tags") else { throw SettingsError.invalid("--tags is required") }
+        guard let duration = try settings.number("duration") else {
+            throw SettingsError.invalid("--duration is required")
         }
-        guard let seedText = try arguments.option("seed") else { throw UsageError("--seed is required\n\(usage)") }
+        let seedText = try settings.required("seed")
         guard let seed = UInt64(seedText) else {
-            throw UsageError("--seed needs a whole number ≥ 0, not \"\(seedText)\"")
+            throw SettingsError.invalid("--seed needs a whole number ≥ 0, not \"\(seedText)\"")
         }
         var configuration = SimulationConfiguration()
         configuration.tagCount = tags
         configuration.duration = duration
-        if let sigma = try arguments.number("sigma") { configuration.channel.shadowingSigma = sigma }
-        if let loss = try arguments.number("floor-loss") { configuration.channel.floorLoss = loss }
-        if let loss = try arguments.number("advert-loss") { configuration.channel.advertLoss = loss }
-        if let start = try arguments.number("start") { configuration.startTime = start }
+        if let sigma = try settings.number("sigma") { configuration.channel.shadowingSigma = sigma }
+        if let loss = try settings.number("floor-loss") { configuration.channel.floorLoss = loss }
+        if let loss = try settings.number("advert-loss") { configuration.channel.advertLoss = loss }
+        if let start = try settings.number("start") { configuration.startTime = start }
         // Agents also advertise their own beacons and hear each other, for automatic calibration.
-        configuration.agentBeacons = arguments.flag("agent-beacons")
-        let readingsPath = try arguments.option("readings")
-        let truthPath = try arguments.option("truth")
+        configuration.agentBeacons = try settings.switchValue("agent-beacons")
+        let readingsPath = settings.value("readings")
+        let truthPath = settings.value("truth")
         let broker: BrokerSettings? =
-            arguments.contains("broker") || Environment.value("WHEREABOUTS_BROKER") != nil
-            ? try BrokerSettings(&arguments, defaultUsername: "simulator") : nil
-        let clock = try ScaledClock(scale: try arguments.number("speed"), origin: try arguments.number("time-origin"))
+            settings.value("broker") != nil ? try BrokerSettings(settings, defaultUsername: "simulator") : nil
+        let clock = try ScaledClock(scale: try settings.number("speed"), origin: try settings.number("time-origin"))
         if broker != nil {
             guard readingsPath == nil else {
                 throw UsageError("with --broker, the locator records the readings (--record)")
@@ -51,7 +59,6 @@ enum SimCommand {
             // Each agent's real pipeline hears the adverts themselves.
             configuration.keepsAdverts = true
         }
-        try arguments.finish()
 
         let map = try RecordingFiles.map(mapPath)
         var simulator: Simulator

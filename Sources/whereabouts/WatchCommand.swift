@@ -2,6 +2,7 @@ import CommandLineSupport
 import Synchronization
 import WhereaboutsCore
 import WhereaboutsMQTT
+import WhereaboutsSettings
 import WhereaboutsWire
 
 #if canImport(Glibc)
@@ -47,11 +48,12 @@ enum WatchCommand {
         }
     }
 
-    static func run(_ arguments: inout Arguments) async throws -> ExitStatus {
-        guard let mapPath = try arguments.option("map") else { throw UsageError("--map is required\n\(usage)") }
-        let broker = try BrokerSettings(&arguments, defaultUsername: "dashboard")
-        let duration = try arguments.number("duration")
-        try arguments.finish()
+    static let table: [Setting] = [.value("map")] + Setting.broker + [.value("duration")]
+
+    static func run(_ settings: Settings) async throws -> ExitStatus {
+        let mapPath = try settings.required("map")
+        let broker = try BrokerSettings(settings, defaultUsername: "dashboard")
+        let duration = try settings.number("duration")
         let map = try RecordingFiles.map(mapPath)
         let topics = Topics(site: map.site.uuid)
         let client = try MQTTClient(

@@ -1,5 +1,6 @@
 import CommandLineSupport
 import WhereaboutsCore
+import WhereaboutsSettings
 
 // The operator's tool. Each subcommand parses its options, calls into the libraries, and maps errors to exit
 // statuses: 0 ok, 1 runtime failure, 2 bad usage or a bad map.
@@ -21,34 +22,47 @@ let usage = """
     """
 
 /// Runs one subcommand and maps its errors to an exit status.
+///
+/// The subcommands read flags and, for the broker, the environment (`WHEREABOUTS_BROKER`, …), but no configuration
+/// file: this is the operator's tool, run by hand from a shell on any machine, and what a command does should be
+/// what its command line and the shell say, not a file in /etc written for a service.
 func runCommand(_ list: [String]) async -> ExitStatus {
-    var arguments = Arguments(list)
+    var words = list[...]
+    let command = words.popFirst()
+    var commandUsage = usage
+    /// The subcommand's settings; `--help` prints its usage.
+    func settings(_ table: [Setting], _ usage: String, positionals: Int = 0) throws(SettingsError) -> Settings {
+        commandUsage = usage
+        return try Settings(processArguments: Array(words), table: table, positionalLimit: positionals)
+    }
     let status: ExitStatus
     do {
-        switch arguments.positional() {
+        switch command {
         case "map":
-            guard arguments.positional() == "check" else { throw UsageError("usage: whereabouts map check FILE") }
-            status = try MapCheckCommand.run(&arguments)
+            guard words.popFirst() == "check" else { throw UsageError(MapCheckCommand.usage) }
+            status = try MapCheckCommand.run(settings([], MapCheckCommand.usage, positionals: 1))
         case "sim":
-            status = try await SimCommand.run(&arguments)
+            status = try await SimCommand.run(settings(SimCommand.table, SimCommand.usage))
         case "replay":
-            status = try ReplayCommand.run(&arguments)
+            status = try ReplayCommand.run(settings(ReplayCommand.table, ReplayCommand.usage))
         case "evaluate":
-            status = try EvaluateCommand.run(&arguments)
+            status = try EvaluateCommand.run(settings(EvaluateCommand.table, EvaluateCommand.usage))
         case "render":
-            status = try RenderCommand.run(&arguments)
+            status = try RenderCommand.run(settings(RenderCommand.table, RenderCommand.usage))
         case "watch":
-            status = try await WatchCommand.run(&arguments)
+            status = try await WatchCommand.run(settings(WatchCommand.table, WatchCommand.usage))
         case "free-port":
-            status = try FreePortCommand.run(&arguments)
+            status = try FreePortCommand.run(settings([], FreePortCommand.usage))
         case "calibrate":
-            status = try CalibrateCommand.run(&arguments)
-        case "help", nil:
+            status = try CalibrateCommand.run(settings(CalibrateCommand.table, CalibrateCommand.usage))
+        case "help", "--help", nil:
             print(usage)
-            status = arguments.flag("help") || !list.isEmpty ? .success : .usage
+            status = list.isEmpty ? .usage : .success
         case let other?:
             throw UsageError("unknown command \"\(other)\"\n\(usage)")
         }
+    } catch let error as SettingsError {
+        status = error.report(program: "whereabouts", usage: commandUsage)
     } catch let error as UsageError {
         printError("whereabouts: \(error.message)")
         status = .usage

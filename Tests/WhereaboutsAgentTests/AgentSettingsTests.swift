@@ -2,6 +2,7 @@ import Testing
 import WhereaboutsAdvertising
 import WhereaboutsAgent
 import WhereaboutsCore
+import WhereaboutsSettings
 import WhereaboutsWire
 
 @Suite("Agent settings")

@@ -1,5 +1,6 @@
 public import WhereaboutsAdvertising
 public import WhereaboutsCore
+public import WhereaboutsSettings
 public import WhereaboutsWire
 
 /// Everything the agent is told, from flags, the environment, an environment file and `agent.conf`.
@@ -34,7 +35,7 @@ public struct AgentSettings: Sendable {
     public static let defaultConfigPath = "/etc/whereabouts/agent.conf"
 
     /// The environment variables the agent reads, so the shell can collect just these.
-    public static var environmentKeys: [String] { SettingSpec.knownKeys.sorted() }
+    public static var environmentKeys: [String] { table.compactMap(\.key).sorted() }
 
     /// The agent's id: its MQTT username, client id and topic level.
     public var agent: AgentID
@@ -157,63 +158,39 @@ public struct AgentSettings: Sendable {
     public static func parse(
         arguments: [String], environment: [String: String], readFile: (String) -> SettingsFile
     ) throws(AgentSettingsError) -> AgentSettings {
-        let flags = try CommandLineFlags(arguments, specs: SettingSpec.all)
-        if flags.switches.contains("help") { throw .help }
-        var layers = [SettingLayer(origin: "the environment", values: environment)]
-        if let path = flags.values["env-file"]?.last {
-            layers.append(try layer(path, readFile(path), optional: false))
-        }
-        let configPath = flags.values["config"]?.last ?? defaultConfigPath
-        layers.append(try layer(configPath, readFile(configPath), optional: flags.values["config"] == nil))
-        let resolver = SettingResolver(flags: flags, layers: layers)
-        return try AgentSettings(resolver)
-    }
-
-    private static func layer(_ path: String, _ file: SettingsFile, optional: Bool) throws(AgentSettingsError)
-        -> SettingLayer
-    {
-        switch file {
-        case .text(let text):
-            let parsed = try KeyValueText(text, origin: path)
-            for key in parsed.values.keys.sorted() where !SettingSpec.knownKeys.contains(key) {
-                throw .invalid("\(path):\(parsed.lines[key] ?? 0): unknown setting \(key)")
-            }
-            return SettingLayer(origin: path, values: parsed.values)
-        case .missing:
-            if optional { return SettingLayer(origin: path, values: [:]) }
-            throw .invalid("cannot read \(path): no such file")
-        case .unreadable(let reason):
-            throw .invalid("cannot read \(path): \(reason)")
+        do {
+            return try AgentSettings(
+                Settings(
+                    arguments: arguments, table: table, environment: environment, configFile: defaultConfigPath,
+                    readFile: readFile))
+        } catch {
+            throw AgentSettingsError(error)
         }
     }
 
-    private init(_ settings: SettingResolver) throws(AgentSettingsError) {
-        guard let idText = try settings.value("id") else { throw .invalid("--id is required (or WHEREABOUTS_ID)") }
+    private init(_ settings: Settings) throws(SettingsError) {
+        let idText = try settings.required("id")
         guard let agent = AgentID(idText) else {
             throw .invalid("--id \"\(idText)\" is not a valid agent id: use 1 to 64 characters from A-Z a-z 0-9 _ -")
         }
-        guard let siteText = try settings.value("site") else {
-            throw .invalid("--site is required (or WHEREABOUTS_SITE): the site's proximity UUID")
-        }
+        let siteText = try settings.required("site", "the site's proximity UUID")
         guard let site = BeaconUUID(siteText) else {
             throw .invalid("--site \"\(siteText)\" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)")
         }
-        guard let broker = try settings.value("broker") else {
-            throw .invalid("--broker is required (or WHEREABOUTS_BROKER): mqtt://host[:port] or mqtts://host[:port]")
-        }
+        let broker = try settings.required("broker", "mqtt://host[:port] or mqtts://host[:port]")
         self.agent = agent
         self.site = site
         self.broker = broker
-        username = try settings.value("username") ?? agent.rawValue
-        password = try settings.value("password")
-        passwordFile = try settings.value("password-file")
-        caFile = try settings.value("ca-file")
-        certFile = try settings.value("cert-file")
-        keyFile = try settings.value("key-file")
+        username = settings.value("username") ?? agent.rawValue
+        password = settings.value("password")
+        passwordFile = settings.value("password-file")
+        caFile = settings.value("ca-file")
+        certFile = settings.value("cert-file")
+        keyFile = settings.value("key-file")
         if (certFile == nil) != (keyFile == nil) { throw .invalid("--cert-file and --key-file go together") }
         insecure = try settings.switchValue("insecure")
 
-        if let sourceText = try settings.value("source") {
+        if let sourceText = settings.value("source") {
             if sourceText.hasPrefix("btsnoop:"), sourceText.count > 8 {
                 source = .btsnoop(path: String(sourceText.dropFirst(8)))
             } else if sourceText.hasPrefix("hci:"), sourceText.count > 4 {
@@ -221,11 +198,11 @@ public struct AgentSettings: Sendable {
             } else {
                 throw .invalid("--source must be hci:DEVICE or btsnoop:FILE, not \"\(sourceText)\"")
             }
-            if try settings.value("device") != nil, case .btsnoop = source {
+            if settings.value("device") != nil, case .btsnoop = source {
                 throw .invalid("--device and --source btsnoop:FILE exclude each other")
             }
         }
-        if let device = try settings.value("device") {
+        if let device = settings.value("device") {
             guard device.hasPrefix("hci"), device.count > 3, device.dropFirst(3).allSatisfy(\.isASCIIDigit) else {
                 throw .invalid("--device must name a controller such as hci0, not \"\(device)\"")
             }
@@ -239,7 +216,7 @@ public struct AgentSettings: Sendable {
             throw .invalid("--scan-window must not be longer than --scan-interval")
         }
         watchdogTimeout = try settings.number("watchdog-timeout", in: 5...3600) ?? 30
-        if let speedText = try settings.value("replay-speed") {
+        if let speedText = settings.value("replay-speed") {
             guard let speed = ReplaySpeed(speedText) else {
                 throw .invalid("--replay-speed must be fast or a factor from 0 to 1000, not \"\(speedText)\"")
             }
@@ -248,7 +225,7 @@ public struct AgentSettings: Sendable {
         keepTimes = try settings.switchValue("keep-times")
 
         var constraints: [BeaconIdentityConstraint] = []
-        for text in try settings.list("constraint") {
+        for text in settings.list("constraint") {
             guard let constraint = BeaconIdentityConstraint(text) else {
                 throw .invalid("--constraint must be UUID, UUID:MAJOR or UUID:MAJOR:MINOR, not \"\(text)\"")
             }
@@ -256,7 +233,7 @@ public struct AgentSettings: Sendable {
         }
         if constraints.isEmpty { constraints = [BeaconIdentityConstraint(uuid: site)] }
         var addresses: Set<DeviceAddress> = []
-        for text in try settings.list("address") {
+        for text in settings.list("address") {
             guard let address = DeviceAddress(text) else {
                 throw .invalid("--address must be a device address such as AA:BB:CC:DD:EE:FF, not \"\(text)\"")
             }
@@ -274,7 +251,7 @@ public struct AgentSettings: Sendable {
         self.floor = try settings.integer("floor", in: 0...65535).map { UInt16($0) }
         if try settings.switchValue("no-advertise") {
             advertising = .off(reason: "advertising is turned off (--no-advertise)")
-        } else if let text = try settings.value("advertise") {
+        } else if let text = settings.value("advertise") {
             guard let advertisement = AgentAdvertisement.parse(text) else {
                 throw .invalid("--advertise must be UUID:MAJOR:MINOR[:POWER], not \"\(text)\"")
             }
@@ -284,7 +261,7 @@ public struct AgentSettings: Sendable {
         } else {
             advertising = .off(reason: "no --floor given, so this board does not advertise itself")
         }
-        let level = try settings.value("log-level") ?? "info"
+        let level = settings.value("log-level") ?? "info"
         guard ["debug", "info", "warning", "error"].contains(level) else {
             throw .invalid("--log-level must be debug, info, warning or error, not \"\(level)\"")
         }
@@ -293,180 +270,37 @@ public struct AgentSettings: Sendable {
     }
 }
 
-// MARK: - Lookup
+// MARK: - The table
 
-/// One setting: its flag, its variable name, and whether it takes a value, is a switch, or repeats.
-struct SettingSpec: Sendable {
-    enum Kind: Sendable {
-        case value
-        case switchFlag
-        case list
-        /// Settable only in the environment or a file (the password).
-        case valueWithoutFlag
-        /// A flag only (`--help`, `--env-file`, `--config`).
-        case flagOnly(takesValue: Bool)
-    }
-
-    var flag: String
-    var key: String
-    var kind: Kind
-
-    static let all: [SettingSpec] = [
-        .init(flag: "id", key: "WHEREABOUTS_ID", kind: .value),
-        .init(flag: "site", key: "WHEREABOUTS_SITE", kind: .value),
-        .init(flag: "broker", key: "WHEREABOUTS_BROKER", kind: .value),
-        .init(flag: "username", key: "WHEREABOUTS_USERNAME", kind: .value),
-        .init(flag: "password", key: "WHEREABOUTS_PASSWORD", kind: .valueWithoutFlag),
-        .init(flag: "password-file", key: "WHEREABOUTS_PASSWORD_FILE", kind: .value),
-        .init(flag: "ca-file", key: "WHEREABOUTS_CA_FILE", kind: .value),
-        .init(flag: "cert-file", key: "WHEREABOUTS_CERT_FILE", kind: .value),
-        .init(flag: "key-file", key: "WHEREABOUTS_KEY_FILE", kind: .value),
-        .init(flag: "insecure", key: "WHEREABOUTS_INSECURE", kind: .switchFlag),
-        .init(flag: "keepalive", key: "WHEREABOUTS_KEEPALIVE", kind: .value),
-        .init(flag: "reconnect-max", key: "WHEREABOUTS_RECONNECT_MAX", kind: .value),
-        .init(flag: "device", key: "WHEREABOUTS_DEVICE", kind: .value),
-        .init(flag: "source", key: "WHEREABOUTS_SOURCE", kind: .value),
-        .init(flag: "active", key: "WHEREABOUTS_ACTIVE", kind: .switchFlag),
-        .init(flag: "scan-interval", key: "WHEREABOUTS_SCAN_INTERVAL", kind: .value),
-        .init(flag: "scan-window", key: "WHEREABOUTS_SCAN_WINDOW", kind: .value),
-        .init(flag: "watchdog-timeout", key: "WHEREABOUTS_WATCHDOG_TIMEOUT", kind: .value),
-        .init(flag: "replay-speed", key: "WHEREABOUTS_REPLAY_SPEED", kind: .value),
-        .init(flag: "keep-times", key: "WHEREABOUTS_KEEP_TIMES", kind: .switchFlag),
-        .init(flag: "constraint", key: "WHEREABOUTS_CONSTRAINTS", kind: .list),
-        .init(flag: "rssi-floor", key: "WHEREABOUTS_RSSI_FLOOR", kind: .value),
-        .init(flag: "address", key: "WHEREABOUTS_ADDRESSES", kind: .list),
-        .init(flag: "window", key: "WHEREABOUTS_WINDOW", kind: .value),
-        .init(flag: "max-tags", key: "WHEREABOUTS_MAX_TAGS", kind: .value),
-        .init(flag: "buffer-batches", key: "WHEREABOUTS_BUFFER_BATCHES", kind: .value),
-        .init(flag: "floor", key: "WHEREABOUTS_FLOOR", kind: .value),
-        .init(flag: "advertise", key: "WHEREABOUTS_ADVERTISE", kind: .value),
-        .init(flag: "no-advertise", key: "WHEREABOUTS_NO_ADVERTISE", kind: .switchFlag),
-        .init(flag: "log-level", key: "WHEREABOUTS_LOG_LEVEL", kind: .value),
-        .init(flag: "metrics-interval", key: "WHEREABOUTS_METRICS_INTERVAL", kind: .value),
-        .init(flag: "env-file", key: "", kind: .flagOnly(takesValue: true)),
-        .init(flag: "config", key: "", kind: .flagOnly(takesValue: true)),
-        .init(flag: "help", key: "", kind: .flagOnly(takesValue: false)),
-    ]
-
-    static let knownKeys: Set<String> = Set(all.map(\.key).filter { !$0.isEmpty })
-
-    static func named(_ flag: String) -> SettingSpec? { all.first { $0.flag == flag } }
-}
-
-/// The flags of a command line, checked against the settings table.
-struct CommandLineFlags: Sendable {
-    var values: [String: [String]] = [:]
-    var switches: Set<String> = []
-
-    init(_ arguments: [String], specs: [SettingSpec]) throws(AgentSettingsError) {
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            guard argument.hasPrefix("--"), argument.count > 2 else {
-                throw .invalid("unexpected argument \"\(argument)\" (options start with --; see --help)")
-            }
-            var name = String(argument.dropFirst(2))
-            var inlineValue: String?
-            if let equals = name.firstIndex(of: "=") {
-                inlineValue = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
-            }
-            guard let spec = SettingSpec.named(name) else {
-                throw .invalid("unknown option --\(name) (see --help)")
-            }
-            let takesValue: Bool
-            switch spec.kind {
-            case .valueWithoutFlag:
-                throw .invalid(
-                    "the password is never taken on the command line: use --password-file or WHEREABOUTS_PASSWORD")
-            case .switchFlag: takesValue = false
-            case .flagOnly(let value): takesValue = value
-            case .value, .list: takesValue = true
-            }
-            if !takesValue {
-                guard inlineValue == nil else { throw .invalid("--\(name) takes no value") }
-                switches.insert(name)
-                continue
-            }
-            let value: String
-            if let inlineValue {
-                value = inlineValue
-            } else {
-                guard index < arguments.count, !arguments[index].hasPrefix("--") else {
-                    throw .invalid("--\(name) needs a value")
-                }
-                value = arguments[index]
-                index += 1
-            }
-            if case .list = spec.kind {
-                values[name, default: []].append(value)
-            } else {
-                guard values[name] == nil else { throw .invalid("--\(name) is given more than once") }
-                values[name] = [value]
-            }
-        }
-    }
-}
-
-/// Settings from other places than the command line, in precedence order.
-struct SettingLayer: Sendable {
-    var origin: String
-    var values: [String: String]
-}
-
-/// Looks each setting up, flag first, then layer by layer.
-struct SettingResolver: Sendable {
-    var flags: CommandLineFlags
-    var layers: [SettingLayer]
-
-    /// The raw text of a setting and where it came from.
-    func lookup(_ flag: String) -> (text: String, origin: String)? {
-        guard let spec = SettingSpec.named(flag) else { return nil }
-        if let given = flags.values[flag]?.last { return (given, "--\(flag)") }
-        for layer in layers {
-            if let text = layer.values[spec.key], !text.isEmpty { return (text, "\(spec.key) in \(layer.origin)") }
-        }
-        return nil
-    }
-
-    func value(_ flag: String) throws(AgentSettingsError) -> String? {
-        lookup(flag)?.text
-    }
-
-    func switchValue(_ flag: String) throws(AgentSettingsError) -> Bool {
-        if flags.switches.contains(flag) { return true }
-        guard let (text, origin) = lookup(flag) else { return false }
-        switch text.lowercased() {
-        case "1", "true", "yes", "on": return true
-        case "0", "false", "no", "off": return false
-        default: throw .invalid("\(origin) must be true or false, not \"\(text)\"")
-        }
-    }
-
-    func list(_ flag: String) throws(AgentSettingsError) -> [String] {
-        if let given = flags.values[flag] { return given }
-        guard let (text, _) = lookup(flag) else { return [] }
-        return text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
-    }
-
-    func number(_ flag: String, in range: ClosedRange<Double>) throws(AgentSettingsError) -> Double? {
-        guard let (text, origin) = lookup(flag) else { return nil }
-        guard let number = Double(text), number.isFinite, range.contains(number) else {
-            throw .invalid(
-                "\(origin) must be a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
-        }
-        return number
-    }
-
-    func integer(_ flag: String, in range: ClosedRange<Int>) throws(AgentSettingsError) -> Int? {
-        guard let (text, origin) = lookup(flag) else { return nil }
-        guard let number = Int(text), range.contains(number) else {
-            throw .invalid(
-                "\(origin) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
-        }
-        return number
-    }
+extension AgentSettings {
+    /// Every setting the agent takes, with its flag and its name in the environment and files.
+    static let table: [Setting] =
+        [
+            .value("id", "WHEREABOUTS_ID"),
+            .value("site", "WHEREABOUTS_SITE"),
+        ] + Setting.broker + [
+            .value("keepalive", "WHEREABOUTS_KEEPALIVE"),
+            .value("reconnect-max", "WHEREABOUTS_RECONNECT_MAX"),
+            .value("device", "WHEREABOUTS_DEVICE"),
+            .value("source", "WHEREABOUTS_SOURCE"),
+            .switchFlag("active", "WHEREABOUTS_ACTIVE"),
+            .value("scan-interval", "WHEREABOUTS_SCAN_INTERVAL"),
+            .value("scan-window", "WHEREABOUTS_SCAN_WINDOW"),
+            .value("watchdog-timeout", "WHEREABOUTS_WATCHDOG_TIMEOUT"),
+            .value("replay-speed", "WHEREABOUTS_REPLAY_SPEED"),
+            .switchFlag("keep-times", "WHEREABOUTS_KEEP_TIMES"),
+            .list("constraint", "WHEREABOUTS_CONSTRAINTS"),
+            .value("rssi-floor", "WHEREABOUTS_RSSI_FLOOR"),
+            .list("address", "WHEREABOUTS_ADDRESSES"),
+            .value("window", "WHEREABOUTS_WINDOW"),
+            .value("max-tags", "WHEREABOUTS_MAX_TAGS"),
+            .value("buffer-batches", "WHEREABOUTS_BUFFER_BATCHES"),
+            .value("floor", "WHEREABOUTS_FLOOR"),
+            .value("advertise", "WHEREABOUTS_ADVERTISE"),
+            .switchFlag("no-advertise", "WHEREABOUTS_NO_ADVERTISE"),
+            .value("log-level", "WHEREABOUTS_LOG_LEVEL"),
+            .value("metrics-interval", "WHEREABOUTS_METRICS_INTERVAL"),
+        ]
 }
 
 extension Character {

@@ -8,22 +8,7 @@ public enum SettingsFile: Sendable, Hashable {
     case unreadable(String)
 }
 
-/// Why the agent's settings are unusable: bad usage, exit status 2. `help` asks for the usage text.
-public enum AgentSettingsError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// `--help` was given.
-    case help
-    /// A setting is missing, malformed or out of range; the message says which and why.
-    case invalid(String)
-
-    public var description: String {
-        switch self {
-        case .help: AgentSettings.usage
-        case .invalid(let message): message
-        }
-    }
-}
-
-/// `KEY=VALUE` lines, as in `/etc/whereabouts/agent.conf` and environment files.
+/// `KEY=VALUE` lines, as in `/etc/whereabouts/*.conf` and environment files.
 ///
 /// Blank lines and lines starting with `#` are skipped; whitespace around keys and values is trimmed, an
 /// `export ` prefix is ignored, and one pair of matching quotes around a value is removed. A line without `=`
@@ -35,8 +20,10 @@ public struct KeyValueText: Sendable, Hashable {
     public private(set) var lines: [String: Int] = [:]
 
     /// Parses `text`; `origin` names it in errors.
-    public init(_ text: String, origin: String) throws(AgentSettingsError) {
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+    public init(_ text: String, origin: String) throws(SettingsError) {
+        // "\r\n" is one Character in Swift, so files with Windows line ends need it named as a separator.
+        let textLines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (index, rawLine) in textLines.enumerated() {
             var line = Self.trimmed(rawLine)
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("export ") { line = Self.trimmed(line.dropFirst(7)) }

@@ -1,0 +1,52 @@
+public import WhereaboutsMQTT
+public import WhereaboutsSettings
+
+extension BrokerSettings {
+    /// The lines of `--help` text describing ``WhereaboutsSettings/Setting/broker``.
+    public static let usage = """
+          --broker URL             mqtt://host[:port] or mqtts://host[:port] (env WHEREABOUTS_BROKER)
+          --username NAME          broker account (env WHEREABOUTS_USERNAME)
+          --password-file FILE     file holding the password (env WHEREABOUTS_PASSWORD_FILE;
+                                   or the password itself in env WHEREABOUTS_PASSWORD)
+          --ca-file FILE           CA certificate(s) to verify the broker (env WHEREABOUTS_CA_FILE)
+          --cert-file FILE         client certificate (env WHEREABOUTS_CERT_FILE)
+          --key-file FILE          client key (env WHEREABOUTS_KEY_FILE)
+          --insecure               do not verify the broker's certificate (logged as a warning)
+        """
+
+    /// The broker settings of ``WhereaboutsSettings/Setting/broker``; `defaultUsername` applies when none is given.
+    public init(_ settings: Settings, defaultUsername: String?) throws(SettingsError) {
+        try self.init(
+            broker: try settings.required("broker", "mqtt://host[:port] or mqtts://host[:port]"),
+            username: settings.value("username") ?? defaultUsername, password: settings.value("password"),
+            passwordFile: settings.value("password-file"), caFile: settings.value("ca-file"),
+            certificateFile: settings.value("cert-file"), keyFile: settings.value("key-file"),
+            insecure: try settings.switchValue("insecure"))
+    }
+
+    /// Checks the settings together and reads the password file (which wins over a password given directly).
+    public init(
+        broker: String, username: String?, password: String?, passwordFile: String?, caFile: String?,
+        certificateFile: String?, keyFile: String?, insecure: Bool
+    ) throws(SettingsError) {
+        let address: BrokerAddress
+        do {
+            address = try BrokerAddress(broker)
+        } catch {
+            throw .invalid(error.description)
+        }
+        var password = password
+        if let passwordFile {
+            do {
+                password = try MQTTPasswordFile.read(path: passwordFile)
+            } catch {
+                throw .invalid(error.description)
+            }
+        }
+        self.init(
+            address: address, username: username, password: password, caFile: caFile,
+            certificateFile: certificateFile, keyFile: keyFile, insecure: insecure)
+        if (certificateFile == nil) != (keyFile == nil) { throw .invalid("--cert-file and --key-file go together") }
+        if insecure && !usesTLS { throw .invalid("--insecure only makes sense with mqtts://") }
+    }
+}

@@ -1,0 +1,61 @@
+public import WhereaboutsSettings
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+// The shell's half of the settings: the real environment and real files, handed to the pure parser.
+
+extension Settings {
+    /// Reads the settings of this process: `arguments`, its environment and, with `configFile`, real files.
+    public init(
+        processArguments arguments: [String], table: [Setting], configFile: String? = nil, positionalLimit: Int = 0
+    ) throws(SettingsError) {
+        try self.init(
+            arguments: arguments, table: table, environment: Environment.values(table.compactMap(\.key)),
+            configFile: configFile, positionalLimit: positionalLimit, readFile: SettingsFileReader.read)
+    }
+}
+
+/// Reads settings files for the pure parser.
+public enum SettingsFileReader {
+    /// Reads a settings file whole, telling a missing file from an unreadable one.
+    public static func read(_ path: String) -> SettingsFile {
+        if access(path, F_OK) != 0, errno == ENOENT { return .missing }
+        do {
+            let bytes = try FileAccess.read(path, limit: 1 << 20)
+            guard let text = String(validating: bytes, as: UTF8.self) else { return .unreadable("not UTF-8 text") }
+            return .text(text)
+        } catch {
+            return .unreadable(error.message)
+        }
+    }
+}
+
+extension Environment {
+    /// The variables among `names` that are set and not empty.
+    public static func values(_ names: some Sequence<String>) -> [String: String] {
+        var values: [String: String] = [:]
+        for name in names {
+            if let value = value(name) { values[name] = value }
+        }
+        return values
+    }
+}
+
+extension SettingsError {
+    /// Reports the error the same way in every executable: the usage text on standard output for `--help`
+    /// (status 0), else `<program>: <message>` on standard error (status 2).
+    public func report(program: String, usage: String) -> ExitStatus {
+        switch self {
+        case .help:
+            print(usage)
+            return .success
+        case .invalid(let message):
+            printError("\(program): \(message)")
+            return .usage
+        }
+    }
+}
