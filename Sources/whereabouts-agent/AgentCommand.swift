@@ -21,14 +21,7 @@ enum AgentCommand {
         do {
             startup = try AgentStartup(arguments)
         } catch {
-            switch error {
-            case .help:
-                print(AgentSettings.usage)
-                return .success
-            case .invalid(let message):
-                printError("whereabouts-agent: \(message)")
-                return .usage
-            }
+            return error.report(program: "whereabouts-agent", usage: AgentSettings.usage)
         }
         let settings = startup.settings
         let logger = Logger(label: "whereabouts-agent", level: Logger.Level(settings.logLevel) ?? .info)

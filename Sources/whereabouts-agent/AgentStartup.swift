@@ -11,7 +11,7 @@ struct AgentStartup {
     var client: MQTTClientConfiguration
 
     /// Reads the settings from the arguments, the environment and the settings files.
-    init(_ arguments: [String]) throws(AgentSettingsError) {
+    init(_ arguments: [String]) throws(SettingsError) {
         settings = try AgentSettings.parse(
             arguments: arguments, environment: Environment.values(AgentSettings.environmentKeys),
             readFile: SettingsFileReader.read)

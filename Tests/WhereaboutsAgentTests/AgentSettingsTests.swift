@@ -13,7 +13,7 @@ struct AgentSettingsTests {
     /// Parses with in-memory files: `files[path]` is the text; any other path is missing.
     func parse(
         _ arguments: [String], environment: [String: String] = [:], files: [String: String] = [:]
-    ) throws(AgentSettingsError) -> AgentSettings {
+    ) throws(SettingsError) -> AgentSettings {
         try AgentSettings.parse(arguments: arguments, environment: environment) { path in
             files[path].map(SettingsFile.text) ?? .missing
         }
@@ -186,7 +186,8 @@ struct AgentSettingsTests {
             Issue.record("--help accepted as settings")
         } catch {
             #expect(error == .help)
-            #expect(error.description.contains("usage: whereabouts-agent"))
+            // The shared reporter prints this usage for `.help` (SettingsError.report).
+            #expect(AgentSettings.usage.contains("usage: whereabouts-agent"))
         }
     }
 }

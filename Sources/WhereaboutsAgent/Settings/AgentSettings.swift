@@ -154,18 +154,14 @@ public struct AgentSettings: Sendable {
     ///   - arguments: The command-line arguments, without the program name.
     ///   - environment: The process environment.
     ///   - readFile: Reads the `--env-file` and the configuration file.
-    /// - Throws: ``AgentSettingsError`` naming the setting at fault, or `.help`.
+    /// - Throws: ``SettingsError`` naming the setting at fault, or `.help`.
     public static func parse(
         arguments: [String], environment: [String: String], readFile: (String) -> SettingsFile
-    ) throws(AgentSettingsError) -> AgentSettings {
-        do {
-            return try AgentSettings(
-                Settings(
-                    arguments: arguments, table: table, environment: environment, configFile: defaultConfigPath,
-                    readFile: readFile))
-        } catch {
-            throw AgentSettingsError(error)
-        }
+    ) throws(SettingsError) -> AgentSettings {
+        try AgentSettings(
+            Settings(
+                arguments: arguments, table: table, environment: environment, configFile: defaultConfigPath,
+                readFile: readFile))
     }
 
     private init(_ settings: Settings) throws(SettingsError) {
