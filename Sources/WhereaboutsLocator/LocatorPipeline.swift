@@ -73,6 +73,9 @@ public struct LocatorPipeline: Sendable {
     private var pendingReceiveTimes: [Double] = []
     private var lastLogged: [RejectionReason: Double] = [:]
     private var suppressed: [RejectionReason: Int] = [:]
+    /// Missing batches per agent as of the last gap report, and when that was.
+    private var reportedMissing: [AgentID: Int] = [:]
+    private var lastGapReport = -Double.infinity
 
     private struct PublishedPosition: Sendable {
         var payload: TagPosition
@@ -278,7 +281,26 @@ public struct LocatorPipeline: Sendable {
             lastMetrics = now
             actions.append(.publish(metricsPublication(now: now)))
         }
+        if now - lastGapReport >= 60 {
+            lastGapReport = now
+            actions += gapReports()
+        }
         return actions
+    }
+
+    /// One log line per agent whose batches went missing since the last report (at most once a minute).
+    private mutating func gapReports() -> [LocatorAction] {
+        var lines: [LocatorAction] = []
+        for (agent, missing) in deduplicator.missing.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            let new = missing - reportedMissing[agent, default: 0]
+            guard new > 0 else { continue }
+            reportedMissing[agent] = missing
+            lines.append(
+                .log(
+                    "agent \(agent): \(new) batches missing (gaps in its seqs) since the last report, \(missing) in all"
+                ))
+        }
+        return lines
     }
 
     /// The metrics as of now (also published every ``Configuration/metricsInterval`` seconds).
@@ -293,6 +315,7 @@ public struct LocatorPipeline: Sendable {
             readingsRejected: counters.rejected,
             tagsTracked: engine.trackedTagCount,
             agentsOnline: map.agents.indices.filter { engine.isAgentOnline($0, now: now) }.count,
+            batchesMissing: deduplicator.missing.values.reduce(0, +),
             latencyP50: percentile(0.5),
             latencyP99: percentile(0.99)
         )

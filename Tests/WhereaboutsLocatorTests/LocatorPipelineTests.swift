@@ -188,3 +188,57 @@ struct LocatorPipelineTests {
         #expect(decoded.records.first?.tag == (try alice()))
     }
 }
+
+@Suite("Locator pipeline against hostile batch numbering")
+struct HostileNumberingTests {
+    let start = 1_764_000_000.0
+
+    /// One batch from `agent` with one reading of Alice, numbered as given.
+    func batch(_ harness: PipelineHarness, agent: String, epoch: Int, seq: Int, time: Double) throws -> (
+        String, [UInt8]
+    ) {
+        let id = try #require(AgentID(agent))
+        let reading = ReadingBatch.Reading(tag: try alice(), time: time, rssi: -60, count: 5, variance: 4, power: -59)
+        let payload = ReadingBatch(agent: id, epoch: epoch, seq: seq, sent: time, readings: [reading]).payload
+        return (harness.pipeline.topics.readings(agent: id).name, Array(payload.utf8))
+    }
+
+    @Test(
+        "one batch with seq 2^53, seq +1,000 or a newer epoch does not silence the agent's next 50 batches",
+        arguments: [(0, 1 << 53), (0, 1010), (3_600_000, 0), (-1, 0)])
+    func noSilencing(epochShift: Int, hostileSeq: Int) throws {
+        var harness = try PipelineHarness()
+        let epoch = Int(start * 1000) - 60_000
+        for seq in 0..<10 {
+            let (topic, payload) = try batch(
+                harness, agent: "g-lobby", epoch: epoch, seq: seq, time: start + Double(seq))
+            harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: start + Double(seq)))
+        }
+        // The hostile batch: the agent's own account, a jumped seq or another epoch (-1: an older one).
+        let hostileEpoch = epochShift < 0 ? epoch - 1 : epoch + epochShift
+        let now = start + 10
+        let hostileTime = epochShift > 0 ? Double(hostileEpoch) / 1000 : now
+        let (topic, payload) = try batch(harness, agent: "g-lobby", epoch: hostileEpoch, seq: hostileSeq, time: now)
+        harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: max(now, hostileTime)))
+        let accepted = harness.pipeline.counters.accepted
+        for seq in 10..<60 {
+            let time = max(now, hostileTime) + Double(seq)
+            let (topic, payload) = try batch(harness, agent: "g-lobby", epoch: epoch, seq: seq, time: time)
+            harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: time))
+        }
+        #expect(harness.pipeline.counters.accepted - accepted == 50)
+    }
+
+    @Test("seq gaps are counted as missing batches in the metrics and logged")
+    func gapsInMetrics() throws {
+        var harness = try PipelineHarness()
+        let epoch = Int(start * 1000)
+        for seq in [0, 1, 2, 6, 7, 20] {
+            let (topic, payload) = try batch(harness, agent: "g-lobby", epoch: epoch, seq: seq, time: start + 1)
+            harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: start + 1))
+        }
+        harness.perform(harness.pipeline.tick(now: start + 2))
+        #expect(harness.pipeline.metrics(now: start + 2).batchesMissing == 3 + 12)
+        #expect(harness.logs.contains { $0.contains("agent g-lobby: 15 batches missing") })
+    }
+}

@@ -83,7 +83,10 @@ enum BadPayloads {
             BadPayload(
                 "Infinity literal", BatchText.batch(reading: BatchText.reading(rssi: "-Infinity")),
                 .batch(.malformedJSON)),
-            BadPayload("number beyond Double", BatchText.batch(seq: "1e400"), .batch(.malformedJSON)),
+            BadPayload("number beyond Double in the batch", BatchText.batch(seq: "1e400"), .batch(.nonFinite)),
+            BadPayload(
+                "number beyond Double in a reading costs that reading only",
+                BatchText.batch(reading: BatchText.reading(rssi: "-1e999")), .reading(.nonFinite)),
             BadPayload("truncated", String(BatchText.batch().dropLast(3)), .batch(.malformedJSON)),
             BadPayload("trailing garbage", BatchText.batch() + "x", .batch(.malformedJSON)),
             BadPayload("two documents", BatchText.batch() + BatchText.batch(), .batch(.malformedJSON)),
@@ -128,6 +131,9 @@ enum BadPayloads {
             BadPayload("seq as an object", BatchText.batch(seq: "{}"), .batch(.wrongType)),
             BadPayload("missing seq", BatchText.batch(seq: nil), .batch(.missingField)),
             BadPayload("negative sent", BatchText.batch(sent: "-1"), .batch(.badSentTime)),
+            BadPayload("sent an hour ahead", BatchText.batch(sent: "1764478801"), .batch(.badSentTime)),
+            BadPayload("epoch an hour ahead", BatchText.batch(epoch: "1764478801000"), .batch(.epochInFuture)),
+            BadPayload("epoch at 2^53", BatchText.batch(epoch: "9007199254740992"), .batch(.epochInFuture)),
             BadPayload("sent as a Boolean", BatchText.batch(sent: "true"), .batch(.wrongType)),
             BadPayload("missing readings", BatchText.batch(readings: nil), .batch(.missingField)),
             BadPayload("readings as an object", BatchText.batch(readings: "{}"), .batch(.wrongType)),
@@ -225,7 +231,9 @@ struct BatchDecoderTests {
     func corpusCoversEveryReason() {
         #expect(BadPayloads.all.count >= 20)
         // untracked_tag is the engine's verdict after decoding; the locator's tests reach it.
-        let reached = Set(BadPayloads.all.map(\.expected.reason)).union([.nonFinite, .duplicateBatch, .untrackedTag])
+        let reached = Set(BadPayloads.all.map(\.expected.reason)).union([
+            .duplicateBatch, .supersededEpoch, .untrackedTag,
+        ])
         #expect(reached == Set(RejectionReason.allCases))
     }
 

@@ -60,7 +60,7 @@ struct ReadingBatchTests {
                         power: Bool.random(using: &generator) ? Int.random(in: -127...20, using: &generator) : nil))
             }
             let batch = ReadingBatch(
-                agent: WireFixtures.agent, epoch: Int.random(in: 0...(1 << 50), using: &generator),
+                agent: WireFixtures.agent, epoch: Int.random(in: 0...Int(now * 1000), using: &generator),
                 seq: Int.random(in: 0...(1 << 40), using: &generator), sent: now, readings: readings)
             let decoded = try #require(WireFixtures.decode(batch.payload).batch)
             #expect(decoded.accepted == batch.readings)

@@ -81,7 +81,10 @@ public struct BatchDecoder: Sendable {
         _ payload: some Collection<UInt8>, topicAgent: AgentID, isKnownAgent: (AgentID) -> Bool, now: Double
     ) -> BatchDecodeResult {
         guard payload.count <= limits.maximumPayloadBytes else { return .rejected(.payloadTooLarge) }
-        let parser = JSONParser(maximumBytes: limits.maximumPayloadBytes, maximumDepth: limits.maximumDepth)
+        // A number beyond Double's range becomes an infinity, so that it costs its reading only (`non_finite`),
+        // not the whole batch.
+        let parser = JSONParser(
+            maximumBytes: limits.maximumPayloadBytes, maximumDepth: limits.maximumDepth, keepsOverflowingNumbers: true)
         let value: JSONValue
         do {
             value = try parser.parse(payload)
@@ -117,7 +120,8 @@ public struct BatchDecoder: Sendable {
             let epoch = try Self.sequence(object, "epoch")
             let seq = try Self.sequence(object, "seq")
             let sent = try Self.number(object, "sent")
-            guard sent >= 0 else { throw .badSentTime }
+            guard sent >= 0, sent <= now + tolerance.futureSkew else { throw .badSentTime }
+            guard Double(epoch) <= (now + tolerance.futureSkew) * 1000 else { throw .epochInFuture }
             guard case .array(let elements) = try Self.member(object, "readings") else { throw .wrongType }
             guard elements.count <= limits.maximumReadings else { throw .tooManyReadings }
             let outcomes = elements.map { element -> ReadingOutcome in

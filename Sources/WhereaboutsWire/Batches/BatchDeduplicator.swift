@@ -1,86 +1,119 @@
-/// Remembers which (agent, epoch, seq) batches the locator has taken, so that QoS 1 redeliveries and replays
-/// are dropped while late but new batches still count.
+/// Remembers which (agent, epoch, seq) batches the locator has taken, so that QoS 1 redeliveries and replays are
+/// dropped while every fresh batch counts; and counts the batches that never arrived.
 ///
-/// Per agent it keeps the current epoch, the highest seq seen in it and a 64-bit window of the seqs just
-/// below it, plus the last few epochs it has left behind:
+/// An agent's `epoch` is its process start time in milliseconds and `seq` counts its batches from 0. Per agent:
 ///
-/// - a seq above the highest is new (the window slides);
-/// - a seq inside the window is new once, then a duplicate;
-/// - a seq below the window is a duplicate: too old to tell, and dropping it is the safe side;
-/// - a different epoch that is not a retired one starts afresh (the agent restarted; its clock may even have
-///   gone back, so "different" rather than "greater");
-/// - a retired epoch is a duplicate (a redelivery or replay from an earlier run).
+/// - the last ``memory`` batches taken are remembered by (epoch, seq): one of them again is a duplicate. Nothing
+///   else is: a batch the ledger has not seen is new, whatever its seq, so no batch (a hostile one with seq 2^53,
+///   say) can make the agent's next batches look old. A redelivery too old to be remembered is harmless: its
+///   readings are older than the locator accepts;
+/// - the newest epoch supersedes the older ones for good: a batch of an older epoch that was sent before the newest
+///   run started (its `sent` time before the newest epoch, less the clock skew) is left over from an earlier run
+///   and refused. A batch of an older epoch sent since is fresh and taken: a bogus newer epoch cannot silence the
+///   agent's real run;
+/// - gaps in the newest run's seqs are counted as missing batches (a late batch that fills one counts back), so
+///   that a broker that lost messages shows in the metrics.
 ///
-/// Memory is bounded: a fixed amount per agent, and at most `maximumAgents` agents; when full, the agent
-/// heard from least recently is forgotten.
+/// Memory is bounded: ``memory`` keys per agent, and at most `maximumAgents` agents; when full, the agent heard
+/// from least recently is forgotten.
 public struct BatchDeduplicator: Sendable {
-    /// How many seqs below the highest are remembered one by one.
-    public static let windowSize = 64
-    /// How many earlier epochs per agent are remembered and refused.
-    public static let retiredEpochLimit = 4
+    /// How many batches per agent are remembered.
+    public static let memory = 1024
+    /// A jump in seq larger than this is not counted as missing batches (a day of one-second windows).
+    public static let largestCountedGap = 86_400
 
     /// The most agents remembered at once.
     public let maximumAgents: Int
+    /// How far an agent's clock may run ahead of the locator's, seconds.
+    public let clockSkew: Double
+
+    private struct BatchKey: Hashable {
+        var epoch: Int
+        var seq: Int
+    }
 
     private struct History {
-        var epoch: Int
+        var seen: Set<BatchKey> = []
+        /// The remembered keys, oldest first from `head`, for forgetting the oldest.
+        var order: [BatchKey] = []
+        var head = 0
+        var newestEpoch: Int
+        /// The highest seq of the newest epoch taken so far.
         var highest: Int
-        /// Bit i set: seq `highest - i` was seen.
-        var seen: UInt64
-        var retiredEpochs: [Int]
+        var missing = 0
         var lastUsed: UInt64
+
+        mutating func remember(_ key: BatchKey) {
+            seen.insert(key)
+            order.append(key)
+            if order.count - head > BatchDeduplicator.memory {
+                seen.remove(order[head])
+                head += 1
+                if head >= BatchDeduplicator.memory {
+                    order.removeFirst(head)
+                    head = 0
+                }
+            }
+        }
     }
 
     private var histories: [AgentID: History] = [:]
     private var useCounter: UInt64 = 0
 
-    /// A deduplicator remembering at most `maximumAgents` agents (at least 1).
-    public init(maximumAgents: Int = 1024) {
+    /// A deduplicator remembering at most `maximumAgents` agents (at least 1); `clockSkew` seconds is how far apart
+    /// a batch's `sent` time and its run's start may seem.
+    public init(maximumAgents: Int = 1024, clockSkew: Double = 5) {
         self.maximumAgents = max(1, maximumAgents)
+        self.clockSkew = clockSkew.isFinite ? max(clockSkew, 0) : 5
     }
 
     /// How many agents are remembered now.
     public var trackedAgentCount: Int { histories.count }
 
-    /// Records a batch and says whether it is new.
+    /// Batches missing from each agent's newest run so far.
+    public var missing: [AgentID: Int] { histories.compactMapValues { $0.missing > 0 ? $0.missing : nil } }
+
+    /// Records a batch and says whether to take it.
     ///
-    /// - Returns: nil when the batch is new (and is now remembered), ``RejectionReason/duplicateBatch`` when
-    ///   it was seen before or cannot be told apart from one that was.
-    public mutating func admit(agent: AgentID, epoch: Int, seq: Int) -> RejectionReason? {
+    /// - Returns: nil when the batch is new (and is now remembered); ``RejectionReason/duplicateBatch`` when it was
+    ///   taken before; ``RejectionReason/supersededEpoch`` when it is left over from an earlier run.
+    public mutating func admit(agent: AgentID, epoch: Int, seq: Int, sent: Double) -> RejectionReason? {
         useCounter &+= 1
+        let key = BatchKey(epoch: epoch, seq: seq)
         guard var history = histories[agent] else {
             if histories.count >= maximumAgents { evictLeastRecentlyUsed() }
-            histories[agent] = History(epoch: epoch, highest: seq, seen: 1, retiredEpochs: [], lastUsed: useCounter)
+            var history = History(newestEpoch: epoch, highest: seq, lastUsed: useCounter)
+            history.remember(key)
+            histories[agent] = history
             return nil
         }
         history.lastUsed = useCounter
         defer { histories[agent] = history }
-        if epoch != history.epoch {
-            if history.retiredEpochs.contains(epoch) { return .duplicateBatch }
-            history.retiredEpochs.append(history.epoch)
-            if history.retiredEpochs.count > Self.retiredEpochLimit { history.retiredEpochs.removeFirst() }
-            history.epoch = epoch
+        if history.seen.contains(key) { return .duplicateBatch }
+        if epoch < history.newestEpoch {
+            // Sent before the newest run began: a leftover of an earlier run.
+            if sent < Double(history.newestEpoch) / 1000 - clockSkew { return .supersededEpoch }
+        } else if epoch > history.newestEpoch {
+            history.newestEpoch = epoch
             history.highest = seq
-            history.seen = 1
-            return nil
+            // Batches 0..<seq of the new run never came (a run starts at 0).
+            if seq <= Self.largestCountedGap { history.missing += seq }
+        } else if seq > history.highest {
+            let gap = seq - history.highest - 1
+            if gap <= Self.largestCountedGap {
+                history.missing += gap
+                history.highest = seq
+            }
+        } else if history.missing > 0 {
+            history.missing -= 1  // a late batch filled a gap
         }
-        if seq > history.highest {
-            let shift = seq - history.highest
-            history.seen = shift >= Self.windowSize ? 1 : (history.seen << UInt64(shift)) | 1
-            history.highest = seq
-            return nil
-        }
-        let offset = history.highest - seq
-        guard offset < Self.windowSize else { return .duplicateBatch }
-        let bit: UInt64 = 1 << UInt64(offset)
-        guard history.seen & bit == 0 else { return .duplicateBatch }
-        history.seen |= bit
+        history.remember(key)
         return nil
     }
 
-    /// Records a decoded batch; see ``admit(agent:epoch:seq:)``.
+    /// Records a decoded batch; see ``admit(agent:epoch:seq:sent:)``.
     public mutating func admit(_ batch: DecodedBatch) -> RejectionReason? {
-        admit(agent: batch.agent, epoch: batch.epoch, seq: batch.seq)
+        admit(agent: batch.agent, epoch: batch.epoch, seq: batch.seq, sent: batch.sent)
     }
 
     /// Forgets an agent (removed from the map).

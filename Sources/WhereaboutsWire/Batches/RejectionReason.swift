@@ -7,7 +7,7 @@ public enum RejectionReason: String, Error, Sendable, Hashable, CaseIterable, Co
 
     /// The payload is larger than the decoder's byte limit; it was not parsed.
     case payloadTooLarge = "payload_too_large"
-    /// The payload is not JSON: bad syntax, invalid UTF-8, `NaN`, numbers beyond `Double`, duplicate keys.
+    /// The payload is not JSON: bad syntax, invalid UTF-8, `NaN`, duplicate keys.
     case malformedJSON = "malformed_json"
     /// Arrays and objects nest deeper than the decoder's depth limit.
     case tooDeep = "too_deep"
@@ -25,12 +25,18 @@ public enum RejectionReason: String, Error, Sendable, Hashable, CaseIterable, Co
     case agentTopicMismatch = "agent_topic_mismatch"
     /// `epoch` or `seq` is not an integer in 0...2^53.
     case badSequence = "bad_sequence"
-    /// `sent` is not a plausible Unix time.
+    /// `sent` is not a plausible Unix time: negative, or later than the receive time plus the allowed clock skew.
     case badSentTime = "bad_sent_time"
+    /// `epoch` is later than the receive time plus the allowed clock skew, in milliseconds: no agent process can
+    /// have started in the future.
+    case epochInFuture = "epoch_in_future"
     /// More readings than the decoder's limit.
     case tooManyReadings = "too_many_readings"
-    /// The (agent, epoch, seq) was seen already, or is too old to tell.
+    /// The (agent, epoch, seq) was taken already.
     case duplicateBatch = "duplicate_batch"
+    /// The batch is left over from an earlier run of the agent: its epoch is older than the agent's newest and it
+    /// was sent before that run started.
+    case supersededEpoch = "superseded_epoch"
 
     // MARK: One reading
 
@@ -38,7 +44,7 @@ public enum RejectionReason: String, Error, Sendable, Hashable, CaseIterable, Co
     case badTag = "bad_tag"
     /// `rssi` is outside -127...20 dBm.
     case rssiOutOfRange = "rssi_out_of_range"
-    /// A number is NaN or infinite (only possible in values built in code; JSON text cannot carry them).
+    /// A number is NaN or infinite: a JSON number beyond `Double`'s range, or a value built in code.
     case nonFinite = "non_finite"
     /// `n` is not an integer ≥ 1.
     case badCount = "bad_count"

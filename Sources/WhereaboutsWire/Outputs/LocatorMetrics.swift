@@ -4,8 +4,11 @@ public import WhereaboutsJSON
 ///
 /// ```json
 /// {"t":1764475210,"readings_accepted":1200,"readings_rejected":{"bad_tag":2,"time_too_old":5},
-///  "tags_tracked":12,"agents_online":4,"latency_ms":{"p50":35,"p99":180}}
+///  "tags_tracked":12,"agents_online":4,"batches_missing":3,"latency_ms":{"p50":35,"p99":180}}
 /// ```
+///
+/// `batches_missing` counts the agents' batches that never arrived (gaps in their seqs since the locator started),
+/// what a broker that lost messages leaves behind; 0 when absent.
 ///
 /// `readings_rejected` lists the reasons with their stable names, sorted by name. Decoding ignores names this
 /// version does not know (a newer locator may count more reasons). Latencies are null without samples.
@@ -20,6 +23,8 @@ public struct LocatorMetrics: JSONPayload, Equatable {
     public var tagsTracked: Int
     /// Agents whose status is `online`.
     public var agentsOnline: Int
+    /// Batches missing from the agents' runs (seq gaps), since start.
+    public var batchesMissing: Int
     /// Median reading-to-output latency in milliseconds, if measured.
     public var latencyP50: Double?
     /// 99th percentile reading-to-output latency in milliseconds, if measured.
@@ -28,8 +33,9 @@ public struct LocatorMetrics: JSONPayload, Equatable {
     /// Makes a metrics payload.
     public init(
         time: Double, readingsAccepted: Int, readingsRejected: [RejectionReason: Int], tagsTracked: Int,
-        agentsOnline: Int, latencyP50: Double?, latencyP99: Double?
+        agentsOnline: Int, batchesMissing: Int = 0, latencyP50: Double?, latencyP99: Double?
     ) {
+        self.batchesMissing = batchesMissing
         self.time = time
         self.readingsAccepted = readingsAccepted
         self.readingsRejected = readingsRejected
@@ -48,6 +54,7 @@ public struct LocatorMetrics: JSONPayload, Equatable {
                 ("t", .number(time)), ("readings_accepted", .number(Double(readingsAccepted))),
                 ("readings_rejected", .object(JSONObject(rejected))), ("tags_tracked", .number(Double(tagsTracked))),
                 ("agents_online", .number(Double(agentsOnline))),
+                ("batches_missing", .number(Double(batchesMissing))),
                 (
                     "latency_ms",
                     .object(JSONObject([("p50", .optionalNumber(latencyP50)), ("p99", .optionalNumber(latencyP99))]))
@@ -70,6 +77,7 @@ public struct LocatorMetrics: JSONPayload, Equatable {
                 readingsAccepted: try reader.integer("readings_accepted", in: 0...Int.max),
                 readingsRejected: rejected, tagsTracked: try reader.integer("tags_tracked", in: 0...Int.max),
                 agentsOnline: try reader.integer("agents_online", in: 0...Int.max),
+                batchesMissing: try reader.optionalInteger("batches_missing", in: 0...Int.max) ?? 0,
                 latencyP50: try latency.optionalNumber("p50"), latencyP99: try latency.optionalNumber("p99"))
         }
     }
