@@ -6,15 +6,23 @@
     import Musl
 #endif
 
-/// Turns SIGINT and SIGTERM into an async stream, so that a task group can shut down in order.
+/// Turns SIGINT and SIGTERM (and SIGHUP) into async streams, so that a task group can shut down (or reload) in order.
 ///
 /// The signals are ignored by default handling while watched (so they no longer kill the process) and
 /// delivered through Dispatch signal sources.
 public enum SignalWatcher {
     /// A stream of the termination signals received (SIGINT, SIGTERM); iterate it in one task.
     public static func terminationSignals() -> AsyncStream<Int32> {
-        let numbers = [SIGINT, SIGTERM]
-        return AsyncStream { continuation in
+        signals([SIGINT, SIGTERM])
+    }
+
+    /// A stream of the SIGHUPs received (reload, by the daemon convention); iterate it in one task.
+    public static func hangups() -> AsyncStream<Int32> {
+        signals([SIGHUP])
+    }
+
+    private static func signals(_ numbers: [Int32]) -> AsyncStream<Int32> {
+        AsyncStream { continuation in
             let queue = DispatchQueue(label: "whereabouts.signals")
             var sources: [any DispatchSourceSignal] = []
             for number in numbers {

@@ -9,3 +9,11 @@ public enum LocatorAction: Sendable, Equatable {
     /// Log a line at warning level (already rate-limited by the pipeline).
     case log(String)
 }
+
+extension LocatorAction {
+    /// The topic a publication goes to; empty for other actions (for ordering actions deterministically).
+    var topicName: String {
+        if case .publish(let publication) = self { return publication.topic.name }
+        return ""
+    }
+}

@@ -1,4 +1,5 @@
 public import WhereaboutsCore
+public import WhereaboutsSession
 public import WhereaboutsWire
 
 /// The locator's logic between the broker and the engine, as a state machine that returns actions.
@@ -52,8 +53,8 @@ public struct LocatorPipeline: Sendable {
         public var agentBeacons = 0
     }
 
-    /// The map.
-    public let map: FloorMap
+    /// The map (replaced on SIGHUP by ``replaceMap(_:now:)``).
+    public private(set) var map: FloorMap
     /// The topics of the map's site.
     public let topics: Topics
     /// The settings.
@@ -73,6 +74,10 @@ public struct LocatorPipeline: Sendable {
     private var pendingReceiveTimes: [Double] = []
     private var lastLogged: [RejectionReason: Double] = [:]
     private var suppressed: [RejectionReason: Int] = [:]
+    /// Retained positions an earlier run (or the map before a reload) left, by tag, with when they were learned.
+    private var inherited: [TagIdentity: Double] = [:]
+    /// The most inherited positions remembered (a bound against a flood of retained topics).
+    static let inheritedLimit = 100_000
     /// Missing batches per agent as of the last gap report, and when that was.
     private var reportedMissing: [AgentID: Int] = [:]
     private var lastGapReport = -Double.infinity
@@ -93,11 +98,15 @@ public struct LocatorPipeline: Sendable {
         decoder = BatchDecoder(limits: configuration.limits, tolerance: configuration.tolerance)
     }
 
-    /// The subscriptions the shell makes (and remakes after every reconnect), with their QoS.
-    public var subscriptions: [(filter: TopicFilter, qos: Int)] {
-        var list = [(topics.allReadings, 1), (topics.allAgentStatuses, 1)]
+    /// The subscriptions the shell makes (and remakes after every reconnect). The tags' positions are read back
+    /// (without our own publications) to learn what an earlier run left retained.
+    public var subscriptions: [Subscription] {
+        var list = [
+            Subscription(filter: topics.allReadings, qos: 1), Subscription(filter: topics.allAgentStatuses, qos: 1),
+            Subscription(filter: topics.allPositions, qos: 0, noLocal: true),
+        ]
         if configuration.homeAssistantDiscovery {
-            list.append((Topics.homeAssistantStatusFilter, 1))
+            list.append(Subscription(filter: Topics.homeAssistantStatusFilter, qos: 1))
         }
         return list
     }
@@ -127,6 +136,47 @@ public struct LocatorPipeline: Sendable {
         [.publish(metricsPublication(now: now))]
     }
 
+    /// Takes a new, validated map (SIGHUP). The engine starts over on it, so occupancy waits for a new warm-up (no
+    /// zone passes through a false empty) and positions are published again as tags are heard; positions not heard
+    /// again within the tag timeout are cleared, as are the occupancy and discovery configs of zones the new map no
+    /// longer has. Counters and the batch ledger carry on. A map of another site is refused: the topics would change
+    /// under the subscriptions, so changing sites takes a restart.
+    public mutating func replaceMap(_ newMap: FloorMap, now: Double) -> [LocatorAction] {
+        guard newMap.site.uuid == map.site.uuid else {
+            return [
+                .log(
+                    "the new map is for site \(newMap.site.uuid), not \(map.site.uuid): restart the locator to change sites"
+                )
+            ]
+        }
+        var actions: [LocatorAction] = []
+        let kept = Set(newMap.zones.map(\.key))
+        for zone in map.zones where !kept.contains(zone.key) {
+            actions.append(
+                .publish(
+                    Publication(
+                        topic: topics.occupancy(floor: zone.floor, zone: zone.minor), payload: "", qos: 1, retain: true)
+                ))
+        }
+        let oldConfigs = Set(discoveryConfigs().map(\.topic))
+        map = newMap
+        engine = LocatorEngine(map: newMap, configuration: configuration.engine)
+        calibration = LocatorCalibration(map: newMap, configuration: configuration.calibration)
+        calibration.prepare(&engine)
+        warmedUp = false
+        startTime = now
+        for tag in lastPositions.keys { inherited[tag] = now }
+        lastPositions.removeAll()
+        let newConfigs = discoveryConfigs()
+        let newTopics = Set(newConfigs.map(\.topic))
+        for topic in oldConfigs.subtracting(newTopics).sorted(by: { $0.name < $1.name }) {
+            actions.append(.publish(Publication(topic: topic, payload: "", qos: 1, retain: true)))
+        }
+        actions += discoveryActions()
+        actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now)))
+        return actions
+    }
+
     // MARK: - Input
 
     /// Takes one received message.
@@ -145,6 +195,13 @@ public struct LocatorPipeline: Sendable {
             // Home Assistant's birth message: it has (re)started and needs the discovery configs again.
             guard Availability(payload: payload) == .online else { return [] }
             return discoveryActions()
+        case .position(let tag):
+            // A retained position left by an earlier run (ours are not sent back to us): cleared by the stale
+            // sweep unless the tag is heard again in time.
+            if !payload.isEmpty, lastPositions[tag] == nil, inherited.count < Self.inheritedLimit {
+                inherited[tag] = inherited[tag] ?? now
+            }
+            return []
         case nil:
             return []
         }
@@ -275,6 +332,7 @@ public struct LocatorPipeline: Sendable {
             // A tag that left: clear its retained position so that no dashboard shows a ghost.
             actions.append(.publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
         }
+        actions += clearStalePositions(now: now)
         for received in pendingReceiveTimes { latencies.append(max(now - received, 0)) }
         pendingReceiveTimes.removeAll(keepingCapacity: true)
         if now - lastMetrics >= configuration.metricsInterval {
@@ -286,6 +344,19 @@ public struct LocatorPipeline: Sendable {
             actions += gapReports()
         }
         return actions
+    }
+
+    /// Clears the retained positions no tracked tag stands behind any more: those an earlier run left (or this run
+    /// published under the map before a reload) whose tag has not been heard again within the tag timeout.
+    private mutating func clearStalePositions(now: Double) -> [LocatorAction] {
+        let timeout = map.model.tagTimeout
+        var actions: [LocatorAction] = []
+        for (tag, since) in inherited where now - since >= timeout {
+            inherited[tag] = nil
+            guard lastPositions[tag] == nil else { continue }
+            actions.append(.publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
+        }
+        return actions.sorted { $0.topicName < $1.topicName }
     }
 
     /// One log line per agent whose batches went missing since the last report (at most once a minute).
@@ -331,6 +402,11 @@ public struct LocatorPipeline: Sendable {
     }
 
     private func discoveryActions() -> [LocatorAction] {
+        discoveryConfigs().map { .publish(Publication(topic: $0.topic, payload: $0.payload, qos: 1, retain: true)) }
+    }
+
+    /// The Home Assistant discovery configs of the map's zones and known tags (none when discovery is off).
+    private func discoveryConfigs() -> [DiscoveryConfig] {
         guard configuration.homeAssistantDiscovery else { return [] }
         var configs: [DiscoveryConfig] = []
         for zone in map.zones {
@@ -347,7 +423,7 @@ public struct LocatorPipeline: Sendable {
         for tag in map.knownTags {
             configs.append(.tagZone(topics: topics, tag: tag.identity, tagName: tag.name))
         }
-        return configs.map { .publish(Publication(topic: $0.topic, payload: $0.payload, qos: 1, retain: true)) }
+        return configs
     }
 
     private func occupancyPublication(_ occupancy: Occupancy, now: Double) -> Publication {

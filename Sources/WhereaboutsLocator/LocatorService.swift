@@ -1,3 +1,4 @@
+public import WhereaboutsCore
 public import WhereaboutsSession
 import WhereaboutsWire
 
@@ -28,7 +29,7 @@ public struct LocatorService: ServicePipeline {
     }
 
     public var subscriptions: [Subscription] {
-        pipeline.subscriptions.map { Subscription(filter: $0.filter, qos: $0.qos) }
+        pipeline.subscriptions
     }
 
     public mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] {
@@ -47,6 +48,11 @@ public struct LocatorService: ServicePipeline {
     public mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] {
         guard pendingSinceUpdate || time.now - lastUpdate >= 1 else { return [] }
         return update(at: time)
+    }
+
+    /// SIGHUP brought a new map, read and validated by the shell.
+    public mutating func reload(_ map: FloorMap, at time: ServiceTime) -> [ServiceAction<Never>] {
+        Self.actions(pipeline.replaceMap(map, now: time.now))
     }
 
     public mutating func stop(at time: ServiceTime) -> [ServiceAction<Never>] {

@@ -157,18 +157,19 @@ public final class MQTTClient: Sendable {
     ///
     /// Returns the SUBSCRIBE's message id when it was sent now (its ``MQTTConnectionEvent/subscribed``
     /// event follows), `nil` when it will be sent on the next connection. Subscribing again to the same
-    /// filter replaces its QoS. Throws ``MQTTError/invalidArgument`` for an invalid filter.
+    /// filter replaces its QoS. With `noLocal`, the broker does not send this client its own publications on the
+    /// filter (MQTT v5). Throws ``MQTTError/invalidArgument`` for an invalid filter.
     @discardableResult
-    public func subscribe(_ filter: String, qos: MQTTQoS) throws(MQTTError) -> Int? {
+    public func subscribe(_ filter: String, qos: MQTTQoS, noLocal: Bool = false) throws(MQTTError) -> Int? {
         try MosquittoHandle.validateFilter(filter)
         return try core.link.withLock { link throws(MQTTError) -> Int? in
             let sentBefore = link.subscriptions.first { $0.filter == filter }?.sentBefore ?? false
             link.subscriptions.removeAll { $0.filter == filter }
-            link.subscriptions.append(.init(filter: filter, qos: qos, sentBefore: sentBefore))
+            link.subscriptions.append(.init(filter: filter, qos: qos, noLocal: noLocal, sentBefore: sentBefore))
             guard link.phase == .connected else { return nil }
             do throws(MQTTError) {
                 // An explicit subscribe wants the retained messages, so no "only if new" option here.
-                let messageID = try handle.subscribe(filter, qos: qos, onlyNewRetained: false)
+                let messageID = try handle.subscribe(filter, qos: qos, onlyNewRetained: false, noLocal: noLocal)
                 link.subscriptions[link.subscriptions.count - 1].sentBefore = true
                 return messageID
             } catch .noConnection {

@@ -21,6 +21,8 @@ final class MQTTClientCore: Sendable {
     struct Subscription {
         var filter: String
         var qos: MQTTQoS
+        /// Whether the broker keeps this client's own publications from it (MQTT v5 "no local").
+        var noLocal = false
         /// Whether it has been sent on this client before; re-sends then ask for retained messages only
         /// if the broker had lost the subscription (so a reconnect does not replay every retained message).
         var sentBefore: Bool

@@ -163,9 +163,12 @@ struct MosquittoHandle: Sendable {
     /// Queues a SUBSCRIBE and returns its message id. With `onlyNewRetained`, the broker sends retained
     /// messages only if it did not already have the subscription. The corresponding C function is
     /// `mosquitto_subscribe_v5`.
-    func subscribe(_ filter: String, qos: MQTTQoS, onlyNewRetained: Bool) throws(MQTTError) -> Int {
+    func subscribe(_ filter: String, qos: MQTTQoS, onlyNewRetained: Bool, noLocal: Bool = false) throws(MQTTError)
+        -> Int
+    {
         var messageID: Int32 = 0
-        let options = onlyNewRetained ? Int32(MQTT_SUB_OPT_SEND_RETAIN_NEW.rawValue) : 0
+        var options = onlyNewRetained ? Int32(MQTT_SUB_OPT_SEND_RETAIN_NEW.rawValue) : 0
+        if noLocal { options |= Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue) }
         try check(mosquitto_subscribe_v5(pointer, &messageID, filter, qos.rawValue, options, nil))
         return Int(messageID)
     }
@@ -226,7 +229,8 @@ struct MosquittoHandle: Sendable {
             ) { subscription in
                 // Subscribing here, in the CONNACK callback, covers every reconnect (mosquitto's own advice).
                 (try? handle.subscribe(
-                    subscription.filter, qos: subscription.qos, onlyNewRetained: subscription.sentBefore
+                    subscription.filter, qos: subscription.qos, onlyNewRetained: subscription.sentBefore,
+                    noLocal: subscription.noLocal
                 )) != nil
             }
         }

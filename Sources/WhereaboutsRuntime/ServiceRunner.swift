@@ -26,10 +26,14 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         public var logger: Logger
         /// The broker's address, for log lines.
         public var brokerName: String
+        /// Reads the new settings on SIGHUP, or says in lines why they are refused (the old ones stay). Nil: SIGHUP
+        /// only reopens the recording.
+        public var reload: (@Sendable () -> Result<Pipeline.Reload, ReloadRefusal>)?
 
         public init(
             client: MQTTClient, source: Source, clock: @escaping @Sendable () -> Double, tickInterval: Duration,
-            logger: Logger, brokerName: String
+            logger: Logger, brokerName: String,
+            reload: (@Sendable () -> Result<Pipeline.Reload, ReloadRefusal>)? = nil
         ) {
             self.client = client
             self.source = source
@@ -37,6 +41,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
             self.tickInterval = tickInterval
             self.logger = logger
             self.brokerName = brokerName
+            self.reload = reload
         }
     }
 
@@ -46,6 +51,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         case source(Pipeline.Input)
         case tick
         case signal(Int32)
+        case hangup
         /// The client's messages or events sequence ended (the client stopped).
         case clientSequenceEnded
     }
@@ -64,7 +70,8 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
             do {
                 // The client subscribes again after every reconnect by itself.
                 try client.subscribe(
-                    subscription.filter.filter, qos: subscription.qos == 0 ? .atMostOnce : .atLeastOnce)
+                    subscription.filter.filter, qos: subscription.qos == 0 ? .atMostOnce : .atLeastOnce,
+                    noLocal: subscription.noLocal)
             } catch {
                 loop.state.clientStopped(failure: "cannot subscribe to \(subscription.filter.filter): \(error)")
                 return loop.state
@@ -99,6 +106,9 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                         for await number in SignalWatcher.terminationSignals() { continuation.yield(.signal(number)) }
                     }
                     group.addTask {
+                        for await _ in SignalWatcher.hangups() { continuation.yield(.hangup) }
+                    }
+                    group.addTask {
                         var feed = SourceFeed(credits: credits) { continuation.yield(.source($0)) }
                         await source.run(into: &feed)
                     }
@@ -112,6 +122,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                             creditContinuation.yield()
                         case .tick: await loop.tick()
                         case .signal(let number): await loop.signal(number)
+                        case .hangup: await loop.hangup()
                         case .clientSequenceEnded: endedSequences += 1
                         }
                         if endedSequences == 2 { break }
@@ -151,7 +162,6 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         mutating func tick() async {
             let now = time
             await perform(state.tick(at: now))
-            recorder?.flush()
             if let interval = notifier.watchdogInterval, now.monotonic - lastWatchdogPing >= interval {
                 notifier.watchdog()
                 lastWatchdogPing = now.monotonic
@@ -165,7 +175,31 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                 logger.info("signal \(number): saying goodbye and disconnecting")
             }
             await perform(state.signal(at: time))
-            recorder?.flush()
+        }
+
+        /// SIGHUP: reopen the recording (logrotate moved it) and reload the settings, keeping the old ones if the
+        /// new ones are refused.
+        mutating func hangup() async {
+            if let recorder {
+                do {
+                    try recorder.reopen()
+                    logger.info("SIGHUP: reopened \(recorder.path)")
+                    if recorder.repairedBytes > 0 {
+                        logger.warning("\(recorder.path): cut off a torn last line of \(recorder.repairedBytes) bytes")
+                    }
+                } catch {
+                    logger.error("SIGHUP: \(error)")
+                }
+            }
+            guard let reload = context.reload else { return }
+            switch reload() {
+            case .success(let settings):
+                logger.info("SIGHUP: reloaded")
+                await perform(state.reload(settings, at: time))
+            case .failure(let refusal):
+                logger.error("SIGHUP: \(refusal.reason); keeping the settings in force")
+                for line in refusal.details { logger.error("  \(line)") }
+            }
         }
 
         mutating func connection(_ event: MQTTConnectionEvent) async {
@@ -196,13 +230,22 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
             }
         }
 
-        /// Performs the commands in order, then sends what the session hands out.
+        /// Performs the commands in order, then sends what the session hands out. The recording lines of one input
+        /// (one batch) go to the file in one write, so a crash never keeps half of them.
         mutating func perform(_ commands: [ServiceState<Pipeline>.Command]) async {
+            var lines = ""
             for command in commands {
-                if case .effect(let effect) = command {
-                    await context.source.perform(effect)
-                } else {
-                    performNow(command)
+                switch command {
+                case .effect(let effect): await context.source.perform(effect)
+                case .record(let line): lines += line
+                default: performNow(command)
+                }
+            }
+            if !lines.isEmpty, let recorder {
+                do {
+                    try recorder.write(lines)
+                } catch {
+                    logger.error("\(error)")
                 }
             }
             send()
@@ -212,12 +255,8 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
             switch command {
             case .disconnect:
                 context.client.disconnect()
-            case .record(let line):
-                do {
-                    try recorder?.write(line)
-                } catch {
-                    logger.error("\(error)")
-                }
+            case .record:
+                break  // gathered by perform(_:), one write per input
             case .log(let level, let line):
                 logger.log(Logger.Level(level), line)
             case .effect:
@@ -260,5 +299,18 @@ extension Logger.Level {
         case .warning: self = .warning
         case .error: self = .error
         }
+    }
+}
+
+/// Why new settings were refused on SIGHUP: a line for the log and the details (a map's problems, one a line).
+public struct ReloadRefusal: Error, Sendable {
+    /// What was refused, and why, in one line.
+    public var reason: String
+    /// The problems, one a line.
+    public var details: [String]
+
+    public init(_ reason: String, details: [String] = []) {
+        self.reason = reason
+        self.details = details
     }
 }

@@ -10,6 +10,8 @@ public protocol ServicePipeline: Sendable {
     associatedtype Input: Sendable = Never
     /// What the service asks of its source (the agent: restart the scan); `Never` for none.
     associatedtype Effect: Sendable & Hashable = Never
+    /// What SIGHUP brings: new settings read by the shell (the locator: the map, validated); `Never` for none.
+    associatedtype Reload: Sendable = Never
 
     /// How the session behaves: the status topic and the outbox policy.
     var session: BrokerSession.Configuration { get }
@@ -26,10 +28,16 @@ public protocol ServicePipeline: Sendable {
     mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Effect>]
     /// The last words before the goodbye, when the service stops.
     mutating func stop(at time: ServiceTime) -> [ServiceAction<Effect>]
+    /// SIGHUP brought new settings, read and checked by the shell.
+    mutating func reload(_ reload: Reload, at time: ServiceTime) -> [ServiceAction<Effect>]
 }
 
 extension ServicePipeline where Input == Never {
     public mutating func take(_ input: Never, at time: ServiceTime) -> [ServiceAction<Effect>] {}
+}
+
+extension ServicePipeline where Reload == Never {
+    public mutating func reload(_ reload: Never, at time: ServiceTime) -> [ServiceAction<Effect>] {}
 }
 
 /// A subscription a service makes on every connection.
@@ -38,10 +46,14 @@ public struct Subscription: Sendable, Hashable {
     public var filter: TopicFilter
     /// MQTT quality of service, 0 or 1.
     public var qos: Int
+    /// Whether the service's own publications on the filter are kept from it (it reads back only others' and the
+    /// retained ones).
+    public var noLocal: Bool
 
-    public init(filter: TopicFilter, qos: Int) {
+    public init(filter: TopicFilter, qos: Int, noLocal: Bool = false) {
         self.filter = filter
         self.qos = qos
+        self.noLocal = noLocal
     }
 }
 

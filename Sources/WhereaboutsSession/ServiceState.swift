@@ -68,6 +68,12 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
         return commands
     }
 
+    /// SIGHUP brought new settings.
+    public mutating func reload(_ reload: Pipeline.Reload, at time: ServiceTime) -> [Command] {
+        guard !isStopping else { return [] }
+        return perform(pipeline.reload(reload, at: time), at: time)
+    }
+
     /// SIGINT or SIGTERM: the first stops in order, a second stops at once.
     public mutating func signal(at time: ServiceTime) -> [Command] {
         guard isStopping else { return stop(failure: nil, at: time) }

@@ -7,7 +7,8 @@ import WhereaboutsRuntime
 import WhereaboutsSession
 import WhereaboutsWire
 
-/// Wires the map, the pipeline and the MQTT client, and runs until SIGINT or SIGTERM.
+/// Wires the map, the pipeline and the MQTT client, and runs until SIGINT or SIGTERM; SIGHUP reloads the map (a bad
+/// one is refused, the old one kept) and reopens the recording.
 enum LocatorCommand {
     static func run(_ arguments: [String]) async -> ExitStatus {
         let settings: LocatorSettings
@@ -17,16 +18,11 @@ enum LocatorCommand {
             return error.report(program: "whereabouts-locator", usage: LocatorSettings.usage)
         }
         let map: FloorMap
-        do {
-            switch FloorMap.parse(try FileAccess.read(settings.mapPath)) {
-            case .success(let loaded): map = loaded
-            case .failure(let problems):
-                printError("whereabouts-locator: \(settings.mapPath) is not a valid map:")
-                for problem in problems.problems { printError("  \(problem)") }
-                return .usage
-            }
-        } catch {
-            printError("whereabouts-locator: \(error)")
+        switch loadMap(settings.mapPath) {
+        case .success(let loaded): map = loaded
+        case .failure(let refusal):
+            printError("whereabouts-locator: \(refusal.reason)")
+            for line in refusal.details { printError("  \(line)") }
             return .usage
         }
         let logger = Logger(label: "whereabouts-locator", level: settings.logLevel)
@@ -50,6 +46,9 @@ enum LocatorCommand {
         if settings.insecure { logger.warning("--insecure: the broker's certificate is NOT verified") }
         let client = try MQTTClient(configuration)
         let recorder = try settings.recordPath.map { path throws(RuntimeError) in try LineWriter(appendingTo: path) }
+        if let recorder, recorder.repairedBytes > 0 {
+            logger.warning("\(recorder.path): cut off a torn last line of \(recorder.repairedBytes) bytes")
+        }
         logger.info(
             "site \(map.site.name) (\(map.site.uuid)): \(map.floors.count) floors, \(map.zones.count) zones, "
                 + "\(map.agents.count) agents; broker \(settings.broker); calibration \(settings.pipeline.calibration.mode)"
@@ -59,14 +58,28 @@ enum LocatorCommand {
             .init(
                 client: client, source: NoSource(), clock: { clock.now() },
                 tickInterval: .milliseconds(max(Int(settings.updateInterval * 1000), 1)), logger: logger,
-                brokerName: "\(settings.broker)"))
+                brokerName: "\(settings.broker)", reload: { [mapPath = settings.mapPath] in loadMap(mapPath) }))
         let final = await runner.run(state, recorder: recorder)
-        recorder?.flush()
         if let failure = final.failure { throw RuntimeError(failure) }
         let metrics = final.pipeline.pipeline.metrics(now: clock.now())
         logger.info(
             "stopped: \(metrics.readingsAccepted) readings accepted, "
                 + "\(metrics.readingsRejected.values.reduce(0, +)) rejected"
         )
+    }
+
+    /// Reads and validates the map file; a refusal names the file and lists every problem with its JSON path.
+    static func loadMap(_ path: String) -> Result<FloorMap, ReloadRefusal> {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileAccess.read(path)
+        } catch {
+            return .failure(ReloadRefusal("\(error)"))
+        }
+        switch FloorMap.parse(bytes) {
+        case .success(let map): return .success(map)
+        case .failure(let problems):
+            return .failure(ReloadRefusal("\(path) is not a valid map:", details: problems.problems.map { "\($0)" }))
+        }
     }
 }

@@ -111,7 +111,6 @@ enum SimulatedAgents {
                 if let truth { for record in window.truth { try truth.write(JSONLines.line(record)) } }
                 progress((window.end - start) / simulator.configuration.duration)
             }
-            truth?.flush()
             for radio in radios {
                 radio.yield(.sourceEnded(problem: nil))
                 radio.finish()

@@ -66,6 +66,9 @@ public struct Topics: Sendable, Hashable {
         Topic(prefixLevels + ["tags", tag.description, "position"])
     }
 
+    /// `…/tags/+/position`: every tag's position, what a restarted locator reads back to clear stale ones.
+    public var allPositions: TopicFilter { TopicFilter(prefixLevels + ["tags", "+", "position"]) }
+
     /// `…/events`: zone enter and exit events (QoS 1, not retained).
     public var events: Topic { Topic(prefixLevels + ["events"]) }
 
@@ -105,10 +108,12 @@ public struct Topics: Sendable, Hashable {
         if levels.count == 2, levels[0] == Self.homeAssistantPrefix, levels[1] == "status" {
             return .homeAssistantStatus
         }
-        guard levels.count == 6, levels[0] == Self.root, levels[1] == Self.version,
-            levels[2] == site.description, levels[3] == "agents",
-            let agent = AgentID(String(levels[4]))
+        guard levels.count == 6, levels[0] == Self.root, levels[1] == Self.version, levels[2] == site.description
         else { return nil }
+        if levels[3] == "tags", levels[5] == "position", let tag = TagIdentity(wire: String(levels[4])) {
+            return .position(tag)
+        }
+        guard levels[3] == "agents", let agent = AgentID(String(levels[4])) else { return nil }
         switch levels[5] {
         case "readings": return .readings(agent)
         case "status": return .agentStatus(agent)
@@ -123,6 +128,8 @@ public enum ReceivedTopic: Sendable, Hashable {
     case readings(AgentID)
     /// An agent's `online`/`offline` status.
     case agentStatus(AgentID)
+    /// A tag's retained position (the locator reads back what an earlier run left).
+    case position(TagIdentity)
     /// Home Assistant's birth or death message.
     case homeAssistantStatus
 }

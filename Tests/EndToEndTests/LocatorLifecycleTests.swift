@@ -1,0 +1,128 @@
+import BrokerFixture
+import Foundation
+import Testing
+import WhereaboutsCore
+import WhereaboutsMQTT
+import WhereaboutsWire
+
+/// The locator's life as a daemon against a real mosquitto: SIGHUP, a restart with retained state left behind, a
+/// recording a crash tore.
+@Suite("Locator lifecycle", .serialized)
+struct LocatorLifecycleTests {
+
+    /// The corridor map as text, with `tag_timeout` set and, optionally, the East room taken out.
+    static func corridorMap(tagTimeout: Double, withoutEastRoom: Bool = false) throws -> String {
+        let data = try #require(FileManager.default.contents(atPath: try Fixtures.path("corridor.json")))
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        object["model"] = ["tag_timeout": tagTimeout]
+        if withoutEastRoom, let zones = object["zones"] as? [[String: Any]] {
+            object["zones"] = zones.filter { ($0["name"] as? String) != "East room" }
+        }
+        let text = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    @Test("SIGHUP: a bad map is refused and the old one kept; a good one clears what it removed; the recording reopens")
+    func hangup() async throws {
+        let tests = try LocatorEndToEndTests()
+        try await tests.withSite { broker, collector, agents, scratch in
+            let mapPath = scratch.file("map.json")
+            try Self.corridorMap(tagTimeout: 30).write(toFile: mapPath, atomically: true, encoding: .utf8)
+            let record = scratch.file("readings.jsonl")
+            let locator = try LocatorProcess(
+                map: mapPath, broker: broker, scratch: scratch, extra: ["--warm-up", "1", "--record", record])
+            let topics = tests.topics
+            try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
+            for _ in 0..<8 {
+                _ = try await tests.sendRound(agents, position: Point(x: 35, y: 5), time: now())
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            let east = topics.occupancy(floor: 1, zone: 3).name
+            try await waitFor("the East room to hold the tag") {
+                collector.last(east).flatMap { try? ZoneOccupancy(payload: $0) }?.count == 1
+            }
+            // A broken map: refused, logged with its problem, the locator keeps running on the old one.
+            try #"{"site": {"uuid": "not a uuid"}}"#.write(toFile: mapPath, atomically: true, encoding: .utf8)
+            locator.process.send(SIGHUP)
+            try await waitFor("the refusal in the log") { locator.log.contains("keeping the settings in force") }
+            #expect(locator.log.contains("site.uuid"), "the problem names its field")
+            #expect(locator.process.exitCode == nil, "SIGHUP must not kill the locator")
+            // logrotate moves the recording away; a good map without the East room comes with the SIGHUP.
+            try FileManager.default.moveItem(atPath: record, toPath: record + ".1")
+            try Self.corridorMap(tagTimeout: 30, withoutEastRoom: true).write(
+                toFile: mapPath, atomically: true, encoding: .utf8)
+            locator.process.send(SIGHUP)
+            try await waitFor("the East room's occupancy to be cleared") { collector.last(east) == "" }
+            try await waitFor("the reload in the log") { locator.log.contains("SIGHUP: reloaded") }
+            _ = try await tests.sendRound(agents, position: Point(x: 5, y: 5), time: now())
+            try await waitFor("a new recording file") { FileManager.default.fileExists(atPath: record) }
+            try await waitFor("readings in the new recording") {
+                ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").contains("\"agent\"")
+            }
+            #expect(await locator.stop() == 0)
+        }
+    }
+
+    @Test("retained positions an earlier run left are cleared after the tag timeout unless their tag is heard")
+    func ghostPositions() async throws {
+        let tests = try LocatorEndToEndTests()
+        try await tests.withSite { broker, collector, agents, scratch in
+            let mapPath = scratch.file("map.json")
+            try Self.corridorMap(tagTimeout: 3).write(toFile: mapPath, atomically: true, encoding: .utf8)
+            let topics = tests.topics
+            // Positions an earlier run left retained: 15 silent tags, and Robin, who is still around.
+            let silent = try (1...15).map {
+                try #require(TagIdentity("ibeacon-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d-7-\($0 + 1)"))
+            }
+            for tag in silent + [tests.tag] {
+                let position = TagPosition(
+                    tag: tag, name: nil, x: 5, y: 5, floor: 1, zone: 1, zoneName: "West room", accuracy: 2,
+                    nearest: nil, updated: now() - 100)
+                _ = try collector.client.publish(
+                    topic: topics.position(tag: tag).name, payload: Array(position.payload.utf8), qos: .atLeastOnce,
+                    retain: true)
+            }
+            try await waitFor("the old positions") {
+                silent.allSatisfy { collector.last(topics.position(tag: $0).name) != nil }
+            }
+            let locator = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: ["--warm-up", "1"])
+            try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
+            let started = now()
+            while now() - started < 6 {
+                _ = try await tests.sendRound(agents, position: Point(x: 20, y: 5), time: now())
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            try await waitFor("the silent tags' positions to be cleared", timeout: .seconds(10)) {
+                silent.allSatisfy { collector.last(topics.position(tag: $0).name) == "" }
+            }
+            let robin = try TagPosition(payload: try #require(collector.last(topics.position(tag: tests.tag).name)))
+            #expect(robin.zone == 2, "Robin, heard again, keeps a fresh position")
+            #expect(await locator.stop() == 0)
+        }
+    }
+
+    @Test("a recording whose last line a crash tore is repaired when the locator opens it, and the log says so")
+    func tornRecording() async throws {
+        let tests = try LocatorEndToEndTests()
+        try await tests.withSite { broker, collector, agents, scratch in
+            let record = scratch.file("readings.jsonl")
+            let whole = #"{"agent":"west","rssi":-60,"t":1,"tag":"mac-001122334455"}"# + "\n"
+            try (whole + #"{"agent":"west","rssi":-6"#).write(toFile: record, atomically: true, encoding: .utf8)
+            let locator = try LocatorProcess(
+                map: try Fixtures.path("corridor.json"), broker: broker, scratch: scratch,
+                extra: ["--warm-up", "1", "--record", record])
+            try await waitFor("the locator to come online") {
+                collector.last(tests.topics.locatorStatus.name) == "online"
+            }
+            #expect(locator.log.contains("cut off a torn last line of 25 bytes"))
+            _ = try await tests.sendRound(agents, position: Point(x: 5, y: 5), time: now())
+            try await waitFor("the new readings") {
+                ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").count > 1
+            }
+            #expect(await locator.stop() == 0)
+            let lines = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n")
+            #expect(lines.first.map(String.init) == String(whole.dropLast()))
+            #expect(lines.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") }, "no line merged with a torn one")
+        }
+    }
+}
