@@ -1,5 +1,3 @@
-public import WhereaboutsSession
-
 /// Where a service's own inputs come from (the agent: a Bluetooth controller or a btsnoop capture).
 ///
 /// A source runs in a task of the runner's and hands its inputs to a ``SourceFeed``, which holds it back while the
