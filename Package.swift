@@ -106,9 +106,17 @@ let package = Package(
             name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
         .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent"]),
         .testTarget(
-            name: "WhereaboutsAdvertisingTests",
-            dependencies: ["WhereaboutsAdvertising", "WhereaboutsHCI"],
+            name: "WhereaboutsAdvertisingTests", dependencies: ["WhereaboutsAdvertising"],
             resources: [.copy("Fixtures")]
+        ),
+        // Only the failure paths run here: the test machines have no Bluetooth controller.
+        .testTarget(name: "WhereaboutsHCITests", dependencies: ["WhereaboutsHCI"]),
+        .testTarget(
+            name: "WhereaboutsRuntimeTests",
+            dependencies: [
+                "WhereaboutsRuntime", "WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsMQTT",
+                "CommandLineSupport", "BrokerFixture",
+            ]
         ),
         .testTarget(
             name: "WhereaboutsSimulationTests",
