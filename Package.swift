@@ -99,8 +99,10 @@ let package = Package(
         // Built with -sanitize=fuzzer by scripts/fuzz-hci.sh; without it, replays corpus files.
         .executableTarget(name: "whereabouts-fuzz-hci", dependencies: ["WhereaboutsAdvertising", "CLibFuzzer"]),
 
-        // MARK: - Tests (one target per module; fixtures beside the tests)
+        // MARK: - Tests (one target per module; fixtures beside the tests, or in TestFixtures when shared)
         .target(name: "BrokerFixture", path: "Tests/BrokerFixture"),
+        // Data files that several test targets read, each kept once with its licence or credit beside it.
+        .target(name: "TestFixtures", path: "Tests/TestFixtures", resources: [.copy("Fixtures")]),
         .testTarget(name: "WhereaboutsJSONTests", dependencies: ["WhereaboutsJSON"]),
         // The engine's tests read the shipped maps through the map file module (a test-only dependency).
         .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore", "WhereaboutsMapFile"]),
@@ -108,33 +110,38 @@ let package = Package(
             name: "WhereaboutsMapFileTests", dependencies: ["WhereaboutsMapFile", "WhereaboutsCore", "WhereaboutsJSON"]),
         .testTarget(
             name: "WhereaboutsLocatorTests",
-            dependencies: ["WhereaboutsLocator", "WhereaboutsMapFile", "WhereaboutsSimulation"]
+            dependencies: ["WhereaboutsLocator", "WhereaboutsMapFile", "WhereaboutsSimulation", "TestFixtures"]
         ),
         .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
         .testTarget(
             name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
         .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent", "WhereaboutsSettings"]),
         .testTarget(name: "WhereaboutsSettingsTests", dependencies: ["WhereaboutsSettings"]),
+        .testTarget(name: "WhereaboutsAdvertisingTests", dependencies: ["WhereaboutsAdvertising", "TestFixtures"]),
+        // Only the failure paths run here: the test machines have no Bluetooth controller.
+        .testTarget(name: "WhereaboutsHCITests", dependencies: ["WhereaboutsHCI"]),
         .testTarget(
-            name: "WhereaboutsAdvertisingTests",
-            dependencies: ["WhereaboutsAdvertising", "WhereaboutsHCI"],
-            resources: [.copy("Fixtures")]
+            name: "WhereaboutsRuntimeTests",
+            dependencies: [
+                "WhereaboutsRuntime", "WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsMQTT",
+                "CommandLineSupport", "BrokerFixture",
+            ]
         ),
         .testTarget(
             name: "WhereaboutsSimulationTests",
             dependencies: [
                 "WhereaboutsSimulation", "WhereaboutsLocator", "WhereaboutsWire", "WhereaboutsCore",
-                "WhereaboutsMapFile",
+                "WhereaboutsMapFile", "TestFixtures",
             ],
-            resources: [.copy("Fixtures")]
+            // The accuracy baselines, read and re-recorded in place (not from the bundle).
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "WhereaboutsCalibrationTests",
             dependencies: [
                 "WhereaboutsCalibration", "WhereaboutsSimulation", "WhereaboutsLocator", "WhereaboutsWire",
-                "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON",
-            ],
-            resources: [.copy("Fixtures")]
+                "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "TestFixtures",
+            ]
         ),
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),
         .testTarget(
@@ -149,9 +156,9 @@ let package = Package(
         .testTarget(
             name: "AgentEndToEndTests",
             dependencies: [
-                "BrokerFixture", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsAdvertising", "WhereaboutsCore",
-            ],
-            resources: [.copy("Fixtures")]
+                "BrokerFixture", "TestFixtures", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsAdvertising",
+                "WhereaboutsCore",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -12,7 +12,7 @@ mkdir -p "$out"
 raw=$out/raw.jsonl
 : > "$raw"
 site=f7826da6-4fa2-4e98-8024-bc5b71e0893e
-fixture=Tests/WhereaboutsAdvertisingTests/Fixtures/hci-events/hci_events.jsonl
+fixture=Tests/TestFixtures/Fixtures/hci-events/hci_events.jsonl
 
 # Python references: Debian's venv module, then scipy, numpy and bluetooth-data-tools from PyPI.
 if ! apt-cache policy python3-venv 2>/dev/null | grep -q 'Installed: [0-9]'; then

@@ -21,6 +21,10 @@ for adapter in WhereaboutsMQTT WhereaboutsHCI; do
         fail "$adapter imports CommandLineSupport"
     fi
 done
+# Test support (a broker to test against, shared data files) is for test targets only: nothing shipped imports it.
+if grep -rnE '^\s*(@testable |public |internal |package )?import (BrokerFixture|TestFixtures)\b' Sources; then
+    fail "a Sources/ module imports a test-support target"
+fi
 # Only adapters import C modules.
 for dir in Sources/*/; do
     name=$(basename "$dir")

@@ -19,7 +19,7 @@ swift build -c release --product whereabouts-fuzz-hci -Xswiftc -sanitize=fuzzer,
 binary="$scratch/release/whereabouts-fuzz-hci"
 
 mkdir -p "$work/corpus" "$work/artifacts"
-"$binary" --make-seed-corpus Tests/WhereaboutsAdvertisingTests/Fixtures/hci-events/hci_events.jsonl "$work/corpus"
+"$binary" --make-seed-corpus Tests/TestFixtures/Fixtures/hci-events/hci_events.jsonl "$work/corpus"
 
 status=0
 "$binary" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$work/artifacts/" \

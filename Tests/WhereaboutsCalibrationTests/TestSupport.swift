@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Testing
 import WhereaboutsCalibration
 import WhereaboutsCore
@@ -8,19 +9,13 @@ import WhereaboutsMapFile
 import WhereaboutsSimulation
 import WhereaboutsWire
 
-/// This target's fixtures, beside the tests.
-let fixturesDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-
 /// The repository's root, for the shipped maps.
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
+/// A shared fixture's text (`scenarios/…`, `kolakowski/…`).
 func fixtureText(_ relativePath: String) throws -> String {
-    let data = try #require(
-        FileManager.default.contents(atPath: fixturesDirectory.appendingPathComponent(relativePath).path),
-        "missing fixture \(relativePath)"
-    )
-    return String(decoding: data, as: UTF8.self)
+    try TestFixtures.text(relativePath)
 }
 
 func shippedMapText(_ name: String) throws -> String {

@@ -1,16 +1,13 @@
-import Foundation
+import TestFixtures
 import Testing
 import WhereaboutsCore
 import WhereaboutsMapFile
 import WhereaboutsSimulation
 import WhereaboutsWire
 
-/// The simulation's scenario maps, read from the simulation tests' fixtures so that both targets test on one copy.
+/// The simulation's scenario maps, from the shared fixtures.
 func scenarioMap(_ name: String) throws -> FloorMap {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    let path = root.appendingPathComponent("WhereaboutsSimulationTests/Fixtures/scenarios/\(name).json").path
-    let data = try #require(FileManager.default.contents(atPath: path), "missing scenario \(name)")
-    return try FloorMap.parse(Array(data)).get()
+    try FloorMap.parse(TestFixtures.bytes("scenarios/\(name).json")).get()
 }
 
 /// A recording decoded without a single bad line.

@@ -1,23 +1,22 @@
 import Foundation
+import TestFixtures
 import Testing
 import WhereaboutsCore
 import WhereaboutsMapFile
 import WhereaboutsSimulation
 import WhereaboutsWire
 
-/// This target's fixtures, found from this file's path so that tests can also re-record baselines in place.
+/// This target's own fixtures (the accuracy baselines), found from this file's path so that tests can re-record
+/// them in place. The recordings and scenario maps it shares with other targets are in ``TestFixtures``.
 let fixturesDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
 
 /// The repository's root, for the shipped maps.
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
+/// A shared fixture's text (`scenarios/…`, `kolakowski/…`).
 func fixtureText(_ relativePath: String) throws -> String {
-    let data = try #require(
-        FileManager.default.contents(atPath: fixturesDirectory.appendingPathComponent(relativePath).path),
-        "missing fixture \(relativePath)"
-    )
-    return String(decoding: data, as: UTF8.self)
+    try TestFixtures.text(relativePath)
 }
 
 func loadMap(_ text: String) throws -> FloorMap {

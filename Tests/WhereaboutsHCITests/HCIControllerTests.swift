@@ -30,6 +30,8 @@ struct HCIControllerTests {
         }
         #expect(throws: HCIError.bluetoothUnsupported) { try HCIController.open("hci0") }
         #expect(throws: HCIError.bluetoothUnsupported) { try HCIController.open("hci7") }
+        // A name that is not hciN is looked up by address, which needs a Bluetooth socket too.
+        #expect(throws: HCIError.bluetoothUnsupported) { try HCIController.open("00:11:22:33:44:55") }
         #expect(HCIError.bluetoothUnsupported.description.contains("kernel has no Bluetooth support"))
         #expect(HCIError.bluetoothUnsupported.description.contains("address family not supported"))
     }

@@ -1,0 +1,176 @@
+import BrokerFixture
+import CommandLineSupport
+import Testing
+import WhereaboutsCore
+import WhereaboutsMQTT
+import WhereaboutsRuntime
+import WhereaboutsSession
+import WhereaboutsWire
+
+/// A pipeline small enough to read at a glance: it publishes what its source says, answers Home Assistant's status
+/// with an event, and stops when its source says so, with last words before the goodbye.
+struct EchoPipeline: ServicePipeline {
+    enum Input: Sendable {
+        case say(String)
+        case finish
+    }
+
+    let topics: Topics
+    let agent: AgentID
+    let session: BrokerSession.Configuration
+    /// What the pipeline heard from the broker.
+    private(set) var heard: [String] = []
+
+    init(topics: Topics, agent: AgentID) {
+        self.topics = topics
+        self.agent = agent
+        session = BrokerSession.Configuration(
+            statusTopic: topics.agentStatus(agent: agent), outbox: .untilAcknowledged(capacity: 16, inFlightLimit: 4),
+            drainTimeout: 5, goodbyeTimeout: 5)
+    }
+
+    var subscriptions: [Subscription] { [Subscription(filter: Topics.homeAssistantStatusFilter, qos: 1)] }
+
+    mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+
+    mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] {
+        let text = String(decoding: payload, as: UTF8.self)
+        heard.append(text)
+        return [.publish(Publication(topic: topics.events, payload: "heard \(text)", qos: 1, retain: false))]
+    }
+
+    mutating func take(_ input: Input, at time: ServiceTime) -> [ServiceAction<Never>] {
+        switch input {
+        case .say(let text):
+            [.publish(Publication(topic: topics.readings(agent: agent), payload: text, qos: 1, retain: false))]
+        case .finish:
+            [.stop(failure: nil)]
+        }
+    }
+
+    mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] { [] }
+
+    mutating func stop(at time: ServiceTime) -> [ServiceAction<Never>] {
+        [.publish(Publication(topic: topics.events, payload: "bye", qos: 1, retain: false))]
+    }
+}
+
+/// A source that hands over what the test yields, as the agent's radio would.
+struct ScriptedSource: ServiceSource {
+    typealias Effect = Never
+
+    let inputs: AsyncStream<EchoPipeline.Input>
+
+    func run(into feed: inout SourceFeed<EchoPipeline.Input>) async {
+        for await input in inputs {
+            guard await feed.send(input) else { return }
+        }
+    }
+
+    func perform(_ effect: Never) async {}
+}
+
+@Suite("Service runner against a real mosquitto", .timeLimit(.minutes(1)))
+struct ServiceRunnerBrokerTests {
+    static let topics: Topics = {
+        guard let site = BeaconUUID("f7826da6-4fa2-4e98-8024-bc5b71e0893e") else { preconditionFailure("bad UUID") }
+        return Topics(site: site)
+    }()
+    static let agent: AgentID = {
+        guard let agent = AgentID("runner-1") else { preconditionFailure("bad agent id") }
+        return agent
+    }()
+
+    @Test(
+        "a service connects, says online (retained), publishes, hears the broker, and says offline and returns when its pipeline stops"
+    )
+    func lifecycle() async throws {
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        let topics = Self.topics
+        let pipeline = EchoPipeline(topics: topics, agent: Self.agent)
+        let statusTopic = pipeline.session.statusTopic.name
+        let readingsTopic = topics.readings(agent: Self.agent).name
+        let eventsTopic = topics.events.name
+
+        var configuration = testConfiguration(broker, clientID: "runner")
+        // A will unlike the goodbye: seeing `offline` and never `will` shows the service said goodbye and then
+        // disconnected cleanly (the broker publishes the will only when a client vanishes).
+        configuration.will = MQTTWill(topic: statusTopic, payload: Array("will".utf8), qos: .atLeastOnce, retain: true)
+        let client = try MQTTClient(configuration)
+        let (inputs, source) = AsyncStream.makeStream(of: EchoPipeline.Input.self)
+        let runner = ServiceRunner<EchoPipeline, ScriptedSource>(
+            .init(
+                client: client, source: ScriptedSource(inputs: inputs), clock: { WallClock.now() },
+                tickInterval: .milliseconds(20), logger: Logger(label: "runner-test", level: .warning),
+                brokerName: "mosquitto on port \(broker.port)"))
+
+        try await withConnected(testConfiguration(broker, clientID: "watcher")) { watcher, watched in
+            try watcher.subscribe(topics.prefix + "/#", qos: .atLeastOnce)
+            try await waitUntil("the watcher's SUBACK") { watched.subscribedCount == 1 }
+
+            let final = try await withThrowingTaskGroup(of: ServiceState<EchoPipeline>.self) { group in
+                group.addTask { await runner.run(ServiceState(pipeline: pipeline)) }
+                do {
+                    try await waitUntil("online") { watched.payloads(on: statusTopic) == ["online"] }
+                    #expect(client.isConnected)
+
+                    // The status is retained: a reader that comes later gets it from the broker.
+                    try await withConnected(testConfiguration(broker, clientID: "late")) { late, lateWatched in
+                        try late.subscribe(statusTopic, qos: .atLeastOnce)
+                        let status = try await waitFor("the retained status") { lateWatched.messages.first }
+                        #expect(status.payload == Array("online".utf8))
+                        #expect(status.retain)
+                    }
+
+                    source.yield(.say("hello"))
+                    try await waitUntil("the pipeline's message") { watched.payloads(on: readingsTopic) == ["hello"] }
+
+                    // The runner subscribed for the pipeline (the client sends SUBSCRIBE before the service's
+                    // `online`, so it is in place by now): what the broker delivers reaches the pipeline.
+                    _ = try watcher.publish(
+                        topic: Topics.homeAssistantStatus.name, payload: Array("online".utf8), qos: .atLeastOnce)
+                    try await waitUntil("the pipeline's answer") {
+                        watched.payloads(on: eventsTopic) == ["heard online"]
+                    }
+
+                    source.yield(.finish)
+                    let final = try #require(try await group.next())
+                    source.finish()
+                    return final
+                } catch {
+                    source.finish()
+                    client.disconnect()
+                    throw error
+                }
+            }
+
+            #expect(final.failure == nil)
+            #expect(final.isStopping)
+            #expect(final.session.isClosing)
+            #expect(final.pipeline.heard == ["online"])
+            #expect(!client.isConnected)
+
+            // A round trip through the broker after the runner returned: had the runner's client vanished instead
+            // of disconnecting, the broker would have published its will before this.
+            let marker = topics.prefix + "/marker"
+            _ = try watcher.publish(topic: marker, payload: Array("after".utf8), qos: .atLeastOnce)
+            try await waitUntil("the marker") { !watched.payloads(on: marker).isEmpty }
+
+            #expect(watched.payloads(on: statusTopic) == ["online", "offline"], "\(broker.log)")
+            #expect(watched.payloads(on: eventsTopic) == ["heard online", "bye"])
+            // The pipeline's last words went out before the goodbye.
+            let order = watched.messages.map { String(decoding: $0.payload, as: UTF8.self) }
+            let bye = try #require(order.firstIndex(of: "bye"))
+            let offline = try #require(order.firstIndex(of: "offline"))
+            #expect(bye < offline)
+        }
+
+        // What a newcomer reads now is the goodbye, retained.
+        try await withConnected(testConfiguration(broker, clientID: "later")) { later, laterWatched in
+            try later.subscribe(statusTopic, qos: .atLeastOnce)
+            let status = try await waitFor("the retained status") { laterWatched.messages.first }
+            #expect(status.payload == Array("offline".utf8))
+        }
+    }
+}
