@@ -117,6 +117,7 @@ let package = Package(
             name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
         .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent", "WhereaboutsSettings"]),
         .testTarget(name: "WhereaboutsSettingsTests", dependencies: ["WhereaboutsSettings"]),
+        .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
         .testTarget(name: "WhereaboutsAdvertisingTests", dependencies: ["WhereaboutsAdvertising", "TestFixtures"]),
         // Only the failure paths run here: the test machines have no Bluetooth controller.
         .testTarget(name: "WhereaboutsHCITests", dependencies: ["WhereaboutsHCI"]),
