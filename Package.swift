@@ -57,6 +57,14 @@ let package = Package(
         // MARK: - Adapters (own the C handles, translate C to Swift values)
         .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto"]),
         .target(name: "WhereaboutsHCI", dependencies: ["CBlueZ", "WhereaboutsAdvertising"]),
+        // The agent's radio for the runner: a live scan on a controller, or a btsnoop capture replayed.
+        .target(
+            name: "WhereaboutsRadio",
+            dependencies: [
+                "WhereaboutsAgent", "WhereaboutsAdvertising", "WhereaboutsHCI", "WhereaboutsRuntime",
+                "CommandLineSupport",
+            ]
+        ),
         // The one loop both services run: broker, source, ticks and signals in, the pipeline's actions out.
         .target(
             name: "WhereaboutsRuntime",
@@ -84,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "whereabouts-agent",
             dependencies: [
-                "WhereaboutsAgent", "WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsHCI",
+                "WhereaboutsAgent", "WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsRadio",
                 "WhereaboutsRuntime", "WhereaboutsSession", "WhereaboutsSettings", "CommandLineSupport",
             ]
         ),
@@ -118,6 +126,13 @@ let package = Package(
         .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent", "WhereaboutsSettings"]),
         .testTarget(name: "WhereaboutsSettingsTests", dependencies: ["WhereaboutsSettings"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
+        .testTarget(
+            name: "WhereaboutsRadioTests",
+            dependencies: [
+                "WhereaboutsRadio", "WhereaboutsRuntime", "WhereaboutsAgent", "WhereaboutsAdvertising",
+                "WhereaboutsCore",
+            ]
+        ),
         .testTarget(name: "WhereaboutsAdvertisingTests", dependencies: ["WhereaboutsAdvertising", "TestFixtures"]),
         // Only the failure paths run here: the test machines have no Bluetooth controller.
         .testTarget(name: "WhereaboutsHCITests", dependencies: ["WhereaboutsHCI"]),

@@ -4,18 +4,14 @@ import WhereaboutsAgent
 import WhereaboutsCore
 import WhereaboutsHCI
 import WhereaboutsMQTT
+import WhereaboutsRadio
 import WhereaboutsRuntime
 import WhereaboutsSession
 import WhereaboutsWire
 
-/// Wires the source, the agent loop and the MQTT client, and runs until a signal or the end of a replay.
+/// Wires the radio, the agent's pipeline and the MQTT client on the runner, and runs until a signal or the end of a
+/// replay.
 enum AgentCommand {
-    /// Where events come from, ready to run.
-    enum PreparedSource: Sendable {
-        case live(LiveScan, AsyncStream<[UInt8]>)
-        case replay(BtsnoopReplay)
-    }
-
     static func run(_ arguments: [String]) async -> ExitStatus {
         let startup: AgentStartup
         do {
@@ -26,61 +22,19 @@ enum AgentCommand {
         let settings = startup.settings
         let logger = Logger(label: "whereabouts-agent", level: Logger.Level(settings.logLevel) ?? .info)
         // The radio first: without Bluetooth there is nothing to publish, so fail before touching the broker.
-        let source: PreparedSource
+        let radio: AgentRadio
         do {
-            source = try await prepare(settings, logger: logger)
+            radio = try await AgentRadio.open(settings, logger: logger)
         } catch {
             logger.error("\(error)")
             return .failure
         }
-        let status = await serve(startup, source: source, logger: logger)
-        if case .live(let scan, _) = source { scan.controller.close() }
+        let status = await serve(startup, radio: radio, logger: logger)
+        radio.close()
         return status
     }
 
-    /// Opens the controller and starts scanning (and advertising), or checks the capture file.
-    static func prepare(_ settings: AgentSettings, logger: Logger) async throws -> PreparedSource {
-        switch settings.source {
-        case .btsnoop(let path):
-            try BtsnoopReplay.check(path)
-            if case .on(let advertisement) = settings.advertising {
-                logger.info("replaying a capture: not advertising \(advertisement.tag)")
-            }
-            return .replay(BtsnoopReplay(path: path, speed: settings.replaySpeed, keepsTimes: settings.keepTimes))
-        case .hci(let device):
-            guard
-                let parameters = LEScanParameters(
-                    active: settings.activeScan, intervalMilliseconds: settings.scanIntervalMilliseconds,
-                    windowMilliseconds: settings.scanWindowMilliseconds)
-            else { throw RuntimeError("scan interval and window are out of range") }
-            let controller: HCIController
-            do {
-                controller = try HCIController.open(device)
-            } catch {
-                throw RuntimeError("cannot open Bluetooth controller \(device): \(error)")
-            }
-            do {
-                let stream = try await controller.startScanning(parameters)
-                switch settings.advertising {
-                case .on(let advertisement):
-                    guard let advertisingParameters = LEAdvertisingParameters(intervalMilliseconds: 200) else {
-                        throw RuntimeError("advertising interval out of range")
-                    }
-                    try await controller.startAdvertising(advertisement, parameters: advertisingParameters)
-                    logger.info("advertising \(advertisement.tag) at \(advertisement.measuredPower) dBm")
-                case .off(let reason):
-                    logger.info(reason)
-                }
-                logger.info("scanning on \(device) (\(settings.activeScan ? "active" : "passive"))")
-                return .live(LiveScan(controller: controller, parameters: parameters), stream)
-            } catch {
-                controller.close()
-                throw RuntimeError("Bluetooth controller \(device): \(error)")
-            }
-        }
-    }
-
-    static func serve(_ startup: AgentStartup, source: PreparedSource, logger: Logger) async -> ExitStatus {
+    static func serve(_ startup: AgentStartup, radio: AgentRadio, logger: Logger) async -> ExitStatus {
         let settings = startup.settings
         let topics = Topics(site: settings.site)
         let epoch = Int(WallClock.now() * 1000)
@@ -92,7 +46,7 @@ enum AgentCommand {
         configuration.watchdogTimeout = settings.watchdogTimeout
         configuration.metricsInterval = settings.metricsInterval
         configuration.shutdownTimeout = settings.shutdownTimeout
-        if case .live = source { configuration.isLive = true }
+        configuration.isLive = radio.isLive
         let pipeline = AgentPipeline(
             configuration: configuration, at: ServiceTime(now: WallClock.now(), monotonic: WallClock.monotonic()))
         let state = ServiceState(pipeline: pipeline)
@@ -109,50 +63,23 @@ enum AgentCommand {
             logger.error("cannot set up the MQTT client: \(error)")
             return .failure
         }
-        if case .replay(let replay) = source { logger.info("replaying \(replay.path) at \(replay.speed) pace") }
+        if case .replay(let replay) = radio { logger.info("replaying \(replay.path) at \(replay.speed) pace") }
         logger.info(
             "agent \(settings.agent) site \(settings.site) epoch \(epoch): broker \(startup.broker), "
                 + "window \(settings.window) s, buffer \(settings.bufferBatches) batches, "
                 + "constraints \(settings.filter.constraints.map(\.description).joined(separator: " "))"
         )
-        let runner = ServiceRunner<AgentPipeline, AgentSource>(
+        let runner = ServiceRunner<AgentPipeline, AgentRadio>(
             .init(
-                client: client, source: AgentSource(source), clock: { WallClock.now() },
+                client: client, source: radio, clock: { WallClock.now() },
                 tickInterval: .milliseconds(250), logger: logger, brokerName: "\(startup.broker)"))
         let final = await runner.run(state)
-        var sourceDrops = 0
-        if case .live(let scan, _) = source { sourceDrops = scan.controller.droppedEvents }
-        printError(
-            "whereabouts-agent summary: \(final.pipeline.summary(outbox: final.session.outbox, sourceDrops: sourceDrops))"
-        )
+        let summary = final.pipeline.summary(outbox: final.session.outbox, sourceDrops: radio.droppedEvents)
+        printError("whereabouts-agent summary: \(summary)")
         if let failure = final.failure {
             logger.error(failure)
             return .failure
         }
         return .success
-    }
-}
-
-/// The agent's source for the runner: a live scan or a capture.
-struct AgentSource: ServiceSource {
-    let prepared: AgentCommand.PreparedSource
-
-    init(_ prepared: AgentCommand.PreparedSource) {
-        self.prepared = prepared
-    }
-
-    func run(into feed: inout SourceFeed<AgentPipeline.Input>) async {
-        switch prepared {
-        case .live(let scan, let stream): await scan.run(firstStream: stream, into: &feed)
-        case .replay(let replay): await replay.run(into: &feed)
-        }
-    }
-
-    func perform(_ effect: AgentPipeline.Effect) async {
-        guard case .live(let scan, _) = prepared else { return }
-        switch effect {
-        case .restartScan: await scan.restart()
-        case .stopSource: await scan.stop()
-        }
     }
 }

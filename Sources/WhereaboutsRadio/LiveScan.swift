@@ -6,7 +6,7 @@ import WhereaboutsHCI
 import WhereaboutsRuntime
 
 /// Live scanning on one controller: forwards its raw events as agent inputs and restarts the scan on request.
-final class LiveScan: Sendable {
+public final class LiveScan: Sendable {
     let controller: HCIController
     let parameters: LEScanParameters
     private let restartRequested = Atomic<Bool>(false)

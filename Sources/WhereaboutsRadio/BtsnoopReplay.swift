@@ -1,17 +1,24 @@
 import CommandLineSupport
 import Glibc
 import WhereaboutsAdvertising
-import WhereaboutsAgent
+public import WhereaboutsAgent
 import WhereaboutsRuntime
 
 /// Replays the HCI events of a btsnoop file as agent inputs, paced or as fast as the consumer takes them.
 ///
 /// The file is read in 64 KiB chunks, so a long capture replays in bounded memory. A damaged record or a
 /// truncated tail ends the replay with a problem; what came before it has been delivered.
-struct BtsnoopReplay: Sendable {
-    var path: String
-    var speed: ReplaySpeed
-    var keepsTimes: Bool
+public struct BtsnoopReplay: Sendable {
+    public var path: String
+    public var speed: ReplaySpeed
+    public var keepsTimes: Bool
+
+    /// A replay of the capture at `path`; `keepsTimes` stamps events with the capture's times rather than now.
+    public init(path: String, speed: ReplaySpeed, keepsTimes: Bool) {
+        self.path = path
+        self.speed = speed
+        self.keepsTimes = keepsTimes
+    }
 
     /// Opens the file now, so that a bad path fails at startup with a clear message.
     static func check(_ path: String) throws(RuntimeError) {

@@ -1,0 +1,88 @@
+public import CommandLineSupport
+import WhereaboutsAdvertising
+public import WhereaboutsAgent
+import WhereaboutsHCI
+public import WhereaboutsRuntime
+
+/// Where the agent's HCI events come from, ready to run: a live scan on a Bluetooth controller, or a btsnoop
+/// capture replayed. A source for the service runner.
+public enum AgentRadio: ServiceSource {
+    /// Scanning (and maybe advertising) on a controller; the first scan's events.
+    case live(LiveScan, AsyncStream<[UInt8]>)
+    /// Replaying a capture.
+    case replay(BtsnoopReplay)
+
+    /// Opens the controller and starts scanning (and advertising), or checks the capture file.
+    public static func open(_ settings: AgentSettings, logger: Logger) async throws -> AgentRadio {
+        switch settings.source {
+        case .btsnoop(let path):
+            try BtsnoopReplay.check(path)
+            if case .on(let advertisement) = settings.advertising {
+                logger.info("replaying a capture: not advertising \(advertisement.tag)")
+            }
+            return .replay(BtsnoopReplay(path: path, speed: settings.replaySpeed, keepsTimes: settings.keepTimes))
+        case .hci(let device):
+            guard
+                let parameters = LEScanParameters(
+                    active: settings.activeScan, intervalMilliseconds: settings.scanIntervalMilliseconds,
+                    windowMilliseconds: settings.scanWindowMilliseconds)
+            else { throw RuntimeError("scan interval and window are out of range") }
+            let controller: HCIController
+            do {
+                controller = try HCIController.open(device)
+            } catch {
+                throw RuntimeError("cannot open Bluetooth controller \(device): \(error)")
+            }
+            do {
+                let stream = try await controller.startScanning(parameters)
+                switch settings.advertising {
+                case .on(let advertisement):
+                    guard let advertisingParameters = LEAdvertisingParameters(intervalMilliseconds: 200) else {
+                        throw RuntimeError("advertising interval out of range")
+                    }
+                    try await controller.startAdvertising(advertisement, parameters: advertisingParameters)
+                    logger.info("advertising \(advertisement.tag) at \(advertisement.measuredPower) dBm")
+                case .off(let reason):
+                    logger.info(reason)
+                }
+                logger.info("scanning on \(device) (\(settings.activeScan ? "active" : "passive"))")
+                return .live(LiveScan(controller: controller, parameters: parameters), stream)
+            } catch {
+                controller.close()
+                throw RuntimeError("Bluetooth controller \(device): \(error)")
+            }
+        }
+    }
+
+    /// Whether this is a live scan (windows close by the wall clock; a watchdog watches for silence).
+    public var isLive: Bool {
+        if case .live = self { return true }
+        return false
+    }
+
+    /// Events the controller had to drop because the agent fell behind.
+    public var droppedEvents: Int {
+        if case .live(let scan, _) = self { return scan.controller.droppedEvents }
+        return 0
+    }
+
+    /// Stops scanning and advertising and closes the controller (a replay has nothing to close).
+    public func close() {
+        if case .live(let scan, _) = self { scan.controller.close() }
+    }
+
+    public func run(into feed: inout SourceFeed<AgentPipeline.Input>) async {
+        switch self {
+        case .live(let scan, let stream): await scan.run(firstStream: stream, into: &feed)
+        case .replay(let replay): await replay.run(into: &feed)
+        }
+    }
+
+    public func perform(_ effect: AgentPipeline.Effect) async {
+        guard case .live(let scan, _) = self else { return }
+        switch effect {
+        case .restartScan: await scan.restart()
+        case .stopSource: await scan.stop()
+        }
+    }
+}
