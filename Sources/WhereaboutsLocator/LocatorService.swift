@@ -8,6 +8,10 @@ import WhereaboutsWire
 /// lone batch is not kept waiting for the ticker; a burst is coalesced into one update per interval; and the engine
 /// runs at least once a second of the service clock, so zones time out while nothing arrives.
 public struct LocatorService: ServicePipeline {
+    /// The most received batches the locator holds before the MQTT client stops reading: what a `kill -9` can lose
+    /// at most (with the one in hand), since each was acknowledged to the broker on arrival.
+    public static let inboxLimit = 32
+
     /// The locator's logic.
     public private(set) var pipeline: LocatorPipeline
     /// The shortest real time between two engine updates while messages stream in, seconds.

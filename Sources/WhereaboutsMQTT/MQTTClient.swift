@@ -31,8 +31,9 @@ import Synchronization
 /// connect that carries MQTT v5 properties), so against a host that drops SYNs a stop request waits
 /// for the kernel's connect timeout; ``MQTTClientConfiguration/connectTimeout`` bounds the rest.
 ///
-/// **Buffering.** Inbound messages go to ``messages``, whose buffer is unbounded: a QoS 1 message is
-/// acknowledged to the broker as soon as it is queued here, so it must never be dropped. Its depth and
+/// **Buffering.** Inbound messages go to ``messages``. A QoS 1 message is acknowledged to the broker before it
+/// is queued here, so it is never dropped: with ``MQTTClientConfiguration/inboxLimit`` the loop thread waits
+/// for room instead (reading and acknowledging nothing meanwhile), otherwise the buffer is unbounded. Its depth and
 /// peak are in ``statistics``. Connection events go to ``events``, unbounded too unless
 /// ``MQTTClientConfiguration/eventBufferLimit`` says otherwise, so no acknowledgement is lost. Outbound,
 /// the client refuses to publish while disconnected (``MQTTError/noConnection``) rather than letting
@@ -66,10 +67,12 @@ public final class MQTTClient: Sendable {
         let (eventStream, eventContinuation) = AsyncStream.makeStream(
             of: MQTTConnectionEvent.self, bufferingPolicy: eventPolicy
         )
-        let core = MQTTClientCore(messages: messageContinuation, events: eventContinuation)
+        let core = MQTTClientCore(
+            messages: messageContinuation, events: eventContinuation, inboxLimit: configuration.inboxLimit,
+            payloadLimit: configuration.payloadLimit)
         self.configuration = configuration
         self.core = core
-        self.messages = MQTTInbox(stream: messageStream, counters: core.inbox)
+        self.messages = MQTTInbox(stream: messageStream, counters: core.inbox, core: core)
         self.events = eventStream
         self.handle = try MosquittoHandle.make(configuration, core: core)
     }
@@ -236,7 +239,8 @@ public final class MQTTClient: Sendable {
             core.beginAttempt()
             var failure = handle.connect(
                 host: configuration.host, port: configuration.port, keepAliveSeconds: keepAlive,
-                sessionExpirySeconds: sessionExpiry
+                sessionExpirySeconds: sessionExpiry,
+                receiveMaximum: configuration.receiveMaximum.map { UInt16(clamping: $0) }
             )
             var lastError = MQTTError.connectionLost
             var acceptedAt: ContinuousClock.Instant?

@@ -32,6 +32,18 @@ public struct MQTTClientConfiguration: Sendable {
     /// keeps all, so no acknowledgement is ever lost; a number keeps only the newest, for callers that
     /// only log events.
     public var eventBufferLimit: Int?
+    /// The most received messages held for the consumer: when the inbox is full, libmosquitto's thread waits in
+    /// the message callback until the consumer takes one, so it reads (and acknowledges) nothing more meanwhile.
+    /// libmosquitto acknowledges a QoS 1 message before its callback runs, so this bounds what a crash of the
+    /// consumer can lose to the inbox plus one. `nil` (the default) never waits.
+    public var inboxLimit: Int?
+    /// MQTT v5 receive maximum: the most QoS 1/2 messages the broker may have sent this client and not had
+    /// acknowledged. `nil` leaves the broker's default.
+    public var receiveMaximum: Int?
+    /// Payloads longer than this are cut to `payloadLimit + 1` bytes in the callback, before being copied whole:
+    /// a size check downstream still sees them as too large, and one huge message never costs its size in memory.
+    /// `nil` copies every payload whole.
+    public var payloadLimit: Int?
 
     /// A configuration with the defaults described on the type.
     public init(
@@ -47,8 +59,14 @@ public struct MQTTClientConfiguration: Sendable {
         sessionExpiry: Duration = .seconds(3600),
         reconnect: MQTTReconnectPolicy = MQTTReconnectPolicy(),
         connectTimeout: Duration = .seconds(15),
-        eventBufferLimit: Int? = nil
+        eventBufferLimit: Int? = nil,
+        inboxLimit: Int? = nil,
+        receiveMaximum: Int? = nil,
+        payloadLimit: Int? = nil
     ) {
+        self.inboxLimit = inboxLimit
+        self.receiveMaximum = receiveMaximum
+        self.payloadLimit = payloadLimit
         self.host = host
         self.port = port
         self.clientID = clientID

@@ -55,10 +55,19 @@ final class MQTTClientCore: Sendable {
     let started = Atomic<Bool>(false)
     /// Signalled to cut a reconnect delay short when a stop is requested.
     let wake = DispatchSemaphore(value: 0)
+    /// Free places in a bounded inbox (``MQTTClientConfiguration/inboxLimit``), nil when unbounded.
+    let room: DispatchSemaphore?
+    /// Where to cut oversized payloads (``MQTTClientConfiguration/payloadLimit``).
+    let payloadLimit: Int?
 
-    init(messages: AsyncStream<MQTTMessage>.Continuation, events: AsyncStream<MQTTConnectionEvent>.Continuation) {
+    init(
+        messages: AsyncStream<MQTTMessage>.Continuation, events: AsyncStream<MQTTConnectionEvent>.Continuation,
+        inboxLimit: Int? = nil, payloadLimit: Int? = nil
+    ) {
         self.messages = messages
         self.events = events
+        room = inboxLimit.map { DispatchSemaphore(value: max($0, 1)) }
+        self.payloadLimit = payloadLimit.map { max($0, 0) }
     }
 
     var stopRequest: StopRequest {
@@ -74,9 +83,21 @@ final class MQTTClientCore: Sendable {
 
     // MARK: Called from libmosquitto's callbacks (loop thread)
 
+    /// Hands a message to the consumer; with a bounded inbox, first waits (on libmosquitto's thread) for room,
+    /// unless the client is stopping.
     func received(_ message: MQTTMessage) {
+        if let room {
+            while room.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+                if stopRequest != .none { break }
+            }
+        }
         inbox.added()
         messages.yield(message)
+    }
+
+    /// The consumer took a message: one more place in a bounded inbox.
+    func taken() {
+        room?.signal()
     }
 
     /// CONNACK arrived. On success, `resubscribe` is called for each remembered subscription, under the

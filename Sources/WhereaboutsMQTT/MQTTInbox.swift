@@ -12,28 +12,36 @@ public struct MQTTInbox: AsyncSequence, Sendable {
 
     let stream: AsyncStream<MQTTMessage>
     let counters: InboxCounters
+    let core: MQTTClientCore
 
     /// Starts iterating; only one iterator should exist.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(base: stream.makeAsyncIterator(), counters: counters)
+        Iterator(base: stream.makeAsyncIterator(), counters: counters, core: core)
     }
 
     /// Takes messages off the queue and counts them out.
     public struct Iterator: AsyncIteratorProtocol {
         var base: AsyncStream<MQTTMessage>.AsyncIterator
         let counters: InboxCounters
+        let core: MQTTClientCore
 
         /// The next message, or `nil` once the client has stopped and the queue is empty.
         public mutating func next() async -> MQTTMessage? {
             let message = await base.next()
-            if message != nil { counters.removed() }
+            if message != nil {
+                counters.removed()
+                core.taken()
+            }
             return message
         }
 
         /// The next message, or `nil` once the client has stopped and the queue is empty.
         public mutating func next(isolation actor: isolated (any Actor)?) async -> MQTTMessage? {
             let message = await base.next(isolation: actor)
-            if message != nil { counters.removed() }
+            if message != nil {
+                counters.removed()
+                core.taken()
+            }
             return message
         }
     }

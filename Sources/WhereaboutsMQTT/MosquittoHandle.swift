@@ -92,14 +92,18 @@ struct MosquittoHandle: Sendable {
     ///
     /// `mosquitto_reconnect` would drop the CONNECT properties (it sends none), losing the session
     /// expiry, so every attempt goes through `mosquitto_connect_bind_v5`.
-    func connect(host: String, port: Int, keepAliveSeconds: Int32, sessionExpirySeconds: UInt32)
-        -> MQTTConnectionFailure?
-    {
+    func connect(
+        host: String, port: Int, keepAliveSeconds: Int32, sessionExpirySeconds: UInt32, receiveMaximum: UInt16?
+    ) -> MQTTConnectionFailure? {
         var properties: OpaquePointer?
         defer { mosquitto_property_free_all(&properties) }
-        let added = mosquitto_property_add_int32(
+        var added = mosquitto_property_add_int32(
             &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpirySeconds
         )
+        if added == MOSQ_ERR_SUCCESS.rawValue, let receiveMaximum {
+            added = mosquitto_property_add_int16(
+                &properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), max(receiveMaximum, 1))
+        }
         guard added == MOSQ_ERR_SUCCESS.rawValue else { return .failed(MQTTError(rawValue: added), detail: nil) }
         let status = mosquitto_connect_bind_v5(pointer, host, Int32(clamping: port), keepAliveSeconds, nil, properties)
         guard status != MOSQ_ERR_SUCCESS.rawValue else { return nil }
@@ -271,10 +275,12 @@ struct MosquittoHandle: Sendable {
             guard let core = clientCore(userdata), let message = message?.pointee, let topic = message.topic else {
                 return
             }
-            // payload and topic belong to libmosquitto and are only valid during the callback: copy them.
+            // payload and topic belong to libmosquitto and are only valid during the callback: copy them, but
+            // check the length first, so that an oversized payload costs its limit, not its size.
             var payload: [UInt8] = []
             if let bytes = message.payload, message.payloadlen > 0 {
-                payload = Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))
+                let length = min(Int(message.payloadlen), core.payloadLimit.map { $0 + 1 } ?? Int.max)
+                payload = Array(UnsafeRawBufferPointer(start: bytes, count: length))
             }
             core.received(
                 MQTTMessage(

@@ -40,6 +40,11 @@ enum LocatorCommand {
         let service = LocatorService(pipeline: pipeline, updateInterval: settings.updateInterval)
         let state = ServiceState(pipeline: service)
         var configuration = settings.client
+        // Every message libmosquitto hands over is already acknowledged: hold few, so that a crash loses at most
+        // the inbox (and make its thread wait when it is full); never copy an oversized payload whole.
+        configuration.inboxLimit = LocatorService.inboxLimit
+        configuration.receiveMaximum = LocatorService.inboxLimit
+        configuration.payloadLimit = settings.pipeline.limits.maximumPayloadBytes
         let will = state.session.will
         configuration.will = MQTTWill(
             topic: will.topic.name, payload: Array(will.payload.utf8), qos: .atLeastOnce, retain: true)
