@@ -20,7 +20,11 @@ enum EngineBench {
         let seed = UInt64(try arguments.integer("seed") ?? 7)
         let problemsPath = try arguments.option("problems")
         let problemCount = try arguments.integer("problem-count") ?? 3000
+        let positioningName = try arguments.option("positioning") ?? "trilateration"
         try arguments.finish()
+        guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: positioningName) else {
+            throw UsageError("--positioning grid or trilateration")
+        }
         guard agents >= 3, tagCount >= 1, seconds >= 1, warmUp >= 0 else {
             throw UsageError("--agents ≥ 3, --tags ≥ 1, --seconds ≥ 1, --warm-up ≥ 0")
         }
@@ -29,7 +33,9 @@ enum EngineBench {
         let map = layout.map
         var load = SyntheticLoad(
             map: map, width: layout.width, height: layout.height, tagCount: tagCount, seed: seed)
-        var engine = LocatorEngine(map: map)
+        var configuration = LocatorEngine.Configuration()
+        configuration.positioning = positioning
+        var engine = LocatorEngine(map: map, configuration: configuration)
         let start = 1_767_225_600.0
         var readingCount = 0
         var estimateCount = 0
@@ -90,6 +96,7 @@ enum EngineBench {
         errors.sort()
         Measure.emit([
             ("figure", .string("engine")),
+            ("positioning", .string(positioning.rawValue)),
             ("agents", .number(Double(map.agents.count))),
             ("zones", .number(Double(map.zones.count))),
             ("tags", .number(Double(tagCount))),
