@@ -428,7 +428,9 @@ public struct LocatorPipeline: Sendable {
 
     private func occupancyPublication(_ occupancy: Occupancy, now: Double) -> Publication {
         let zone = map.zones.first { $0.key == occupancy.zone }
-        let members = occupancy.tags.map { ZoneOccupancy.Member(id: $0, name: map.knownTag($0)?.name) }
+        let members = zip(occupancy.tags, occupancy.probabilities).map { tag, probability in
+            ZoneOccupancy.Member(id: tag, name: map.knownTag(tag)?.name, probability: probability)
+        }
         let payload = ZoneOccupancy(
             site: map.site.uuid,
             floor: occupancy.zone.floor,
@@ -478,7 +480,8 @@ public struct LocatorPipeline: Sendable {
             zoneName: estimate.zone.flatMap { key in map.zones.first { $0.key == key }?.name },
             accuracy: estimate.accuracy,
             nearest: nearest,
-            updated: now
+            updated: now,
+            probability: estimate.zoneProbability
         )
         if let previous = lastPositions[estimate.tag] {
             let moved = Point(x: previous.payload.x, y: previous.payload.y).distance(to: estimate.position)

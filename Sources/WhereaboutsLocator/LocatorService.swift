@@ -8,8 +8,9 @@ import WhereaboutsWire
 /// lone batch is not kept waiting for the ticker; a burst is coalesced into one update per interval; and the engine
 /// runs at least once a second of the service clock, so zones time out while nothing arrives.
 public struct LocatorService: ServicePipeline {
-    /// The most received batches the locator holds before the MQTT client stops reading: what a `kill -9` can lose
-    /// at most (with the one in hand), since each was acknowledged to the broker on arrival.
+    /// The most received batches the locator holds before the MQTT client stops reading. Each was acknowledged to the
+    /// broker on arrival, so a `kill -9` loses at most these, the one libmosquitto holds in its callback and the two
+    /// the runner has taken: 35 batches.
     public static let inboxLimit = 32
 
     /// The locator's logic.

@@ -79,13 +79,21 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         }
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         let (credits, creditContinuation) = AsyncStream.makeStream(of: Void.self)
+        let (messageCredits, messageCreditContinuation) = AsyncStream.makeStream(of: Void.self)
         let source = context.source
         let tickInterval = context.tickInterval
         do {
             try await client.withSession { client in
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        for await message in client.messages { continuation.yield(.message(message)) }
+                        // Take a message off the client's inbox only when the loop is ready for it, so that a
+                        // bounded inbox holds the client back (every message in it is acknowledged already).
+                        var feed = SourceFeed<MQTTMessage>(credits: messageCredits, limit: 2) {
+                            continuation.yield(.message($0))
+                        }
+                        for await message in client.messages {
+                            guard await feed.send(message) else { break }
+                        }
                         continuation.yield(.clientSequenceEnded)
                     }
                     group.addTask {
@@ -115,7 +123,9 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                     var endedSequences = 0
                     for await input in inputs {
                         switch input {
-                        case .message(let message): await loop.receive(message)
+                        case .message(let message):
+                            await loop.receive(message)
+                            messageCreditContinuation.yield()
                         case .connection(let event): await loop.connection(event)
                         case .source(let sourceInput):
                             await loop.take(sourceInput)
@@ -129,6 +139,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                     }
                     group.cancelAll()
                     creditContinuation.finish()
+                    messageCreditContinuation.finish()
                 }
             }
         } catch {

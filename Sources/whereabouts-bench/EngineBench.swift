@@ -15,7 +15,7 @@ import WhereaboutsSettings
 enum EngineBench {
     static let table: [Setting] = [
         .value("problems"), .value("agents"), .value("tags"), .value("seconds"), .value("warm-up"), .value("seed"),
-        .value("problem-count"),
+        .value("problem-count"), .value("positioning"),
     ]
 
     static func run(_ settings: Settings) throws -> ExitStatus {
@@ -26,6 +26,10 @@ enum EngineBench {
         let seed = UInt64(try settings.integer("seed") ?? 7)
         let problemsPath = settings.value("problems")
         let problemCount = try settings.integer("problem-count") ?? 3000
+        let positioningName = settings.value("positioning") ?? "trilateration"
+        guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: positioningName) else {
+            throw UsageError("--positioning grid or trilateration")
+        }
         guard agents >= 3, tagCount >= 1, seconds >= 1, warmUp >= 0 else {
             throw UsageError("--agents ≥ 3, --tags ≥ 1, --seconds ≥ 1, --warm-up ≥ 0")
         }
@@ -34,7 +38,9 @@ enum EngineBench {
         let map = layout.map
         var load = SyntheticLoad(
             map: map, width: layout.width, height: layout.height, tagCount: tagCount, seed: seed)
-        var engine = LocatorEngine(map: map)
+        var configuration = LocatorEngine.Configuration()
+        configuration.positioning = positioning
+        var engine = LocatorEngine(map: map, configuration: configuration)
         let start = 1_767_225_600.0
         var readingCount = 0
         var estimateCount = 0
@@ -95,6 +101,7 @@ enum EngineBench {
         errors.sort()
         Measure.emit([
             ("figure", .string("engine")),
+            ("positioning", .string(positioning.rawValue)),
             ("agents", .number(Double(map.agents.count))),
             ("zones", .number(Double(map.zones.count))),
             ("tags", .number(Double(tagCount))),

@@ -9,7 +9,8 @@ let usage = """
 
     commands:
       map            write the synthetic floor map (--agents N --out FILE)
-      engine         readings per CPU second through LocatorEngine (--agents --tags --seconds [--problems FILE])
+      engine         readings per CPU second through LocatorEngine (--agents --tags --seconds [--problems FILE]
+                     [--positioning grid|trilateration])
       decode         HCI events per CPU second through the agent's decoder (--fixture hci_events.jsonl)
       capture        write a btsnoop capture of iBeacon adverts (--out FILE --rate 1000 --seconds 30)
       stream         publish agents' batches through a broker; optionally wait for the locator (--broker URL)

@@ -5,9 +5,11 @@ import WhereaboutsCore
 struct ZoneHysteresisTests {
     /// Simulates a still tag for an hour, one reading per agent per second with 4 dB noise, and counts how often
     /// its reported zone changes.
-    func zoneChangesOverAnHour(at position: Point, seed: UInt64) throws -> (changes: Int, finalZone: ZoneKey?) {
+    func zoneChangesOverAnHour(
+        at position: Point, seed: UInt64, configuration: LocatorEngine.Configuration = .init()
+    ) throws -> (changes: Int, finalZone: ZoneKey?) {
         let map = try loadShippedMap("demo-office.json")
-        var engine = LocatorEngine(map: map)
+        var engine = LocatorEngine(map: map, configuration: configuration)
         let generator = ReadingGenerator(map: map)
         var random = SplitMix64(seed: seed)
         let tag = demoTag(1)
@@ -51,8 +53,12 @@ struct ZoneHysteresisTests {
     @Test(
         "a tag that walks across a boundary is reported in the new zone within 5 s", arguments: [UInt64(1), 2, 3, 4, 5])
     func walkAcross(seed: UInt64) throws {
+        try walkAcross(seed: seed, configuration: LocatorEngine.Configuration())
+    }
+
+    func walkAcross(seed: UInt64, configuration: LocatorEngine.Configuration) throws {
         let map = try loadShippedMap("demo-office.json")
-        var engine = LocatorEngine(map: map)
+        var engine = LocatorEngine(map: map, configuration: configuration)
         let generator = ReadingGenerator(map: map)
         var random = SplitMix64(seed: seed)
         let tag = demoTag(2)
@@ -82,8 +88,71 @@ struct ZoneHysteresisTests {
             }
         }
         let delay = try #require(detected, "never reported in Reception") - crossing
-        print("hysteresis: walk across a boundary, seed \(seed): reported \(delay) s after crossing")
+        print(
+            "hysteresis (\(configuration.positioning)): walk across a boundary, seed \(seed): reported \(delay) s "
+                + "after crossing")
         #expect(delay <= 5, "reported \(delay) s after crossing")
         #expect(engine.zone(of: tag) == ZoneKey(floor: 1, minor: 2))
+    }
+}
+
+@Suite("Zone probabilities from the grid filter")
+struct ZoneProbabilityTests {
+    static var grid: LocatorEngine.Configuration {
+        var configuration = LocatorEngine.Configuration()
+        configuration.positioning = .grid
+        return configuration
+    }
+
+    @Test("a still tag at a zone centre never changes zone in an hour", arguments: [UInt64(1), 2, 3])
+    func centre(seed: UInt64) throws {
+        let result = try ZoneHysteresisTests().zoneChangesOverAnHour(
+            at: Point(x: 5, y: 4), seed: seed, configuration: Self.grid)
+        print("zone probability: zone centre, seed \(seed): \(result.changes) zone changes in an hour")
+        #expect(result.changes == 0, "changes \(result.changes)")
+        #expect(result.finalZone == ZoneKey(floor: 1, minor: 1))
+    }
+
+    @Test("a still tag 0.3 m from a boundary changes zone at most 4 times in an hour", arguments: [UInt64(1), 2, 3])
+    func nearBoundary(seed: UInt64) throws {
+        let result = try ZoneHysteresisTests().zoneChangesOverAnHour(
+            at: Point(x: 9.7, y: 4), seed: seed, configuration: Self.grid)
+        print("zone probability: 0.3 m from a boundary, seed \(seed): \(result.changes) zone changes in an hour")
+        #expect(result.changes <= 4, "changes \(result.changes)")
+    }
+
+    @Test(
+        "a tag that walks across a boundary is reported in the new zone within 5 s", arguments: [UInt64(1), 2, 3, 4, 5])
+    func walkAcross(seed: UInt64) throws {
+        try ZoneHysteresisTests().walkAcross(seed: seed, configuration: Self.grid)
+    }
+
+    @Test("estimates carry the probability of their zone, and occupancy the probability of each member")
+    func probabilities() throws {
+        let map = try loadShippedMap("demo-office.json")
+        var engine = LocatorEngine(map: map, configuration: Self.grid)
+        let generator = ReadingGenerator(map: map)
+        var random = SplitMix64(seed: 11)
+        let tag = demoTag(1)
+        var last: TagEstimate?
+        for second in 0..<30 {
+            let now = 1_000_000 + Double(second)
+            for (agentIndex, reading) in generator.readings(
+                tag: tag, at: Point(x: 5, y: 4), floor: 1, time: now, using: &random)
+            {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+            last = engine.update(now: now).estimates.first ?? last
+        }
+        let estimate = try #require(last)
+        let lobby = ZoneKey(floor: 1, minor: 1)
+        #expect(estimate.zone == lobby)
+        let probability = try #require(estimate.zoneProbability)
+        #expect(probability >= 0.7 && probability <= 1)
+        #expect(estimate.accuracy > 0 && estimate.accuracy < 5)
+        let occupancy = try #require(engine.occupancy(of: lobby))
+        #expect(occupancy.tags == [tag])
+        #expect(occupancy.probabilities.count == 1)
+        #expect((occupancy.probabilities.first ?? nil).map { $0 >= 0.7 } == true)
     }
 }

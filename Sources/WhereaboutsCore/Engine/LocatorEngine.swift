@@ -15,6 +15,20 @@
 public struct LocatorEngine: Sendable {
     /// Tuning of the whole pipeline.
     public struct Configuration: Sendable, Hashable {
+        /// How positions are estimated.
+        public enum Positioning: String, Sendable, Hashable {
+            /// A Bayes filter over each floor's cells (``GridFilter``), with zone probabilities.
+            case grid
+            /// Trilateration of smoothed ranges and a Kalman track.
+            case trilateration
+        }
+
+        /// How positions are estimated. Still trilateration by default: the grid filter is better with default
+        /// constants and in every simulated scenario, but not yet with the constants `whereabouts calibrate` fits
+        /// (docs/tracker.md has the figures).
+        public var positioning = Positioning.trilateration
+        /// The grid filter's tuning.
+        public var grid = GridFilter.Configuration()
         /// Fast RSSI smoothing per (tag, agent): follows a walking tag within a second or two.
         public var rssiFilter: RSSIFilter.Configuration = {
             var configuration = RSSIFilter.Configuration()
@@ -165,13 +179,20 @@ public struct LocatorEngine: Sendable {
         var result = EngineUpdate()
         zones.refreshStates(liveness: liveness, now: now)
         for var estimate in tracker.estimateHeard(now: now, radio: radio) {
-            estimate.zone = zones.place(
-                estimate.tag,
-                floor: estimate.floor,
-                position: estimate.position,
-                time: now,
-                transitions: &result.events
-            )
+            if let evidence = estimate.zoneEvidence {
+                let placed = zones.place(
+                    estimate.tag, floor: estimate.floor, evidence: evidence, time: now, transitions: &result.events)
+                estimate.zone = placed.zone
+                estimate.zoneProbability = placed.probability
+            } else {
+                estimate.zone = zones.place(
+                    estimate.tag,
+                    floor: estimate.floor,
+                    position: estimate.position,
+                    time: now,
+                    transitions: &result.events
+                )
+            }
             result.estimates.append(estimate)
         }
         if now >= nextSweep {

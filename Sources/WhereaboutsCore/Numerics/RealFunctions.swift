@@ -32,3 +32,6 @@ extension Double {
         return (self * scale).rounded() / scale
     }
 }
+
+/// e to the power `x`, in single precision (the grid filter's per-cell weights).
+@inline(__always) public func exponential(_ x: Float) -> Float { expf(x) }

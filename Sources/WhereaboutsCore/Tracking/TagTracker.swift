@@ -1,6 +1,12 @@
-/// Where each tag is: per-tag RSSI filters, the motion test, the floor choice and the trilateration fix.
+/// Where each tag is: per-tag RSSI filters, the floor choice, and the position from a ``GridFilter`` (or, with
+/// ``LocatorEngine/Configuration/Positioning/trilateration``, from the trilateration fix).
 ///
-/// For each tag:
+/// With the grid filter (the default), each update takes every agent's readings since the last update, averaged
+/// per agent, into the tag's posterior over its floor's cells; the estimate is the posterior mean, its accuracy the
+/// posterior's RMS spread, and it carries the posterior mass per zone for the zone decision. The RSSI filters below
+/// still give the ranges (nearest agent, CoreLocation proximity) and the floor.
+///
+/// The trilateration path, kept for comparison and as a fallback, works per tag as follows:
 /// 1. Two ``RSSIFilter``s per (tag, agent) smooth readings: a fast one that follows a walking tag, and a slow one
 ///    that averages a still tag's noise away. Readings older than the age limit stop counting.
 /// 2. ``PathLossModel`` turns each smoothed RSSI into a range with a sigma that grows with distance, using the
@@ -18,12 +24,28 @@ struct TagTracker: Sendable {
     private var tags: [TagState] = []
     private var tagIndexByIdentity: [TagIdentity: Int] = [:]
     private var dirtyTags: [Int] = []
+    private var grids: [FloorGrid] = []
+    private var gridIndexByFloor: [UInt16: Int] = [:]
+    private var gridRadio: RadioConstants
+    private var filter: GridFilter
 
     /// No tags yet.
     init(map: FloorMap, configuration: LocatorEngine.Configuration) {
         self.map = map
         self.configuration = configuration
         wallsByFloor = configuration.usesWalls ? Dictionary(grouping: map.walls, by: \.floor) : [:]
+        gridRadio = RadioConstants(map: map)
+        filter = GridFilter(configuration: configuration.grid)
+        if configuration.positioning == .grid {
+            for floor in map.floors {
+                gridIndexByFloor[floor.major] = grids.count
+                grids.append(
+                    FloorGrid(
+                        floor: floor, map: map, zones: map.zones(onFloor: floor.major),
+                        walls: wallsByFloor[floor.major] ?? [], obstacles: [], barriers: [], radio: gridRadio,
+                        configuration: configuration.grid))
+            }
+        }
     }
 
     /// How many tags it holds state for.
@@ -54,6 +76,10 @@ struct TagTracker: Sendable {
     /// give none.
     mutating func estimateHeard(now: Double, radio: RadioConstants) -> [TagEstimate] {
         var estimates: [TagEstimate] = []
+        if !grids.isEmpty, radio != gridRadio {
+            gridRadio = radio
+            for index in grids.indices { grids[index].refresh(radio: radio, map: map) }
+        }
         let dirty = dirtyTags
         dirtyTags.removeAll(keepingCapacity: true)
         for index in dirty where tags[index].dirty {
@@ -75,6 +101,7 @@ struct TagTracker: Sendable {
         guard let index = tagIndexByIdentity[tag] else { return }
         tags[index].track = nil
         tags[index].floor = nil
+        tags[index].posterior = nil
     }
 
     /// Drops all state of these tags.
@@ -108,6 +135,10 @@ struct TagTracker: Sendable {
             let floor = map.floor(major: floorMajor)
         else { return nil }
         updateMotion(tagIndex: tagIndex, now: now)
+        if let gridIndex = gridIndexByFloor[floorMajor] {
+            return gridEstimate(tagIndex: tagIndex, gridIndex: gridIndex, ranges: ranges, now: now, radio: radio)
+        }
+        tags[tagIndex].pending.removeAll(keepingCapacity: true)
 
         var state = tags[tagIndex]
         defer { tags[tagIndex] = state }
@@ -155,6 +186,49 @@ struct TagTracker: Sendable {
             ranges: ranges,
             quality: quality,
             time: now
+        )
+    }
+
+    /// The estimate from the tag's grid posterior, after the readings since the last update.
+    private mutating func gridEstimate(
+        tagIndex: Int,
+        gridIndex: Int,
+        ranges: [AgentRange],
+        now: Double,
+        radio: RadioConstants
+    ) -> TagEstimate? {
+        var state = tags[tagIndex]
+        tags[tagIndex].posterior = nil  // one reference to the probabilities while they change
+        defer { tags[tagIndex] = state }
+        let grid = grids[gridIndex]
+        let power = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
+        var observations: [GridFilter.Observation] = []
+        observations.reserveCapacity(state.pending.count)
+        for pending in state.pending {
+            let slot = grid.slotOfAgent[pending.agentIndex]
+            guard slot >= 0 else { continue }
+            let rssi = pending.rssiSum / Double(pending.count)
+            observations.append(
+                GridFilter.Observation(slot: slot, level: rssi + radio.rssiOffsets[pending.agentIndex] - power))
+        }
+        state.pending.removeAll(keepingCapacity: true)
+        guard
+            let summary = filter.update(
+                &state.posterior, observations: observations, grid: grid, gridIndex: gridIndex, now: now)
+        else { return nil }
+        let agentsUsed = observations.count
+        let quality: Fix.Quality = agentsUsed >= 3 ? .converged : agentsUsed == 2 ? .twoAgents : .singleAgent
+        return TagEstimate(
+            tag: state.identity,
+            name: state.name,
+            floor: grid.major,
+            position: summary.mean,
+            accuracy: summary.spread,
+            zone: nil,
+            ranges: ranges,
+            quality: quality,
+            time: now,
+            zoneEvidence: ZoneEvidence(zones: grid.zones, mass: summary.zoneMass)
         )
     }
 
@@ -328,6 +402,9 @@ private struct TagState: Sendable {
     var moving = true
     var quietSince: Double?
     var slowRestart = -Double.infinity
+    // The grid filter's: readings since the last update, summed per agent, and the posterior.
+    var pending: [PendingReading] = []
+    var posterior: GridPosterior?
 
     init(identity: TagIdentity, name: String?, measuredPowerOverride: Double?) {
         self.identity = identity
@@ -344,6 +421,13 @@ private struct TagState: Sendable {
         if let power = reading.measuredPower { advertisedPower = power }
         lastHeard = max(lastHeard, reading.time)
         dirty = true
+        let weight = Double(reading.count)
+        if let slot = pending.firstIndex(where: { $0.agentIndex == agentIndex }) {
+            pending[slot].rssiSum += reading.rssi * weight
+            pending[slot].count += weight
+        } else {
+            pending.append(PendingReading(agentIndex: agentIndex, rssiSum: reading.rssi * weight, count: weight))
+        }
         for index in links.indices where links[index].agentIndex == agentIndex {
             links[index].fast.update(
                 rssi: reading.rssi,
@@ -370,4 +454,13 @@ private struct TagState: Sendable {
         )
         links.append(Link(agentIndex: agentIndex, fast: filter, slow: filter))
     }
+}
+
+/// One agent's readings of a tag since the tracker's last update.
+struct PendingReading: Sendable {
+    var agentIndex: Int
+    /// Sum of RSSI × advert count.
+    var rssiSum: Double
+    /// Adverts summed.
+    var count: Double
 }

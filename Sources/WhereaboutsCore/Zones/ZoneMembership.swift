@@ -14,6 +14,7 @@ struct ZoneMembership: Sendable {
     private var changedZones: Set<Int> = []
     private var hysteresisByTag: [TagIdentity: ZoneHysteresis] = [:]
     private var everSeen: Set<TagIdentity> = []
+    private var probabilityByTag: [TagIdentity: Double] = [:]
 
     /// Every zone of the map empty and unknown.
     init(map: FloorMap, configuration: ZoneHysteresis.Configuration) {
@@ -58,6 +59,27 @@ struct ZoneMembership: Sendable {
         return hysteresis.current
     }
 
+    /// Takes a tag's zone probabilities on a floor; returns the zone it is in afterwards and how likely that is.
+    mutating func place(
+        _ tag: TagIdentity,
+        floor: UInt16,
+        evidence: ZoneEvidence,
+        time: Double,
+        transitions: inout [ZoneTransition]
+    ) -> (zone: ZoneKey?, probability: Double) {
+        var hysteresis = hysteresisByTag[tag] ?? ZoneHysteresis()
+        defer { hysteresisByTag[tag] = hysteresis }
+        if let current = hysteresis.current, current.floor != floor, let left = hysteresis.leave() {
+            move(tag, from: left, to: nil, time: time, transitions: &transitions)
+        }
+        if let change = hysteresis.update(evidence: evidence, time: time, configuration: configuration) {
+            move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
+        }
+        let probability = evidence.probability(of: hysteresis.current)
+        probabilityByTag[tag] = probability
+        return (hysteresis.current, probability)
+    }
+
     /// Takes a tag out of its zone at once (it timed out).
     mutating func leave(_ tag: TagIdentity, time: Double, transitions: inout [ZoneTransition]) {
         guard let left = hysteresisByTag[tag]?.leave() else { return }
@@ -66,7 +88,10 @@ struct ZoneMembership: Sendable {
 
     /// Drops what is kept of tags the engine no longer holds (they are in no zone).
     mutating func forget(_ tags: Set<TagIdentity>) {
-        for tag in tags { hysteresisByTag[tag] = nil }
+        for tag in tags {
+            hysteresisByTag[tag] = nil
+            probabilityByTag[tag] = nil
+        }
     }
 
     /// Marks each zone known or unknown by whether an online agent covers it.
@@ -133,6 +158,8 @@ struct ZoneMembership: Sendable {
     }
 
     private func occupancy(_ index: Int) -> Occupancy {
-        Occupancy(zone: zones[index].key, state: states[index], tags: members[index].sorted())
+        let tags = members[index].sorted()
+        return Occupancy(
+            zone: zones[index].key, state: states[index], tags: tags, probabilities: tags.map { probabilityByTag[$0] })
     }
 }

@@ -4,12 +4,13 @@ public import WhereaboutsJSON
 /// Where one tag is: the retained payload of `…/tags/<tag>/position`.
 ///
 /// ```json
-/// {"tag":"ibeacon-…-1-7","name":"Keys","x":3.2,"y":4.5,"floor":1,"zone":7,"zone_name":"Kitchen",
+/// {"tag":"ibeacon-…-1-7","name":"Keys","x":3.2,"y":4.5,"floor":1,"zone":7,"zone_name":"Kitchen","p":0.82,
 ///  "accuracy":1.5,"nearest":{"agent":"hall-1","proximity":"near","distance":2.1},"updated":1764475201}
 /// ```
 ///
 /// Metres on the floor map's frame; `zone` and `zone_name` are null outside every zone, `nearest` is null
-/// when no agent hears the tag.
+/// when no agent hears the tag. `p` is the probability that the tag is in `zone` (in no zone, when `zone` is null),
+/// from the grid filter's posterior; it is absent when the locator positions by trilateration.
 public struct TagPosition: JSONPayload, Equatable {
     /// The agent that hears the tag best.
     public struct NearestAgent: Sendable, Equatable {
@@ -54,6 +55,8 @@ public struct TagPosition: JSONPayload, Equatable {
     public var zone: UInt16?
     /// That zone's name, if any.
     public var zoneName: String?
+    /// The probability that the tag is in `zone` (or in no zone, when `zone` is nil), when the locator knows it.
+    public var probability: Double?
     /// The estimated error radius, metres.
     public var accuracy: Double
     /// The agent hearing the tag best, if any.
@@ -64,8 +67,9 @@ public struct TagPosition: JSONPayload, Equatable {
     /// Makes a position payload.
     public init(
         tag: TagIdentity, name: String?, x: Double, y: Double, floor: UInt16, zone: UInt16?, zoneName: String?,
-        accuracy: Double, nearest: NearestAgent?, updated: Double
+        accuracy: Double, nearest: NearestAgent?, updated: Double, probability: Double? = nil
     ) {
+        self.probability = probability
         self.tag = tag
         self.name = name
         self.x = x
@@ -87,13 +91,14 @@ public struct TagPosition: JSONPayload, Equatable {
                         ("distance", .number($0.distance)),
                     ]))
             } ?? .null
-        return .object(
-            JSONObject([
-                ("tag", .string(tag.description)), ("name", .optionalString(name)), ("x", .number(x)),
-                ("y", .number(y)), ("floor", .number(Double(floor))), ("zone", .optionalInteger(zone)),
-                ("zone_name", .optionalString(zoneName)), ("accuracy", .number(accuracy)), ("nearest", nearestJSON),
-                ("updated", .number(updated)),
-            ]))
+        var members: [(key: String, value: JSONValue)] = [
+            ("tag", .string(tag.description)), ("name", .optionalString(name)), ("x", .number(x)),
+            ("y", .number(y)), ("floor", .number(Double(floor))), ("zone", .optionalInteger(zone)),
+            ("zone_name", .optionalString(zoneName)),
+        ]
+        if let probability { members.append(("p", .number(probability.rounded(toDecimals: 3)))) }
+        members += [("accuracy", .number(accuracy)), ("nearest", nearestJSON), ("updated", .number(updated))]
+        return .object(JSONObject(members))
     }
 
     public init(json: JSONValue) throws(PayloadError) {
@@ -113,7 +118,8 @@ public struct TagPosition: JSONPayload, Equatable {
                 tag: tag, name: try reader.optionalString("name"), x: try reader.number("x"),
                 y: try reader.number("y"), floor: try reader.uint16("floor"), zone: try reader.optionalUInt16("zone"),
                 zoneName: try reader.optionalString("zone_name"), accuracy: try reader.number("accuracy"),
-                nearest: nearest, updated: try reader.number("updated"))
+                nearest: nearest, updated: try reader.number("updated"),
+                probability: try reader.optionalNumber("p"))
         }
     }
 }

@@ -5,8 +5,12 @@ public import WhereaboutsJSON
 ///
 /// ```json
 /// {"site":"e2c56db5-…","floor":1,"zone":7,"name":"Kitchen","state":"known","count":1,
-///  "tags":[{"id":"ibeacon-…-1-7","name":"Keys"}],"updated":1764475201}
+///  "tags":[{"id":"ibeacon-…-1-7","name":"Keys","p":0.82}],"updated":1764475201}
 /// ```
+///
+/// A member's `p` is the probability that it is in the zone, as of this payload (it is published again when the
+/// members or the state change, not every time a probability moves); absent when the locator positions by
+/// trilateration.
 ///
 /// `state` is `unknown` when the agents covering the zone are offline: dashboards must not read that as empty.
 public struct ZoneOccupancy: JSONPayload, Equatable {
@@ -24,11 +28,14 @@ public struct ZoneOccupancy: JSONPayload, Equatable {
         public var id: TagIdentity
         /// Its name from the map, if it has one.
         public var name: String?
+        /// The probability that it is in the zone, when the locator knows it.
+        public var probability: Double?
 
         /// Makes a member.
-        public init(id: TagIdentity, name: String?) {
+        public init(id: TagIdentity, name: String?, probability: Double? = nil) {
             self.id = id
             self.name = name
+            self.probability = probability
         }
     }
 
@@ -73,9 +80,14 @@ public struct ZoneOccupancy: JSONPayload, Equatable {
                 (
                     "tags",
                     .array(
-                        tags.map {
-                            .object(
-                                JSONObject([("id", .string($0.id.description)), ("name", .optionalString($0.name))]))
+                        tags.map { member in
+                            var fields: [(key: String, value: JSONValue)] = [
+                                ("id", .string(member.id.description)), ("name", .optionalString(member.name)),
+                            ]
+                            if let probability = member.probability {
+                                fields.append(("p", .number(probability.rounded(toDecimals: 3))))
+                            }
+                            return .object(JSONObject(fields))
                         })
                 ),
                 ("updated", .number(updated)),
@@ -92,7 +104,9 @@ public struct ZoneOccupancy: JSONPayload, Equatable {
                 guard let object = element.object else { throw .wrongType("tags") }
                 let member = FieldReader(object)
                 guard let id = TagIdentity(wire: try member.string("id")) else { throw .invalid("id") }
-                tags.append(Member(id: id, name: try member.optionalString("name")))
+                tags.append(
+                    Member(
+                        id: id, name: try member.optionalString("name"), probability: try member.optionalNumber("p")))
             }
             return ZoneOccupancy(
                 site: site, floor: try reader.uint16("floor"), zone: try reader.uint16("zone"),

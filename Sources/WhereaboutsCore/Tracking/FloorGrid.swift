@@ -1,0 +1,221 @@
+/// One floor cut into square cells for ``GridFilter``: where a person can stand, which neighbouring cells they can
+/// step between, each cell's zone, and for each agent on the floor the path gain to each cell near it.
+///
+/// Built once per floor when the engine starts. A cell is free when its centre is inside the floor's outline and
+/// outside every obstacle; two neighbouring free cells are joined unless a barrier (a wall that blocks walking)
+/// runs between their centres. The path gain of an agent is what the log-distance model with the agent's exponent
+/// and the walls on the straight path take off a tag's power at 1 m; it is tabled only within
+/// ``GridFilter/Configuration/gainRadius`` of the agent, so that memory grows with agents, not with floor area
+/// times agents.
+struct FloorGrid: Sendable {
+    /// The per-agent table of path gains over a box of cells around the agent.
+    struct GainTable: Sendable {
+        /// The agent's index in the map.
+        let agentIndex: Int
+        /// Where the agent stands.
+        let agentPosition: Point
+        /// The box's first column and row, and its size in cells.
+        let column0: Int
+        let row0: Int
+        let columns: Int
+        let rows: Int
+        /// The exponent the table was made with.
+        let exponent: Double
+        /// Gain in dB per cell of the box, row by row (0 or less).
+        let gains: [Float]
+        /// 1 / σ per cell of the box: σ² is the filter's RSSI variance plus what the model's error adds with
+        /// distance.
+        let inverseSigmas: [Float]
+        /// log σ per cell of the box, for the likelihood's normalisation.
+        let logSigmas: [Float]
+
+        /// Whether the box holds every cell of a window.
+        func covers(column0 c0: Int, row0 r0: Int, columns w: Int, rows h: Int) -> Bool {
+            c0 >= column0 && r0 >= row0 && c0 + w <= column0 + columns && r0 + h <= row0 + rows
+        }
+    }
+
+    /// The floor's major.
+    let major: UInt16
+    /// The corner of cell (0, 0) with the smallest coordinates.
+    let origin: Point
+    /// The side of a cell, in metres.
+    let cellSize: Double
+    let columns: Int
+    let rows: Int
+    /// Per cell: whether a person can stand there.
+    let free: [Bool]
+    /// Per cell: 1 when mass may move to the next cell east (column + 1), else 0.
+    let openEast: [Float]
+    /// Per cell: 1 when mass may move to the next cell north (row + 1), else 0.
+    let openNorth: [Float]
+    /// Per cell: the index in ``zones`` of the zone its centre is in, or -1.
+    let zoneOfCell: [Int16]
+    /// The floor's zones, in map order.
+    let zones: [ZoneKey]
+    /// Per agent on this floor, its gain table; in map order.
+    private(set) var tables: [GainTable]
+    /// The slot in ``tables`` of each map agent, or -1 when it is on another floor.
+    let slotOfAgent: [Int]
+
+    private let agentHeightAboveTag: [Double]
+    private let walls: [Wall]
+    private let gainRadius: Double
+    private let sigma: Double
+    private let sigmaPerMetre: Double
+
+    init(
+        floor: Floor,
+        map: FloorMap,
+        zones floorZones: [Zone],
+        walls: [Wall],
+        obstacles: [Polygon],
+        barriers: [Segment],
+        radio: RadioConstants,
+        configuration: GridFilter.Configuration
+    ) {
+        major = floor.major
+        let cellSize = configuration.cellSize
+        self.cellSize = cellSize
+        self.walls = walls
+        gainRadius = configuration.gainRadius
+        sigma = configuration.rssiSigma
+        sigmaPerMetre = configuration.rssiSigmaPerMetre
+        let (low, high) = floor.outline.bounds
+        origin = low
+        columns = max(Int(((high.x - low.x) / cellSize).rounded(.up)), 1)
+        rows = max(Int(((high.y - low.y) / cellSize).rounded(.up)), 1)
+        let count = columns * rows
+        var free = [Bool](repeating: false, count: count)
+        var zoneOfCell = [Int16](repeating: -1, count: count)
+        for row in 0..<rows {
+            for column in 0..<columns {
+                let centre = Point(
+                    x: low.x + (Double(column) + 0.5) * cellSize, y: low.y + (Double(row) + 0.5) * cellSize)
+                let index = row * columns + column
+                free[index] = floor.outline.contains(centre) && !obstacles.contains { $0.contains(centre) }
+                if let zone = floorZones.firstIndex(where: { $0.polygon.contains(centre) }) {
+                    zoneOfCell[index] = Int16(zone)
+                }
+            }
+        }
+        // A floor too small or too thin for any cell centre to fall inside: use every cell, so the floor still works.
+        if !free.contains(true) { free = [Bool](repeating: true, count: count) }
+        var openEast = [Float](repeating: 0, count: count)
+        var openNorth = [Float](repeating: 0, count: count)
+        func centre(_ column: Int, _ row: Int) -> Point {
+            Point(x: low.x + (Double(column) + 0.5) * cellSize, y: low.y + (Double(row) + 0.5) * cellSize)
+        }
+        for row in 0..<rows {
+            for column in 0..<columns where free[row * columns + column] {
+                let index = row * columns + column
+                if column + 1 < columns, free[index + 1] {
+                    let step = Segment(centre(column, row), centre(column + 1, row))
+                    if !barriers.contains(where: { $0.intersects(step) }) { openEast[index] = 1 }
+                }
+                if row + 1 < rows, free[index + columns] {
+                    let step = Segment(centre(column, row), centre(column, row + 1))
+                    if !barriers.contains(where: { $0.intersects(step) }) { openNorth[index] = 1 }
+                }
+            }
+        }
+        self.free = free
+        self.zoneOfCell = zoneOfCell
+        self.openEast = openEast
+        self.openNorth = openNorth
+        zones = floorZones.map(\.key)
+        agentHeightAboveTag = map.agents.map { $0.height - map.model.tagHeight }
+        var slots = [Int](repeating: -1, count: map.agents.count)
+        tables = []
+        for (index, agent) in map.agents.enumerated() where agent.floor == floor.major {
+            slots[index] = tables.count
+            tables.append(
+                Self.table(
+                    agentIndex: index, agent: agent, heightAboveTag: agentHeightAboveTag[index],
+                    exponent: radio.pathLossExponent(ofAgent: index), walls: walls, origin: low, cellSize: cellSize,
+                    columns: columns, rows: rows, radius: gainRadius, sigma: sigma, sigmaPerMetre: sigmaPerMetre))
+        }
+        slotOfAgent = slots
+    }
+
+    /// The centre of a cell.
+    func centre(column: Int, row: Int) -> Point {
+        Point(x: origin.x + (Double(column) + 0.5) * cellSize, y: origin.y + (Double(row) + 0.5) * cellSize)
+    }
+
+    /// The cell a point falls in, clamped to the grid.
+    func cell(of point: Point) -> (column: Int, row: Int) {
+        let column = Int(((point.x - origin.x) / cellSize).rounded(.down))
+        let row = Int(((point.y - origin.y) / cellSize).rounded(.down))
+        return (min(max(column, 0), columns - 1), min(max(row, 0), rows - 1))
+    }
+
+    /// Remakes the tables of agents whose exponent changed (calibration set new constants).
+    mutating func refresh(radio: RadioConstants, map: FloorMap) {
+        for slot in tables.indices {
+            let table = tables[slot]
+            let exponent = radio.pathLossExponent(ofAgent: table.agentIndex)
+            guard exponent != table.exponent else { continue }
+            tables[slot] = Self.table(
+                agentIndex: table.agentIndex, agent: map.agents[table.agentIndex],
+                heightAboveTag: agentHeightAboveTag[table.agentIndex], exponent: exponent, walls: walls,
+                origin: origin, cellSize: cellSize, columns: columns, rows: rows, radius: gainRadius, sigma: sigma,
+                sigmaPerMetre: sigmaPerMetre)
+        }
+    }
+
+    private static func table(
+        agentIndex: Int,
+        agent: Agent,
+        heightAboveTag: Double,
+        exponent: Double,
+        walls: [Wall],
+        origin: Point,
+        cellSize: Double,
+        columns: Int,
+        rows: Int,
+        radius: Double,
+        sigma: Double,
+        sigmaPerMetre: Double
+    ) -> GainTable {
+        let reach = Int((radius / cellSize).rounded(.up))
+        let home = (
+            column: Int(((agent.position.x - origin.x) / cellSize).rounded(.down)),
+            row: Int(((agent.position.y - origin.y) / cellSize).rounded(.down))
+        )
+        let column0 = min(max(home.column - reach, 0), columns - 1)
+        let row0 = min(max(home.row - reach, 0), rows - 1)
+        let column1 = max(min(home.column + reach + 1, columns), column0 + 1)
+        let row1 = max(min(home.row + reach + 1, rows), row0 + 1)
+        let width = column1 - column0
+        let height = row1 - row0
+        var gains = [Float](repeating: 0, count: width * height)
+        var inverseSigmas = [Float](repeating: 0, count: width * height)
+        var logSigmas = [Float](repeating: 0, count: width * height)
+        let dz2 = heightAboveTag * heightAboveTag
+        for row in 0..<height {
+            for column in 0..<width {
+                let centre = Point(
+                    x: origin.x + (Double(column0 + column) + 0.5) * cellSize,
+                    y: origin.y + (Double(row0 + row) + 0.5) * cellSize)
+                let dx = centre.x - agent.position.x
+                let dy = centre.y - agent.position.y
+                let distance = max((dx * dx + dy * dy + dz2).squareRoot(), 0.1)
+                var gain = -10 * exponent * logarithm10(distance)
+                if !walls.isEmpty {
+                    let path = Segment(agent.position, centre)
+                    for wall in walls where wall.segment.properlyIntersects(path) { gain -= wall.loss }
+                }
+                gains[row * width + column] = Float(gain)
+                let growth = sigmaPerMetre * distance
+                let cellSigma = (sigma * sigma + growth * growth).squareRoot()
+                inverseSigmas[row * width + column] = Float(1 / cellSigma)
+                logSigmas[row * width + column] = Float(naturalLog(cellSigma))
+            }
+        }
+        return GainTable(
+            agentIndex: agentIndex, agentPosition: agent.position, column0: column0, row0: row0, columns: width,
+            rows: height, exponent: exponent,
+            gains: gains, inverseSigmas: inverseSigmas, logSigmas: logSigmas)
+    }
+}

@@ -1,0 +1,86 @@
+import BrokerFixture
+import Foundation
+import Testing
+import WhereaboutsCore
+import WhereaboutsLocator
+import WhereaboutsMQTT
+import WhereaboutsWire
+
+/// A `kill -9` of the locator with a backlog queued at the broker: what the broker already counts as delivered
+/// must not be lost beyond the locator's inbox.
+@Suite("Locator crash", .serialized)
+struct LocatorCrashTests {
+    static let batches = 2_000
+    static let readingsPerBatch = 100
+
+    @Test("kill -9 one second into a 200,000-reading backlog loses at most one inbox of batches (35 of 2,000)")
+    func killDuringBacklog() async throws {
+        let tests = try LocatorEndToEndTests()
+        var options = BrokerOptions()
+        options.extraConfiguration = ["max_queued_messages 0"]
+        try await tests.withSite(options: options) { broker, collector, agents, scratch in
+            let record = scratch.file("readings.jsonl")
+            let arguments = ["--warm-up", "1", "--record", record]
+            let topics = tests.topics
+            // The locator's persistent session must exist for the broker to queue for it.
+            let first = try LocatorProcess(map: tests.mapPath, broker: broker, scratch: scratch, extra: arguments)
+            try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
+            #expect(await first.stop() == 0)
+            try await waitFor("the locator to say goodbye") { collector.last(topics.locatorStatus.name) == "offline" }
+            // The backlog: 2,000 batches of 100 readings from one agent, queued while the locator is away.
+            let agent = try #require(agents["west"])
+            let start = now()
+            var sent: Set<String> = []
+            for index in 0..<Self.batches {
+                // Every reading is its own tag (major: the reading, minor: the batch), so each one is identifiable.
+                let time = now()
+                let readings = (0..<Self.readingsPerBatch).map { reading in
+                    ReadingBatch.Reading(
+                        tag: .iBeacon(uuid: tests.map.site.uuid, major: UInt16(reading), minor: UInt16(index)),
+                        time: time, rssi: -60, count: 3)
+                }
+                let batch = try await agent.send(readings, sent: time)
+                for reading in batch.readings { sent.insert(reading.tag.description) }
+                if index % 200 == 199 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            // Restart, let it work for a second, and kill it.
+            let victim = try LocatorProcess(map: tests.mapPath, broker: broker, scratch: scratch, extra: arguments)
+            try await Task.sleep(for: .seconds(1))
+            await victim.kill()
+            let afterKill = try Self.recorded(record)
+            // A last run takes what the broker still holds, then stops cleanly.
+            let last = try LocatorProcess(map: tests.mapPath, broker: broker, scratch: scratch, extra: arguments)
+            // Until everything sent is recorded, or the count has stood still for 3 s.
+            var previous = -1
+            var still = now()
+            while now() - start < 120 {
+                let count = try Self.recorded(record).count
+                if count >= sent.count { break }
+                if count != previous {
+                    previous = count
+                    still = now()
+                } else if count > afterKill.count, now() - still > 5 {
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(await last.stop() == 0)
+            let recorded = try Self.recorded(record)
+            let lost = sent.subtracting(recorded).count
+            print(
+                "locator kill -9 in a backlog: \(sent.count) readings sent, \(afterKill.count) recorded before the "
+                    + "kill, \(lost) lost (\(lost / Self.readingsPerBatch) batches)")
+            #expect(afterKill.count > 0, "the victim should have recorded some of the backlog before the kill")
+            // At most the inbox, the one libmosquitto holds in its callback, and the two the runner has in hand.
+            #expect(lost <= (LocatorService.inboxLimit + 3) * Self.readingsPerBatch)
+        }
+    }
+
+    /// The distinct readings in the recording, by tag.
+    static func recorded(_ path: String) throws -> Set<String> {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        return Set(JSONLines.decode(text, as: RecordedReading.self).records.map(\.tag.description))
+    }
+}
