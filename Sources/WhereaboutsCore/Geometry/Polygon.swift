@@ -1,13 +1,23 @@
 /// A simple polygon on a floor plan: a floor's outline or a zone's area. Vertices in metres, either winding,
 /// not closed (the last vertex joins the first implicitly).
+///
+/// A polygon of many vertices carries an ``EdgeIndex``, so that containment, crossings and overlap cost about the
+/// square root of its size: a floor outline traced from a plan may have tens of thousands of vertices.
 public struct Polygon: Sendable, Hashable {
     /// The vertices in order.
     public let vertices: [Point]
+    /// The edges, each from a vertex to the next.
+    public let edges: [Segment]
     private let minimum: Point
     private let maximum: Point
+    private let index: EdgeIndex?
+
+    /// Polygons with at least this many vertices get an edge index.
+    static let indexThreshold = 32
 
     public init(_ vertices: [Point]) {
         self.vertices = vertices
+        edges = vertices.indices.map { Segment(vertices[$0], vertices[($0 + 1) % vertices.count]) }
         var minimum = Point(x: .infinity, y: .infinity)
         var maximum = Point(x: -.infinity, y: -.infinity)
         for vertex in vertices {
@@ -16,11 +26,34 @@ public struct Polygon: Sendable, Hashable {
         }
         self.minimum = minimum
         self.maximum = maximum
+        index =
+            vertices.count >= Self.indexThreshold && minimum.x.isFinite && maximum.x.isFinite && minimum.y.isFinite
+                && maximum.y.isFinite
+            ? EdgeIndex(edges: edges, minimum: minimum, maximum: maximum) : nil
     }
 
-    /// The edges, each from a vertex to the next.
-    public var edges: [Segment] {
-        vertices.indices.map { Segment(vertices[$0], vertices[($0 + 1) % vertices.count]) }
+    public static func == (lhs: Polygon, rhs: Polygon) -> Bool { lhs.vertices == rhs.vertices }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(vertices) }
+
+    /// The indices of this polygon's edges that may come within the geometry's tolerance of `edge`.
+    private func edgeIndices(near edge: Segment) -> [Int] {
+        guard let index else { return Array(edges.indices) }
+        let margin = EdgeIndex.margin
+        return index.edges(
+            near: Point(x: min(edge.start.x, edge.end.x) - margin, y: min(edge.start.y, edge.end.y) - margin),
+            Point(x: max(edge.start.x, edge.end.x) + margin, y: max(edge.start.y, edge.end.y) + margin))
+    }
+
+    /// Whether an edge of one polygon properly crosses an edge of the other (the bigger one's index is used).
+    private func properlyCrosses(_ other: Polygon) -> Bool {
+        let (small, large) = vertices.count <= other.vertices.count ? (self, other) : (other, self)
+        for edge in small.edges {
+            for candidate in large.edgeIndices(near: edge) where edge.properlyIntersects(large.edges[candidate]) {
+                return true
+            }
+        }
+        return false
     }
 
     /// The enclosed area in square metres (always positive).
@@ -64,15 +97,25 @@ public struct Polygon: Sendable, Hashable {
             point.y <= maximum.y + 1e-9
         else { return false }
         var inside = false
-        var previous = vertices.count - 1
-        for current in vertices.indices {
-            let a = vertices[current]
-            let b = vertices[previous]
+        func cross(_ a: Point, _ b: Point) -> Bool {
             if Segment(a, b).distance(to: point) < 1e-9 { return true }
             if (a.y > point.y) != (b.y > point.y) {
                 let crossingX = a.x + (point.y - a.y) / (b.y - a.y) * (b.x - a.x)
                 if point.x < crossingX { inside.toggle() }
             }
+            return false
+        }
+        if let index {
+            // Only the edges whose y-range reaches the point's height can cross its ray or hold it.
+            for edge in index.edges(crossingHeight: point.y) {
+                let segment = edges[Int(edge)]
+                if cross(segment.end, segment.start) { return true }
+            }
+            return inside
+        }
+        var previous = vertices.count - 1
+        for current in vertices.indices {
+            if cross(vertices[current], vertices[previous]) { return true }
             previous = current
         }
         return inside
@@ -124,6 +167,14 @@ public struct Polygon: Sendable, Hashable {
         let edges = self.edges
         let count = edges.count
         guard count >= 3 else { return false }
+        if let index {
+            return index.hasCrossing { i, j in
+                let shared = j == i + 1 ? edges[i].end : edges[i].start
+                let a = j == i + 1 ? edges[i].start : edges[i].end
+                let b = j == i + 1 ? edges[j].end : edges[j].start
+                return orientation(a, shared, b) == 0 && (a - shared).dot(b - shared) > 0
+            }
+        }
         for i in 0..<count {
             for j in (i + 1)..<count {
                 let adjacent = j == i + 1 || (i == 0 && j == count - 1)
@@ -147,9 +198,7 @@ public struct Polygon: Sendable, Hashable {
         guard minimum.x < otherMax.x, otherMin.x < maximum.x, minimum.y < otherMax.y, otherMin.y < maximum.y else {
             return false
         }
-        for edge in edges {
-            for otherEdge in other.edges where edge.properlyIntersects(otherEdge) { return true }
-        }
+        if properlyCrosses(other) { return true }
         // No proper crossings. Cut each boundary where the other's edges touch it; if any piece of either boundary
         // runs strictly inside the other polygon, the interiors overlap. Otherwise they overlap only if they coincide.
         if boundaryEntersInterior(of: other) || other.boundaryEntersInterior(of: self) { return true }
@@ -163,10 +212,9 @@ public struct Polygon: Sendable, Hashable {
             let direction = edge.end - edge.start
             let lengthSquared = direction.dot(direction)
             guard lengthSquared > 0 else { continue }
-            for vertex in other.vertices where edge.distance(to: vertex) < 1e-9 {
-                cuts.append((vertex - edge.start).dot(direction) / lengthSquared)
-            }
-            for otherEdge in other.edges {
+            // The other's vertices are its edges' ends, so its edges near this one bring every vertex that touches it.
+            for candidate in other.edgeIndices(near: edge) {
+                let otherEdge = other.edges[candidate]
                 for end in [otherEdge.start, otherEdge.end] where edge.distance(to: end) < 1e-9 {
                     cuts.append((end - edge.start).dot(direction) / lengthSquared)
                 }
@@ -182,9 +230,7 @@ public struct Polygon: Sendable, Hashable {
     /// Whether every point of `other` lies inside or on this polygon.
     public func encloses(_ other: Polygon) -> Bool {
         guard other.vertices.allSatisfy({ contains($0) }) else { return false }
-        for edge in edges {
-            for otherEdge in other.edges where edge.properlyIntersects(otherEdge) { return false }
-        }
+        if properlyCrosses(other) { return false }
         // Edge midpoints catch concave outlines whose notch an edge of `other` spans.
         return other.edges.allSatisfy { contains(($0.start + $0.end) * 0.5) }
     }
