@@ -11,6 +11,9 @@
 # mosquitto_passwd, and written to ./AGENT_ID.password (mode 600) for the agent's configuration; set
 # WHEREABOUTS_PASSWORD_OUT to write it elsewhere. Existing accounts are not overwritten.
 #
+# Run as root, the script leaves PASSWORD_FILE mode 600, owned by the user the broker drops to (mosquitto on
+# Debian; set WHEREABOUTS_BROKER_USER otherwise), which is the only user besides root that may read it.
+#
 # Exit codes: 0 done, 1 a command failed, 2 bad usage or a refused id.
 set -eu
 
@@ -23,6 +26,7 @@ usage() {
 agent_id=$1
 password_file=${2:-/etc/mosquitto/whereabouts.passwd}
 password_out=${WHEREABOUTS_PASSWORD_OUT:-./$agent_id.password}
+broker_user=${WHEREABOUTS_BROKER_USER:-mosquitto}
 
 # The id check happens before the id is used anywhere, including in file names.
 if ! printf '%s' "$agent_id" | LC_ALL=C grep -Eq '^[A-Za-z0-9_-]{1,64}$' \
@@ -45,6 +49,11 @@ for tool in mosquitto_passwd openssl; do
     fi
 done
 
+if [ "$(id -u)" -eq 0 ] && ! id "$broker_user" >/dev/null 2>&1; then
+    echo "error: no user '$broker_user' to own $password_file (set WHEREABOUTS_BROKER_USER to the broker's user)" >&2
+    exit 1
+fi
+
 if [ -f "$password_file" ] && cut -d: -f1 "$password_file" | grep -Fxq -- "$agent_id"; then
     echo "error: $password_file already has an account '$agent_id'; remove it first with" >&2
     echo "       mosquitto_passwd -D $password_file $agent_id" >&2
@@ -62,6 +71,19 @@ if [ ! -e "$password_file" ]; then
     (umask 077 && : >"$password_file")
 fi
 mosquitto_passwd -b "$password_file" "$agent_id" "$password"
+# Debian starts mosquitto as root, but it reads the password file only after dropping to the user mosquitto
+# (at start and on every reload): a root-only file stops the broker. Give the file to that user and nobody
+# else, whatever owner and mode it had before (mosquitto_passwd keeps them when it rewrites the file). Owner
+# and group mosquitto is also what later 2.0.x brokers ask for ("Future versions will refuse to load this
+# file"). Not as root, the file is left to its owner, who runs the broker.
+chmod 600 "$password_file"
+if [ "$(id -u)" -eq 0 ]; then
+    if ! chown "$broker_user:" "$password_file"; then
+        echo "error: could not give $password_file to the broker's user '$broker_user'" >&2
+        echo "       (set WHEREABOUTS_BROKER_USER if mosquitto runs as another user)" >&2
+        exit 1
+    fi
+fi
 
 (umask 077 && printf '%s\n' "$password" >"$password_out")
 chmod 600 "$password_out"

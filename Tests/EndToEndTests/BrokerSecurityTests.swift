@@ -21,6 +21,18 @@ struct BrokerSecurityTests {
         }
     }
 
+    /// The shipped configuration's per-listener lines that tie client ids to accounts (`use_username_as_clientid`).
+    static var shippedClientIDBinding: [String] {
+        get throws {
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
+            let text = try String(
+                contentsOfFile: root.appendingPathComponent("deploy/mosquitto/whereabouts.conf").path, encoding: .utf8)
+            return Array(
+                Set(text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("use_username_as_clientid") }))
+        }
+    }
+
     /// A client that records its messages and its publish acknowledgements.
     final class Recorder: Sendable {
         let client: MQTTClient
@@ -29,16 +41,21 @@ struct BrokerSecurityTests {
         let failure = Mutex<MQTTConnectionFailure?>(nil)
         let subscribed = Atomic<Int>(0)
         let connected = Atomic<Bool>(false)
+        let connections = Atomic<Int>(0)
+        let disconnections = Atomic<Int>(0)
 
-        init(_ broker: MosquittoBroker, user: String?, password: String?, subscriptions: [String] = []) throws {
+        init(
+            _ broker: MosquittoBroker, user: String?, password: String?, clientID: String? = nil,
+            cleanStart: Bool = true, subscriptions: [String] = []
+        ) throws {
             client = try MQTTClient(
                 MQTTClientConfiguration(
                     host: "127.0.0.1",
                     port: broker.port,
-                    clientID: "acl-\(user ?? "anonymous")",
+                    clientID: clientID ?? "acl-\(user ?? "anonymous")",
                     username: user,
                     password: password,
-                    cleanStart: true
+                    cleanStart: cleanStart
                 )
             )
             for filter in subscriptions { _ = try client.subscribe(filter, qos: .atLeastOnce) }
@@ -50,7 +67,10 @@ struct BrokerSecurityTests {
                 group.addTask {
                     for await event in self.client.events {
                         switch event {
-                        case .connected: self.connected.store(true, ordering: .relaxed)
+                        case .connected:
+                            self.connected.store(true, ordering: .relaxed)
+                            self.connections.add(1, ordering: .relaxed)
+                        case .disconnected: self.disconnections.add(1, ordering: .relaxed)
                         case .acknowledged(let id, let reason): self.acknowledgements.withLock { $0[id] = reason }
                         case .connectionFailed(let failure): self.failure.withLock { $0 = failure }
                         case .subscribed: self.subscribed.add(1, ordering: .relaxed)
@@ -124,6 +144,55 @@ struct BrokerSecurityTests {
                     Issue.record("\(error)")
                 }
                 for client in [locator, dashboard, west, anonymous] { client.client.disconnect() }
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Issue 12, item 3: without `use_username_as_clientid` the thief kicks the locator off (and this test fails).
+    @Test("an agent using the locator's client id neither kicks the locator off nor resumes its session")
+    func clientIDTakeover() async throws {
+        let binding = try Self.shippedClientIDBinding
+        #expect(binding == ["use_username_as_clientid true"], "whereabouts.conf no longer ties client ids to accounts")
+        var options = BrokerOptions()
+        options.allowAnonymous = false
+        options.persistence = true
+        options.accounts = ["west": "west-secret", "locator": "locator-secret"]
+        options.aclRules = try Self.shippedACL
+        options.extraConfiguration = binding
+        let readings = "\(Self.prefix)/agents/+/readings"
+        try await MosquittoBroker.with(options) { broker in
+            let locator = try Recorder(
+                broker, user: "locator", password: "locator-secret", clientID: "whereabouts-locator",
+                cleanStart: false, subscriptions: [readings])
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await locator.run() }
+                do {
+                    try await waitFor("the locator to subscribe") { locator.subscribed.load(ordering: .relaxed) > 0 }
+                    for stolen in ["whereabouts-locator", "locator"] {
+                        // A persistent session under the stolen id, subscribing to what the locator reads.
+                        let thief = try Recorder(
+                            broker, user: "west", password: "west-secret", clientID: stolen, cleanStart: false,
+                            subscriptions: [readings])
+                        group.addTask { await thief.run() }
+                        try await waitFor("the thief to connect") { thief.connected.load(ordering: .relaxed) }
+                        let own = try thief.client.publish(
+                            topic: "\(Self.prefix)/agents/west/readings", payload: Array(stolen.utf8))
+                        try await waitFor("the thief's acknowledgement") {
+                            thief.acknowledgements.withLock { $0[own] } != nil
+                        }
+                        #expect(thief.topics().isEmpty, "the thief read \(thief.topics())")
+                        thief.client.disconnect()
+                    }
+                    try await waitFor("both readings at the locator") { locator.topics().count >= 2 }
+                    try await Task.sleep(for: .milliseconds(300))
+                    #expect(locator.connections.load(ordering: .relaxed) == 1)
+                    #expect(locator.disconnections.load(ordering: .relaxed) == 0, "the locator was kicked off")
+                    #expect(locator.topics().count == 2)
+                } catch {
+                    Issue.record("\(error)\n\(broker.log)")
+                }
+                locator.client.disconnect()
                 group.cancelAll()
             }
         }

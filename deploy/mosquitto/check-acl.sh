@@ -1,18 +1,26 @@
 #!/bin/sh
 # Checks whereabouts.conf, whereabouts.acl and create-agent-account.sh against a real mosquitto on loopback.
 #
-# Starts a broker from the production config (paths moved into a temporary directory, listeners on free
-# loopback ports, a throwaway CA for TLS), creates accounts with the real script, then publishes allowed and
-# forbidden messages and checks which ones each observer received.
+# Starts a broker from the production config the way Debian runs it (see scratch-broker.sh: as root, it drops
+# to the user mosquitto before reading its files), creates accounts with the real script, publishes allowed and
+# forbidden messages and checks which ones each observer received, adds an account and reloads, and finally
+# has agents connect with the locator's client id while a locator-like client runs (none may take it over).
 #
 # Usage: deploy/mosquitto/check-acl.sh     Exit 0 when every check passes, 1 otherwise.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d /tmp/whereabouts-acl.XXXXXX)
-broker_pid=
+. "$here/scratch-broker.sh"
+scratch_init acl
+# Background clients run as `as ... &`, a subshell whose child is the client: stop both, by their ids.
+stop_client() {
+    pkill -TERM -P "$1" 2>/dev/null || true
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
 cleanup() {
-    for pid in $observer_pids $broker_pid; do kill "$pid" 2>/dev/null || true; done
+    for pid in $observer_pids; do stop_client "$pid"; done
+    scratch_kill TERM
     [ -n "${KEEP_WORK:-}" ] && echo "kept $work" || rm -rf "$work"
 }
 observer_pids=
@@ -25,28 +33,23 @@ fail() {
     failures=$((failures + 1))
 }
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-plain_port=$(free_port)
-tls_port=$(free_port)
-
 # --- Accounts, through the real script --------------------------------------------------------------------
-passwd="$work/whereabouts.passwd"
-for id in agent-a agent-b locator dashboard homeassistant; do
-    case $id in
-        agent-*)
-            WHEREABOUTS_PASSWORD_OUT="$work/$id.password" "$here/../create-agent-account.sh" "$id" "$passwd" >/dev/null
-            ;;
-        *)
-            # Service accounts use reserved names the agent script refuses; add them directly.
-            openssl rand -base64 24 >"$work/$id.password"
-            mosquitto_passwd -b "$passwd" "$id" "$(cat "$work/$id.password")"
-            ;;
-    esac
+# Service accounts first, by hand as docs/broker.md says (the agent script refuses their reserved names);
+# the agent script then has to leave the file readable by the broker whatever state it found it in.
+(umask 077 && : >"$passwd")
+for id in locator dashboard homeassistant locator-2 dashboard-2 homeassistant-2; do
+    openssl rand -base64 24 >"$work/$id.password"
+    mosquitto_passwd -b "$passwd" "$id" "$(cat "$work/$id.password")"
+done
+for id in agent-a agent-b agent-spy; do
+    WHEREABOUTS_PASSWORD_OUT="$work/$id.password" "$here/../create-agent-account.sh" "$id" "$passwd" >/dev/null
 done
 [ "$(stat -c %a "$work/agent-a.password")" = 600 ] && pass "agent password file is mode 600" \
     || fail "agent password file is mode 600"
+case $(stat -c %a "$passwd") in
+    600 | 640) pass "broker password file is unreadable to others ($(stat -c '%a %U:%G' "$passwd"))" ;;
+    *) fail "broker password file is unreadable to others ($(stat -c '%a %U:%G' "$passwd"))" ;;
+esac
 
 for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "dashboard" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
     if WHEREABOUTS_PASSWORD_OUT="$work/refused" "$here/../create-agent-account.sh" "$bad" "$passwd" 2>/dev/null; then
@@ -63,37 +66,25 @@ else
     pass "create-agent-account.sh refuses an existing account"
 fi
 
-# --- A throwaway CA and server certificate ----------------------------------------------------------------
-openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=whereabouts test CA" \
-    -keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$work/server.key" -out "$work/server.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$work/san.ext"
-openssl x509 -req -in "$work/server.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial -days 1 \
-    -extfile "$work/san.ext" -out "$work/server.crt" 2>/dev/null
-
-# --- The production config, moved into the temporary directory --------------------------------------------
-cp "$here/whereabouts.acl" "$work/whereabouts.acl"
-sed -e "s|^password_file .*|password_file $passwd|" \
-    -e "s|^acl_file .*|acl_file $work/whereabouts.acl|" \
-    -e "s|^listener 8883\$|listener $tls_port 127.0.0.1|" \
-    -e "s|^listener 1883 127.0.0.1\$|listener $plain_port 127.0.0.1|" \
-    -e "s|^cafile .*|cafile $work/ca.crt|" \
-    -e "s|^certfile .*|certfile $work/server.crt|" \
-    -e "s|^keyfile .*|keyfile $work/server.key|" \
-    "$here/whereabouts.conf" >"$work/mosquitto.conf"
-# Run as whoever runs the check (as root, mosquitto would switch to the mosquitto user and lose the files).
-printf 'log_dest file %s\nsys_interval 1\nuser %s\npersistence_location %s/\n' "$work/mosquitto.log" "$(id -un)" "$work" \
-    >>"$work/mosquitto.conf"
-grep -q "listener $tls_port" "$work/mosquitto.conf" && grep -q "listener $plain_port" "$work/mosquitto.conf" \
-    || { echo "could not rewrite the listeners of whereabouts.conf" >&2; exit 1; }
-
-mosquitto -c "$work/mosquitto.conf" &
-broker_pid=$!
-for _ in $(seq 50); do
-    grep -q "Opening ipv4 listen socket on port $plain_port" "$work/mosquitto.log" 2>/dev/null && break
-    sleep 0.1
-done
-kill -0 "$broker_pid" 2>/dev/null || { echo "mosquitto did not start:" >&2; cat "$work/mosquitto.log" >&2; exit 1; }
+# --- The production config, moved into the scratch layout -------------------------------------------------
+scratch_certs
+SCRATCH_EXTRA='sys_interval 1' scratch_config
+# The shipped config allows one connection per account (use_username_as_clientid), and the observers below run
+# beside publishers of the same role. So each service role gets a second account for its observer, made the way
+# docs/broker.md says to add a second dashboard: a copy of the role's block under the new name.
+for role in locator dashboard homeassistant; do
+    printf '\n'
+    sed -n "/^user $role\$/,/^\$/p" "$etc_dir/whereabouts.acl" \
+        | sed -e "s|^user $role\$|user $role-2|" -e "s|/agents/$role/#|/agents/$role-2/#|"
+done >>"$etc_dir/whereabouts.acl"
+if scratch_start; then
+    pass "mosquitto starts as $broker_user with the files the README's steps made"
+else
+    fail "mosquitto starts as $broker_user with the files the README's steps made"
+    echo
+    echo "$failures ACL check(s) failed"
+    exit 1
+fi
 
 site=whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0
 as() { # as USER mosquitto_pub|mosquitto_sub ARGS...
@@ -113,10 +104,10 @@ observe() { # observe NAME USER FILTERS...
     observer_pids="$observer_pids $!"
 }
 
-observe locator locator "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" homeassistant/status
-observe dashboard dashboard "$site/floors/#" "$site/tags/#" "$site/events" "$site/agents/+/status" "$site/locator/#"
-observe ha homeassistant 'homeassistant/#'
-observe agent-a agent-a '#' "$site/agents/+/readings" '$SYS/#'
+observe locator locator-2 "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" homeassistant/status
+observe dashboard dashboard-2 "$site/floors/#" "$site/tags/#" "$site/events" "$site/agents/+/status" "$site/locator/#"
+observe ha homeassistant-2 'homeassistant/#'
+observe agent-a agent-spy '#' "$site/agents/+/readings" '$SYS/#'
 sleep 1
 
 publish() { # publish USER TOPIC MARKER
@@ -151,7 +142,7 @@ if mosquitto_pub -h 127.0.0.1 -p "$plain_port" -u agent-a -P wrong -t "$site/age
 else
     pass "wrong password refused"
 fi
-if mosquitto_pub -h 127.0.0.1 -p "$tls_port" --cafile "$work/ca.crt" -u agent-a -P "$(cat "$work/agent-a.password")" \
+if mosquitto_pub -h 127.0.0.1 -p "$tls_port" --cafile "$etc_dir/certs/ca.crt" -u agent-a -P "$(cat "$work/agent-a.password")" \
     -q 1 -t "$site/agents/agent-a/readings" -m ok-a-tls 2>/dev/null; then
     pass "agent publishes over TLS"
 else
@@ -175,9 +166,26 @@ case $(v5 mosquitto_pub "$site/agents/agent-a/readings") in
     *) pass "v5 agent publishes to its own topic without complaint" ;;
 esac
 
+# The README's way to add an agent to a running broker: the script, then a reload (SIGHUP, as systemctl reload
+# does). mosquitto re-reads the password file, the ACL and the TLS files as its own user then.
+WHEREABOUTS_PASSWORD_OUT="$work/agent-c.password" "$here/../create-agent-account.sh" agent-c "$passwd" >/dev/null
+kill -HUP "$broker_pid"
+sleep 0.5
+if kill -0 "$broker_pid" 2>/dev/null; then
+    pass "mosquitto survives a reload after a new account"
+else
+    fail "mosquitto survives a reload after a new account ($(tail -n 2 "$work/log/mosquitto.log"))"
+fi
+publish agent-c "$site/agents/agent-c/readings" ok-c-after-reload
+if mosquitto_pub -h 127.0.0.1 -p "$tls_port" --cafile "$etc_dir/certs/ca.crt" -u agent-c -P "$(cat "$work/agent-c.password")" \
+    -q 1 -t "$site/agents/agent-c/readings" -m ok-c-tls-after-reload 2>/dev/null; then
+    pass "TLS still works after the reload"
+else
+    fail "TLS still works after the reload"
+fi
+
 sleep 2.5 # long enough for a $SYS update (sys_interval 1) to reach the agent if it were allowed
-for pid in $observer_pids; do kill "$pid" 2>/dev/null || true; done
-wait "$observer_pids" 2>/dev/null || true
+for pid in $observer_pids; do stop_client "$pid"; done
 observer_pids=
 
 expect_seen() { # expect_seen OBSERVER MARKER
@@ -195,14 +203,87 @@ expect_seen dashboard ok-loc-floor
 expect_seen dashboard ok-loc-status
 expect_seen ha ok-loc-ha
 expect_seen locator ok-ha-status
+expect_seen locator ok-c-after-reload
+expect_seen locator ok-c-tls-after-reload
 for marker in bad-dash-as-agent bad-loc-as-agent bad-ha-as-agent bad-a-as-b bad-a-dotdot bad-a-floor bad-a-tag bad-a-ha bad-a-hastatus bad-dash-floor bad-ha-floor \
     bad-anon bad-wrong-password bad-tls-no-ca; do
     expect_unseen "$marker"
 done
 if [ -s "$work/agent-a.seen" ]; then
-    fail "agent-a reads nothing (it got: $(head -c 200 "$work/agent-a.seen"))"
+    fail "an agent reads nothing (it got: $(head -c 200 "$work/agent-a.seen"))"
 else
-    pass "agent-a reads nothing, not even \$SYS or other agents' readings"
+    pass "an agent reads nothing, not even \$SYS or other agents' readings"
+fi
+
+# --- Client-id takeover (issue 12, item 3) ----------------------------------------------------------------
+# A locator-like client: the locator's default client id, a persistent session, and a retained will on its
+# status as the locator has. Agents then connect again and again with the locator's id and its username as
+# id, persistent and not, v3.1.1 and v5, while sending readings. The locator must stay connected (no
+# takeover in the broker's log, no will at the dashboard), receive every reading, and keep its session.
+observe takeover-dashboard dashboard-2 "$site/locator/status"
+as locator mosquitto_sub -i whereabouts-locator -c -q 1 -v -t "$site/agents/+/readings" \
+    --will-topic "$site/locator/status" --will-payload takeover-locator-offline --will-qos 1 --will-retain \
+    >"$work/takeover-locator.seen" 2>&1 &
+locator_pid=$!
+observer_pids="$observer_pids $locator_pid"
+sleep 0.5
+takeovers_before=$(scratch_log_count "Client locator already connected")
+connections_before=$(scratch_log_count "as locator ")
+sent=0
+for round in 1 2 3; do
+    for stolen_id in whereabouts-locator locator; do
+        # agent-a: a persistent session under the stolen id, trying to read the locator's subscription;
+        # agent-b: a v5 publish under the stolen id; agent-c: a reading the locator must not miss meanwhile.
+        as agent-a mosquitto_sub -i "$stolen_id" -c -q 1 -v -t "$site/agents/+/readings" -W 1 \
+            >>"$work/takeover-thief.seen" 2>&1 &
+        thief_pid=$!
+        sleep 0.2
+        as agent-b mosquitto_pub -V mqttv5 -i "$stolen_id" -q 1 -t "$site/agents/agent-b/readings" \
+            -m "takeover-$round-agent-b-as-$stolen_id" 2>/dev/null || true
+        as agent-c mosquitto_pub -q 1 -t "$site/agents/agent-c/readings" -m "takeover-$round-agent-c" \
+            2>/dev/null || true
+        sent=$((sent + 2))
+        wait "$thief_pid" 2>/dev/null || true
+    done
+done
+takeovers=$(($(scratch_log_count "Client locator already connected") - takeovers_before))
+connections=$(($(scratch_log_count "as locator ") - connections_before))
+received=$(grep -c " takeover-" "$work/takeover-locator.seen" || true)
+if kill -0 "$locator_pid" 2>/dev/null && [ "$takeovers" -eq 0 ] && [ "$connections" -eq 0 ]; then
+    pass "agents using the locator's client id do not kick the locator off (0 takeovers in 6 attempts each)"
+else
+    fail "agents using the locator's client id do not kick the locator off ($takeovers takeovers, $connections new 'locator' connections)"
+fi
+[ "$received" -eq "$sent" ] && pass "the locator receives all $sent readings sent meanwhile" \
+    || fail "the locator receives all $sent readings sent meanwhile (got $received)"
+grep -q "as agent-a " "$work/log/mosquitto.log" && ! grep -q "as whereabouts-locator " "$work/log/mosquitto.log" \
+    && pass "the broker names every client after its account" \
+    || fail "the broker names every client after its account"
+
+# The session: with the locator away, a reading is queued for it; thieves with its ids must not get it, and
+# the locator, back, must.
+stop_client "$locator_pid"
+publish agent-b "$site/agents/agent-b/readings" takeover-queued-for-locator
+for stolen_id in whereabouts-locator locator; do
+    as agent-a mosquitto_sub -i "$stolen_id" -c -q 1 -v -t "$site/agents/+/readings" -W 1 \
+        >>"$work/takeover-thief.seen" 2>&1 || true
+done
+as locator mosquitto_sub -i whereabouts-locator -c -q 1 -v -t "$site/agents/+/readings" -C 1 -W 5 \
+    >"$work/takeover-resumed.seen" 2>&1 || true
+grep -q " takeover-queued-for-locator\$" "$work/takeover-resumed.seen" \
+    && pass "the locator resumes its own session and gets the reading queued meanwhile" \
+    || fail "the locator resumes its own session and gets the reading queued meanwhile"
+if grep -q "takeover-" "$work/takeover-thief.seen"; then
+    fail "no agent reads the locator's readings or resumes its session (got: $(grep -m 3 takeover- "$work/takeover-thief.seen"))"
+else
+    pass "no agent reads the locator's readings or resumes its session"
+fi
+for pid in $observer_pids; do stop_client "$pid"; done
+observer_pids=
+if grep -q "takeover-locator-offline" "$work/takeover-dashboard.seen"; then
+    fail "the dashboard never sees the locator go offline"
+else
+    pass "the dashboard never sees the locator go offline"
 fi
 
 echo
