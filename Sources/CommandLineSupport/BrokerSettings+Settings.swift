@@ -1,6 +1,12 @@
 public import WhereaboutsMQTT
 public import WhereaboutsSettings
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 extension BrokerSettings {
     /// The lines of `--help` text describing ``WhereaboutsSettings/Setting/broker``.
     public static let usage = """
@@ -48,5 +54,12 @@ extension BrokerSettings {
             certificateFile: certificateFile, keyFile: keyFile, insecure: insecure)
         if (certificateFile == nil) != (keyFile == nil) { throw .invalid("--cert-file and --key-file go together") }
         if insecure && !usesTLS { throw .invalid("--insecure only makes sense with mqtts://") }
+        // A TLS file that cannot be read is bad usage, named here, not a library status code at the first connect.
+        for (flag, path) in [("--ca-file", caFile), ("--cert-file", certificateFile), ("--key-file", keyFile)] {
+            guard let path else { continue }
+            if access(path, R_OK) != 0 {
+                throw .invalid("\(flag) \(path): cannot read it (\(FileAccess.systemMessage()))")
+            }
+        }
     }
 }

@@ -203,6 +203,13 @@ public struct LocatorPipeline: Sendable {
             }
             return []
         case nil:
+            // A readings topic whose agent level is not a valid id: refused like a bad `agent` member, and counted.
+            let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+            if topic.hasPrefix(topics.prefix + "/agents/"), levels.last == "readings" {
+                var actions: [LocatorAction] = []
+                reject(.badAgent, agent: nil, now: now, actions: &actions)
+                return actions
+            }
             return []
         }
     }
@@ -290,14 +297,15 @@ public struct LocatorPipeline: Sendable {
         switch refusal {
         case .unknownAgent: .unknownAgent
         case .untrackedTag: .untrackedTag
-        case .stale: .timeTooOld
+        case .stale: .tooOldToTrack
         case .invalidValue: .nonFinite
         case .agentBeacon: .untrackedTag
         }
     }
 
-    private mutating func reject(_ reason: RejectionReason, agent: AgentID, now: Double, actions: inout [LocatorAction])
-    {
+    private mutating func reject(
+        _ reason: RejectionReason, agent: AgentID?, now: Double, actions: inout [LocatorAction]
+    ) {
         counters.rejected[reason, default: 0] += 1
         if let last = lastLogged[reason], now - last < 60 {
             suppressed[reason, default: 0] += 1
@@ -305,7 +313,8 @@ public struct LocatorPipeline: Sendable {
         }
         let more = suppressed.removeValue(forKey: reason).map { " (\($0) more since the last report)" } ?? ""
         lastLogged[reason] = now
-        actions.append(.log("dropped a reading from agent \(agent): \(reason)\(more)"))
+        let from = agent.map { "agent \($0)" } ?? "a topic with an invalid agent id"
+        actions.append(.log("dropped a reading from \(from): \(reason)\(more)"))
     }
 
     // MARK: - Output

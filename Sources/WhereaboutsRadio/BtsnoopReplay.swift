@@ -21,11 +21,24 @@ public struct BtsnoopReplay: Sendable {
     }
 
     /// Opens the file now, so that a bad path fails at startup with a clear message.
+    /// Opens the file now and reads its header, so that a missing, empty or foreign file fails at startup with a
+    /// clear message rather than replaying nothing and exiting 0.
     static func check(_ path: String) throws(RuntimeError) {
         guard let file = fopen(path, "rb") else {
             throw RuntimeError("cannot open btsnoop file \(path): \(FileAccess.systemMessage())")
         }
-        fclose(file)
+        defer { fclose(file) }
+        var header = [UInt8](repeating: 0, count: 16)
+        let count = header.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+        guard count > 0 else { throw RuntimeError("\(path) is empty, not a btsnoop capture") }
+        var reader = BtsnoopReader()
+        reader.append(header[0..<count])
+        do {
+            _ = try reader.next()
+            if reader.datalink == nil { try reader.finish() }
+        } catch {
+            throw RuntimeError("\(path) is not a btsnoop capture we can read: \(error)")
+        }
     }
 
     /// Runs the replay into `feed`; returns when the file ends or the task is cancelled.

@@ -30,6 +30,8 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
     public private(set) var failure: String?
     /// Whether a stop was asked for (a signal, or the pipeline itself).
     public private(set) var isStopping = false
+    private var refusalsSinceLog = 0
+    private var lastRefusalLog = -Double.infinity
 
     /// A service that has not connected yet.
     public init(pipeline: Pipeline) {
@@ -41,7 +43,7 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
 
     /// The broker accepted a connection.
     public mutating func connected(at time: ServiceTime) -> [Command] {
-        var commands = session.connected().map(Self.command)
+        var commands = translate(session.connected(), at: time)
         if !isStopping { commands += perform(pipeline.connected(at: time), at: time) }
         return commands
     }
@@ -64,7 +66,7 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
     /// The periodic tick.
     public mutating func tick(at time: ServiceTime) -> [Command] {
         var commands = perform(pipeline.tick(at: time, outbox: session.outbox), at: time)
-        commands += session.tick(now: time.monotonic).map(Self.command)
+        commands += translate(session.tick(now: time.monotonic), at: time)
         return commands
     }
 
@@ -77,17 +79,17 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
     /// SIGINT or SIGTERM: the first stops in order, a second stops at once.
     public mutating func signal(at time: ServiceTime) -> [Command] {
         guard isStopping else { return stop(failure: nil, at: time) }
-        return session.stop(now: time.monotonic).map(Self.command)
+        return translate(session.stop(now: time.monotonic), at: time)
     }
 
     /// The client's answer to publishing the entry `id`.
     public mutating func sent(id: Int, result: BrokerSession.SendResult, at time: ServiceTime) -> [Command] {
-        session.sent(id: id, result: result, now: time.monotonic).map(Self.command)
+        translate(session.sent(id: id, result: result, now: time.monotonic), at: time)
     }
 
     /// The broker acknowledged message `messageID`.
     public mutating func acknowledged(messageID: Int, success: Bool, at time: ServiceTime) -> [Command] {
-        session.acknowledged(messageID: messageID, success: success, now: time.monotonic).map(Self.command)
+        translate(session.acknowledged(messageID: messageID, success: success, now: time.monotonic), at: time)
     }
 
     /// The MQTT client stopped for good, with its failure if it failed.
@@ -108,7 +110,7 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
         if let stopFailure, failure == nil { failure = stopFailure }
         var commands: [Command] = [.stopping]
         commands += perform(pipeline.stop(at: time), at: time)
-        commands += session.stop(now: time.monotonic).map(Self.command)
+        commands += translate(session.stop(now: time.monotonic), at: time)
         return commands
     }
 
@@ -126,13 +128,29 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
         return commands
     }
 
-    private static func command(_ command: BrokerSession.Command) -> Command {
-        switch command {
-        case .disconnect: .disconnect
-        case .ready: .ready
-        case .refused(let publication): .log(.warning, "the broker refused a message on \(publication.topic.name)")
-        case .unsendable(let publication): .log(.error, "cannot publish on \(publication.topic.name): dropped")
-        case .abandoned(let count): .log(.warning, "\(count) messages still unacknowledged at exit")
+    /// The session's commands as the runner's. Refusals are logged the first time, then at most once a minute with
+    /// how many followed: a broker that refuses every batch must not fill the journal once a second.
+    private mutating func translate(_ commands: [BrokerSession.Command], at time: ServiceTime) -> [Command] {
+        var translated: [Command] = []
+        for command in commands {
+            switch command {
+            case .disconnect: translated.append(.disconnect)
+            case .ready: translated.append(.ready)
+            case .refused(let publication):
+                refusalsSinceLog += 1
+                if time.monotonic - lastRefusalLog >= 60 {
+                    let more = refusalsSinceLog > 1 ? " (\(refusalsSinceLog) refused since the last report)" : ""
+                    translated.append(
+                        .log(.warning, "the broker refused a message on \(publication.topic.name)\(more)"))
+                    refusalsSinceLog = 0
+                    lastRefusalLog = time.monotonic
+                }
+            case .unsendable(let publication):
+                translated.append(.log(.error, "cannot publish on \(publication.topic.name): dropped"))
+            case .abandoned(let count):
+                translated.append(.log(.warning, "\(count) messages still unacknowledged at exit"))
+            }
         }
+        return translated
     }
 }

@@ -80,6 +80,15 @@ enum AgentCommand {
             logger.error(failure)
             return .failure
         }
+        // Lost batches are an exit status, not only a counter: a replay must deliver everything, and an agent
+        // whose every batch the broker refused has achieved nothing.
+        let outbox = final.session.outbox.statistics
+        let everyBatchRefused = outbox.refused > 0 && outbox.refused == outbox.acknowledged
+        if everyBatchRefused || (!radio.isLive && outbox.refused + outbox.dropped > 0) {
+            logger.error(
+                "\(outbox.refused) batches refused by the broker, \(outbox.dropped) dropped: readings were lost")
+            return .failure
+        }
         return .success
     }
 }

@@ -77,6 +77,7 @@ struct LocatorSettings {
         broker = brokerSettings.address
         insecure = brokerSettings.insecure
         let clientID = settings.value("client-id") ?? "whereabouts-locator"
+        guard (1...65535).contains(clientID.utf8.count) else { throw .invalid("--client-id must not be empty") }
         let keepAlive = try settings.number("keepalive", in: 5...3600) ?? 30
         recordPath = settings.value("record")
         if let warmUp = try settings.number("warm-up", in: 0...86_400) { pipeline.warmUp = warmUp }

@@ -206,6 +206,17 @@ struct AgentEndToEndTests {
             ], in: scratch, name: "refused")
         #expect(try await refused.exitCode(within: .seconds(30)) == 1, "\(refused.output)")
         #expect(refused.output.contains("refused"), "\(refused.output)")
+        // An account publishing as another agent: the ACL refuses every batch, and that is an exit status.
+        try "agent-secret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        let impostor = try AgentRun(
+            [
+                "--id", "someone-else", "--username", agent, "--site", site, "--broker",
+                "mqtts://127.0.0.1:\(broker.port)", "--ca-file", certificates.caFile, "--password-file", passwordFile,
+                "--source", "btsnoop:\(path)", "--replay-speed", "fast",
+            ], in: scratch, name: "impostor")
+        #expect(try await impostor.exitCode(within: .seconds(30)) == 1, "\(impostor.output)")
+        #expect((impostor.counter("refused") ?? 0) > 0, "\(impostor.output)")
+        #expect(impostor.output.contains("readings were lost"), "\(impostor.output)")
     }
 
     @Test("malformed events and a truncated tail are counted, not fatal, and the good adverts still arrive")
@@ -282,6 +293,20 @@ struct AgentEndToEndTests {
         let run = try AgentRun(["--id", "bad/id", "--site", site, "--broker", "mqtt://127.0.0.1:1"], in: scratch)
         #expect(try await run.exitCode(within: .seconds(15)) == 2)
         #expect(run.output.contains("not a valid agent id"), "\(run.output)")
+    }
+
+    @Test(
+        "a replay of an empty file or of a file that is not btsnoop fails at start, naming it",
+        arguments: [("empty", ""), ("text", "not a capture, just words\n")])
+    func replayOfNonCapture(name: String, content: String) async throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/\(name).btsnoop"
+        try content.write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try AgentRun(
+            ["--id", "replayer", "--site", site, "--broker", "mqtt://127.0.0.1:1", "--source", "btsnoop:\(path)"],
+            in: scratch)
+        #expect(try await run.exitCode(within: .seconds(15)) == 1)
+        #expect(run.output.contains(path), "\(run.output)")
     }
 
     /// Whether opening an AF_BLUETOOTH socket fails because the kernel lacks Bluetooth.

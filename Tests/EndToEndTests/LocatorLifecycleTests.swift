@@ -125,4 +125,23 @@ struct LocatorLifecycleTests {
             #expect(lines.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") }, "no line merged with a torn one")
         }
     }
+
+    @Test(
+        "bad usage names what is wrong and exits 2: a missing --ca-file, an empty client id",
+        arguments: [
+            (["--broker", "mqtts://127.0.0.1:8883", "--ca-file", "/nonexistent/ca.crt"], "/nonexistent/ca.crt"),
+            (["--broker", "mqtt://127.0.0.1:1883", "--client-id", ""], "--client-id"),
+        ])
+    func badUsage(arguments: [String], named: String) async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let log = scratch.file("locator.log")
+        let process = try ChildProcess(
+            executable: BuiltProducts.path("whereabouts-locator"),
+            arguments: ["--map", try Fixtures.path("corridor.json")] + arguments, outputPath: log)
+        _ = await process.waitForExit(timeout: .seconds(15))
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(process.exitCode == 2, "\(output)")
+        #expect(output.contains(named), "\(output)")
+    }
 }

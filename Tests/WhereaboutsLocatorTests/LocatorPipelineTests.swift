@@ -241,4 +241,29 @@ struct HostileNumberingTests {
         #expect(harness.pipeline.metrics(now: start + 2).batchesMissing == 3 + 12)
         #expect(harness.logs.contains { $0.contains("agent g-lobby: 15 batches missing") })
     }
+
+    @Test("a readings topic with an invalid agent id is counted as bad_agent, not dropped silently")
+    func invalidAgentInTopic() throws {
+        var harness = try PipelineHarness()
+        let topic = "\(harness.pipeline.topics.prefix)/agents/not+valid/readings"
+        harness.perform(harness.pipeline.receive(topic: topic, payload: Array("{}".utf8), now: start))
+        #expect(harness.pipeline.counters.rejected[.badAgent] == 1)
+        #expect(harness.logs.contains { $0.contains("invalid agent id") })
+    }
+
+    @Test("a reading 30 s old is recorded but counted too_old_to_track; one 90 s old is time_too_old")
+    func oldReadings() throws {
+        var configuration = LocatorPipeline.Configuration()
+        configuration.recordsReadings = true
+        var harness = try PipelineHarness(configuration: configuration)
+        let epoch = Int(start * 1000)
+        let now = start + 100
+        for (seq, age) in [(0, 30.0), (1, 90.0)] {
+            let (topic, payload) = try batch(harness, agent: "g-lobby", epoch: epoch, seq: seq, time: now - age)
+            harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: now))
+        }
+        #expect(harness.pipeline.counters.rejected[.tooOldToTrack] == 1)
+        #expect(harness.pipeline.counters.rejected[.timeTooOld] == 1)
+        #expect(harness.records.count == 1)
+    }
 }

@@ -230,9 +230,9 @@ struct BatchDecoderTests {
     @Test("the corpus has at least 20 kinds and, with the named cases below, reaches every rejection reason")
     func corpusCoversEveryReason() {
         #expect(BadPayloads.all.count >= 20)
-        // untracked_tag is the engine's verdict after decoding; the locator's tests reach it.
+        // untracked_tag and too_old_to_track are the engine's verdicts after decoding; the locator's tests reach them.
         let reached = Set(BadPayloads.all.map(\.expected.reason)).union([
-            .duplicateBatch, .supersededEpoch, .untrackedTag,
+            .duplicateBatch, .supersededEpoch, .untrackedTag, .tooOldToTrack,
         ])
         #expect(reached == Set(RejectionReason.allCases))
     }

@@ -56,8 +56,11 @@ public enum RejectionReason: String, Error, Sendable, Hashable, CaseIterable, Co
     case badTelemetry = "bad_telemetry"
     /// `t` is later than the receive time plus the allowed clock skew.
     case timeInFuture = "time_in_future"
-    /// `t` is earlier than the receive time minus the maximum age.
+    /// `t` is earlier than the receive time minus the maximum age (60 s by default).
     case timeTooOld = "time_too_old"
+    /// The reading passed the wire checks (so it is recorded) but is older than the map's `reading_max_age`
+    /// (10 s by default): too old to count toward a position. Decided by the engine, not by ``BatchDecoder``.
+    case tooOldToTrack = "too_old_to_track"
     /// The locator's engine does not track the tag: no identity constraint selects it and the map does not name
     /// it. Decided after decoding, by the engine, not by ``BatchDecoder``.
     case untrackedTag = "untracked_tag"
