@@ -2,14 +2,17 @@ import CommandLineSupport
 import Synchronization
 import WhereaboutsMQTT
 
-/// One MQTT connection of the bench, with the little bookkeeping the measurements need: whether it is up, and
+/// One MQTT connection of the bench, with the little bookkeeping the measurements need: when it comes up, and
 /// how many QoS 1 publications the broker has not acknowledged yet (the publisher's flow control).
 final class BenchConnection: Sendable {
     let client: MQTTClient
-    let connected = Atomic<Bool>(false)
     let outstanding = Atomic<Int>(0)
+    /// One element per accepted connection, for whoever waits for the first.
+    private let connections: AsyncStream<Void>
+    private let connectionsContinuation: AsyncStream<Void>.Continuation
 
     init(broker: String, clientID: String) throws {
+        (connections, connectionsContinuation) = AsyncStream.makeStream(of: Void.self)
         let address: BrokerAddress
         do {
             address = try BrokerAddress(broker)
@@ -26,20 +29,28 @@ final class BenchConnection: Sendable {
     func watchEvents() async {
         for await event in client.events {
             switch event {
-            case .connected: connected.store(true, ordering: .releasing)
-            case .disconnected: connected.store(false, ordering: .releasing)
+            case .connected: connectionsContinuation.yield()
             case .acknowledged: outstanding.subtract(1, ordering: .relaxed)
             default: break
             }
         }
     }
 
-    /// Waits until the broker has accepted the connection.
+    /// Waits until the broker has accepted the connection: the connection event, not a flag polled.
     func waitUntilConnected(timeout: Double = 15) async throws {
-        let deadline = Measure.monotonic() + timeout
-        while !connected.load(ordering: .acquiring) {
-            guard Measure.monotonic() < deadline else { throw RuntimeError("could not connect to the broker") }
-            try await Task.sleep(for: .milliseconds(10))
+        let connections = self.connections
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                var iterator = connections.makeAsyncIterator()
+                return await iterator.next() != nil
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(timeout))
+                return false
+            }
+            let first = try await group.next() ?? false
+            group.cancelAll()
+            guard first else { throw RuntimeError("could not connect to the broker within \(Int(timeout)) s") }
         }
     }
 
