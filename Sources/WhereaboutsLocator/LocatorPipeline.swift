@@ -349,8 +349,10 @@ public struct LocatorPipeline: Sendable {
             actions.append(.publish(metricsPublication(now: now)))
         }
         if now - lastGapReport >= 60 {
-            lastGapReport = now
-            actions += gapReports()
+            // At most once a minute, and at once for the first gap after a quiet minute.
+            let reports = gapReports()
+            if !reports.isEmpty { lastGapReport = now }
+            actions += reports
         }
         return actions
     }

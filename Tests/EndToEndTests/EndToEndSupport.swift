@@ -198,6 +198,11 @@ final class TestAgent: Sendable {
         }
     }
 
+    /// Skips `count` seqs, as batches a broker lost would leave a gap.
+    func skip(_ count: Int) {
+        sequence.add(count, ordering: .relaxed)
+    }
+
     func sendRaw(_ payload: [UInt8]) throws {
         _ = try client.publish(topic: topics.readings(agent: id).name, payload: payload, qos: .atLeastOnce)
     }

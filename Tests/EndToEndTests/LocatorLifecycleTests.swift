@@ -144,4 +144,26 @@ struct LocatorLifecycleTests {
         #expect(process.exitCode == 2, "\(output)")
         #expect(output.contains(named), "\(output)")
     }
+
+    @Test("batches a broker lost show as batches_missing in the metrics and a log line naming the agent")
+    func gapsReported() async throws {
+        let tests = try LocatorEndToEndTests()
+        try await tests.withSite { broker, collector, agents, scratch in
+            let locator = try LocatorProcess(
+                map: try Fixtures.path("corridor.json"), broker: broker, scratch: scratch, extra: ["--warm-up", "1"])
+            let topics = tests.topics
+            try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
+            let west = try #require(agents["west"])
+            for round in 0..<6 {
+                if round == 3 { west.skip(7) }
+                _ = try await tests.sendRound(agents, position: Point(x: 5, y: 5), time: now())
+            }
+            try await waitFor("the gap in the log") { locator.log.contains("agent west: 7 batches missing") }
+            #expect(await locator.stop() == 0)
+            try await waitFor("the final metrics") {
+                collector.last(topics.locatorMetrics.name).flatMap { try? LocatorMetrics(payload: $0) }?.batchesMissing
+                    == 7
+            }
+        }
+    }
 }
