@@ -67,6 +67,9 @@ for round in 1 2 3; do
     "$python" scripts/bench/decode_bluetooth_data_tools.py "$fixture" --seconds 2 | record
 done
 
+echo "== locator batch decoding: straight from the bytes, against the JSON tree (same payloads, same run)" >&2
+"$bench" batches --seconds 2 | record
+
 # A private mosquitto on a free loopback port (never 1883), with unbounded queues so that a slow subscriber
 # makes the stream wait rather than lose messages.
 source scripts/private-broker.sh

@@ -12,6 +12,7 @@ let usage = """
       engine         readings per CPU second through LocatorEngine (--agents --tags --seconds [--problems FILE]
                      [--positioning grid|trilateration])
       decode         HCI events per CPU second through the agent's decoder (--fixture hci_events.jsonl)
+      batches        readings per CPU second through the locator's batch decoder, against its JSON tree path
       capture        write a btsnoop capture of iBeacon adverts (--out FILE --rate 1000 --seconds 30)
       stream         publish agents' batches through a broker; optionally wait for the locator (--broker URL)
       latency        reading-to-occupancy latency through broker and locator under load (--broker URL)
@@ -37,6 +38,7 @@ func runCommand(_ list: [String]) async -> ExitStatus {
             return .success
         case "engine": return try EngineBench.run(settings(EngineBench.table))
         case "decode": return try DecodeBench.run(settings(DecodeBench.table))
+        case "batches": return try BatchDecodeBench.run(settings(BatchDecodeBench.table))
         case "capture": return try CaptureCommand.run(settings(CaptureCommand.table))
         case "stream": return try await StreamCommand.run(settings(StreamCommand.table))
         case "latency": return try await LatencyCommand.run(settings(LatencyCommand.table))

@@ -81,6 +81,24 @@ public struct BatchDecoder: Sendable {
         _ payload: some Collection<UInt8>, topicAgent: AgentID, isKnownAgent: (AgentID) -> Bool, now: Double
     ) -> BatchDecodeResult {
         guard payload.count <= limits.maximumPayloadBytes else { return .rejected(.payloadTooLarge) }
+        // What agents send is read straight from the bytes; anything unusual goes through the JSON tree below.
+        if limits.maximumDepth >= 3,
+            let decoded = payload.withContiguousStorageIfAvailable({ buffer -> BatchDecodeResult? in
+                var reader = BatchFastPath(buffer)
+                return reader.decode(topicAgent: topicAgent, isKnownAgent: isKnownAgent, now: now, decoder: self)
+            }) ?? nil
+        {
+            return decoded
+        }
+        return decodeThroughTree(payload, topicAgent: topicAgent, isKnownAgent: isKnownAgent, now: now)
+    }
+
+    /// The general path: strict JSON into a tree, then the members; every rejection reason comes from here. ``decode``
+    /// uses it for whatever the fast path does not take; the benchmarks call it to compare.
+    public func decodeThroughTree(
+        _ payload: some Collection<UInt8>, topicAgent: AgentID, isKnownAgent: (AgentID) -> Bool, now: Double
+    ) -> BatchDecodeResult {
+        guard payload.count <= limits.maximumPayloadBytes else { return .rejected(.payloadTooLarge) }
         // A number beyond Double's range becomes an infinity, so that it costs its reading only (`non_finite`),
         // not the whole batch.
         let parser = JSONParser(

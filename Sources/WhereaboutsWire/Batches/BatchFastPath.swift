@@ -1,0 +1,281 @@
+import WhereaboutsCore
+import WhereaboutsJSON
+
+/// The common case of ``BatchDecoder``, read straight from the bytes without building a JSON tree.
+///
+/// It takes only what an agent writes: one object with exactly the batch members, each of its type, a `readings`
+/// array of objects with only the reading members, strings of plain ASCII without escapes, no `null`, numbers in
+/// JSON's grammar, whitespace anywhere JSON allows it. Anything else (a syntax error, an unknown or repeated member,
+/// an escape, a batch-level problem) returns nil, and the batch goes through the tree decoder, which gives every
+/// rejection its reason. So the verdicts are the tree decoder's by construction; the tests check that the two agree
+/// on real, random and mutated batches.
+struct BatchFastPath {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var position = 0
+
+    /// Not the common shape: leave it to the tree decoder.
+    private struct Unusual: Error {}
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    /// The decoded batch, or nil to fall back on the tree decoder.
+    mutating func decode(
+        topicAgent: AgentID, isKnownAgent: (AgentID) -> Bool, now: Double, decoder: BatchDecoder
+    ) -> BatchDecodeResult? {
+        do throws(Unusual) {
+            return try decodeBatch(topicAgent: topicAgent, isKnownAgent: isKnownAgent, now: now, decoder: decoder)
+        } catch {
+            return nil
+        }
+    }
+
+    private mutating func decodeBatch(
+        topicAgent: AgentID, isKnownAgent: (AgentID) -> Bool, now: Double, decoder: BatchDecoder
+    ) throws(Unusual) -> BatchDecodeResult {
+        var version: Double?
+        var agentText: String?
+        var epoch: Double?
+        var seq: Double?
+        var sent: Double?
+        var outcomes: [ReadingOutcome]?
+        skipWhitespace()
+        try expect(UInt8(ascii: "{"))
+        try members { key, reader throws(Unusual) in
+            switch key {
+            case "v" where version == nil: version = try reader.number()
+            case "agent" where agentText == nil: agentText = try reader.string()
+            case "epoch" where epoch == nil: epoch = try reader.number()
+            case "seq" where seq == nil: seq = try reader.number()
+            case "sent" where sent == nil: sent = try reader.number()
+            case "readings" where outcomes == nil:
+                outcomes = try reader.readings(maximum: decoder.limits.maximumReadings, now: now, decoder: decoder)
+            default: throw Unusual()
+            }
+        }
+        skipWhitespace()
+        guard position == bytes.count, let version, let agentText, let epoch, let seq, let sent, let outcomes else {
+            throw Unusual()
+        }
+        // Only batches the tree decoder would accept are taken here; every batch-level verdict is its own.
+        guard version == Double(ReadingBatch.formatVersion), let agent = AgentID(agentText), agent == topicAgent,
+            isKnownAgent(agent), let epochValue = Self.sequence(epoch), let seqValue = Self.sequence(seq),
+            sent.isFinite, sent >= 0, sent <= now + decoder.tolerance.futureSkew,
+            Double(epochValue) <= (now + decoder.tolerance.futureSkew) * 1000
+        else { throw Unusual() }
+        return .decoded(DecodedBatch(agent: agent, epoch: epochValue, seq: seqValue, sent: sent, outcomes: outcomes))
+    }
+
+    /// `epoch` and `seq` as the tree decoder reads them: integers in 0...2^53.
+    private static func sequence(_ number: Double) -> Int? {
+        guard number.isFinite, let integer = JSONValue.number(number).integer,
+            (0...BatchDecoder.maximumSequence).contains(integer)
+        else { return nil }
+        return integer
+    }
+
+    // MARK: - Readings
+
+    private mutating func readings(maximum: Int, now: Double, decoder: BatchDecoder) throws(Unusual) -> [ReadingOutcome]
+    {
+        skipWhitespace()
+        try expect(UInt8(ascii: "["))
+        var outcomes: [ReadingOutcome] = []
+        skipWhitespace()
+        if peek() == UInt8(ascii: "]") {
+            position += 1
+            return outcomes
+        }
+        while true {
+            guard outcomes.count < maximum else { throw Unusual() }
+            outcomes.append(try reading(now: now, decoder: decoder))
+            skipWhitespace()
+            guard let next = peek() else { throw Unusual() }
+            position += 1
+            if next == UInt8(ascii: "]") { return outcomes }
+            guard next == UInt8(ascii: ",") else { throw Unusual() }
+        }
+    }
+
+    private mutating func reading(now: Double, decoder: BatchDecoder) throws(Unusual) -> ReadingOutcome {
+        skipWhitespace()
+        try expect(UInt8(ascii: "{"))
+        var tagText: String?
+        var time: Double?
+        var rssi: Double?
+        var count: Double?
+        var variance: Double?
+        var power: Double?
+        var battery: Double?
+        var temperature: Double?
+        try members { key, reader throws(Unusual) in
+            switch key {
+            case "tag" where tagText == nil: tagText = try reader.string()
+            case "t" where time == nil: time = try reader.number()
+            case "rssi" where rssi == nil: rssi = try reader.number()
+            case "n" where count == nil: count = try reader.number()
+            case "var" where variance == nil: variance = try reader.number()
+            case "power" where power == nil: power = try reader.number()
+            case "battery_mv" where battery == nil: battery = try reader.number()
+            case "temp_c" where temperature == nil: temperature = try reader.number()
+            default: throw Unusual()
+            }
+        }
+        // The tree decoder's order of checks, member by member (BatchDecoder.reading, then validate).
+        guard let tagText, let time, let rssi else { throw Unusual() }
+        guard let tag = TagIdentity(wire: tagText) else { return .rejected(.badTag) }
+        guard time.isFinite, rssi.isFinite else { return .rejected(.nonFinite) }
+        func integer(_ number: Double?, else reason: RejectionReason) -> Result<Int?, RejectionReason> {
+            guard let number else { return .success(nil) }
+            guard number.isFinite else { return .failure(.nonFinite) }
+            guard let integer = JSONValue.number(number).integer else { return .failure(reason) }
+            return .success(integer)
+        }
+        let countValue: Int
+        switch integer(count, else: .badCount) {
+        case .failure(let reason): return .rejected(reason)
+        case .success(let value): countValue = value ?? 1
+        }
+        if let variance, !variance.isFinite { return .rejected(.nonFinite) }
+        let powerValue: Int?
+        switch integer(power, else: .badPower) {
+        case .failure(let reason): return .rejected(reason)
+        case .success(let value): powerValue = value
+        }
+        let batteryValue: Int?
+        switch integer(battery, else: .badTelemetry) {
+        case .failure(let reason): return .rejected(reason)
+        case .success(let value): batteryValue = value
+        }
+        if let temperature, !temperature.isFinite { return .rejected(.nonFinite) }
+        let reading = ReadingBatch.Reading(
+            tag: tag, time: time, rssi: rssi, count: countValue, variance: variance, power: powerValue,
+            batteryMillivolts: batteryValue, temperature: temperature)
+        if let reason = decoder.validate(reading, now: now) { return .rejected(reason) }
+        return .accepted(reading)
+    }
+
+    // MARK: - Objects
+
+    /// Reads `"key": value` pairs up to the closing brace; `body` reads each value (the opening brace is read).
+    private mutating func members(_ body: (String, inout BatchFastPath) throws(Unusual) -> Void) throws(Unusual) {
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            position += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            let key = try string()
+            skipWhitespace()
+            try expect(UInt8(ascii: ":"))
+            skipWhitespace()
+            try body(key, &self)
+            skipWhitespace()
+            guard let next = peek() else { throw Unusual() }
+            position += 1
+            if next == UInt8(ascii: "}") { return }
+            guard next == UInt8(ascii: ",") else { throw Unusual() }
+        }
+    }
+
+    // MARK: - Scalars
+
+    /// A string of printable ASCII without escapes (anything else goes to the tree decoder).
+    private mutating func string() throws(Unusual) -> String {
+        try expect(UInt8(ascii: "\""))
+        let start = position
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                position += 1
+                return text
+            }
+            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { throw Unusual() }
+            position += 1
+        }
+        throw Unusual()
+    }
+
+    /// A JSON number, converted as the JSON parser converts it (correctly rounded).
+    private mutating func number() throws(Unusual) -> Double {
+        let start = position
+        var negative = false
+        if peek() == UInt8(ascii: "-") {
+            negative = true
+            position += 1
+        }
+        guard let first = peek(), Self.isDigit(first) else { throw Unusual() }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var exactMantissa = true
+        func digit(_ byte: UInt8) {
+            if digits < 19 {
+                mantissa = mantissa * 10 + UInt64(byte - UInt8(ascii: "0"))
+                if mantissa != 0 || digits > 0 { digits += 1 }
+            } else {
+                exactMantissa = false
+            }
+        }
+        if first == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            while let byte = peek(), Self.isDigit(byte) {
+                digit(byte)
+                position += 1
+            }
+        }
+        var scale = 0
+        if peek() == UInt8(ascii: ".") {
+            position += 1
+            guard let byte = peek(), Self.isDigit(byte) else { throw Unusual() }
+            while let byte = peek(), Self.isDigit(byte) {
+                digit(byte)
+                scale -= 1
+                position += 1
+            }
+        }
+        var hasExponent = false
+        if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            hasExponent = true
+            position += 1
+            if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { position += 1 }
+            guard let byte = peek(), Self.isDigit(byte) else { throw Unusual() }
+            while let byte = peek(), Self.isDigit(byte) { position += 1 }
+        }
+        // Clinger's fast path: a mantissa below 2^53 and a power of ten exactly representable make one correctly
+        // rounded IEEE operation, the same value the parser's strtod-style conversion gives.
+        if !hasExponent, exactMantissa, mantissa < (1 << 53), scale >= -22 {
+            let value = scale == 0 ? Double(mantissa) : Double(mantissa) / Self.powersOfTen[-scale]
+            return negative ? -value : value
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        guard let value = Double(text) else { throw Unusual() }
+        return value
+    }
+
+    private static let powersOfTen: [Double] = (0...22).map { exponent in
+        var value = 1.0
+        for _ in 0..<exponent { value *= 10 }
+        return value
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    // MARK: - Bytes
+
+    private func peek() -> UInt8? {
+        position < bytes.count ? bytes[position] : nil
+    }
+
+    private mutating func expect(_ byte: UInt8) throws(Unusual) {
+        guard peek() == byte else { throw Unusual() }
+        position += 1
+    }
+
+    private mutating func skipWhitespace() {
+        while let byte = peek(), byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { position += 1 }
+    }
+}
