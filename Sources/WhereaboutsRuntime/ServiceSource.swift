@@ -1,4 +1,4 @@
-public import WhereaboutsSession
+import WhereaboutsSession
 
 /// Where a service's own inputs come from (the agent: a Bluetooth controller or a btsnoop capture).
 ///
