@@ -42,6 +42,7 @@ public final class HTTPServer: Sendable {
     private let counters = Mutex(HTTPServerStatistics())
     private let started = Atomic<Bool>(false)
     private let serving = Atomic<Bool>(false)
+    private let listenerOpen = Atomic<Bool>(true)
 
     /// Broadcasts and a stop request waiting for the loop.
     private struct Inbox {
@@ -100,7 +101,7 @@ public final class HTTPServer: Sendable {
     }
 
     deinit {
-        close(listener)
+        closeListener()
         close(wakeRead)
         close(wakeWrite)
     }
@@ -454,6 +455,14 @@ public final class HTTPServer: Sendable {
             }
         }
         for connection in Array(connections.values) { finish(connection) }
+        // Free the port as soon as the server stops, so that a successor can bind it at once.
+        closeListener()
+    }
+
+    private func closeListener() {
+        if listenerOpen.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged {
+            close(listener)
+        }
     }
 
     private static func monotonic() -> Double {
