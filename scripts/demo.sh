@@ -62,6 +62,7 @@ echo "== accuracy (the recording replayed through the same engine, against the s
 "$bin/whereabouts" evaluate --positions "$out/positions.jsonl" --truth "$out/truth.jsonl" --map "$map"
 "$bin/whereabouts" render --map "$map" --positions "$out/positions.jsonl" --out "$out/final.svg" 2>> "$out/replay.log"
 echo
+echo "live map:                $web (served until the demo exits)"
 echo "SVG of the final state:  $out/final.svg"
 echo "recording:               $out/readings.jsonl ($(wc -l < "$out/readings.jsonl") readings)"
 echo "replay it:               $bin/whereabouts replay --map $map --readings $out/readings.jsonl --positions positions.jsonl"

@@ -207,8 +207,7 @@ public final class HTTPServer: Sendable {
         let descriptor: Int32
         var phase = Phase.readingHead
         var received: [UInt8] = []
-        var output: [UInt8] = []
-        var sent = 0
+        var output = OutputQueue()
         var discarded = 0
         var deadline: Double
         var lastProgress: Double
@@ -219,15 +218,9 @@ public final class HTTPServer: Sendable {
             lastProgress = now
         }
 
-        var pending: Int { output.count - sent }
+        var pending: Int { output.pending }
 
-        func enqueue(_ bytes: [UInt8]) {
-            if sent > 0 && sent == output.count {
-                output.removeAll(keepingCapacity: true)
-                sent = 0
-            }
-            output += bytes
-        }
+        func enqueue(_ bytes: [UInt8]) { output.append(bytes) }
     }
 
     private func serve() {
@@ -279,13 +272,13 @@ public final class HTTPServer: Sendable {
         // Sends what it can; false when the connection is gone.
         func flush(_ connection: Connection, now: Double) -> Bool {
             while connection.pending > 0 {
-                let count = connection.output.withUnsafeBytes { buffer in
+                let count = connection.output.withFirstChunk { buffer in
                     send(
-                        connection.descriptor, buffer.baseAddress.map { $0 + connection.sent }, connection.pending,
+                        connection.descriptor, buffer.baseAddress, buffer.count,
                         Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
                 }
                 if count > 0 {
-                    connection.sent += count
+                    connection.output.consume(count)
                     connection.lastProgress = now
                 } else if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
                     return true
@@ -403,6 +396,7 @@ public final class HTTPServer: Sendable {
                         finish(connection)
                         continue
                     }
+                    let phaseBefore = connection.phase
                     if count > 0, connection.phase == .readingHead {
                         connection.received += scratch[0..<count]
                         switch parser.parse(connection.received) {
@@ -421,8 +415,8 @@ public final class HTTPServer: Sendable {
                         }
                     }
                     // Bytes after the head (or on a stream) are read and ignored: GET has no body. A peer that
-                    // keeps sending after its answer is not drained for long.
-                    if count > 0, connection.phase == .lingering {
+                    // keeps sending anyway is not drained for long.
+                    if count > 0, phaseBefore != .readingHead {
                         connection.discarded += count
                         if connection.discarded > configuration.maximumHeadBytes {
                             finish(connection)
@@ -469,6 +463,46 @@ public final class HTTPServer: Sendable {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}
+
+/// Bytes waiting to be sent on one connection, as the chunks they were queued in: appending and sending are
+/// O(1) per chunk however long a stream runs, and nothing is copied to make room.
+struct OutputQueue {
+    private var chunks: [[UInt8]] = []
+    private var head = 0
+    private var offset = 0
+    /// Bytes not yet sent.
+    private(set) var pending = 0
+
+    mutating func append(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        chunks.append(bytes)
+        pending += bytes.count
+    }
+
+    /// Calls `body` with the unsent part of the first chunk (empty when nothing is pending).
+    func withFirstChunk<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard head < chunks.count else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return chunks[head].withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+    }
+
+    /// Marks `count` bytes of the first chunk as sent.
+    mutating func consume(_ count: Int) {
+        guard head < chunks.count else { return }
+        offset += count
+        pending -= count
+        if offset >= chunks[head].count {
+            head += 1
+            offset = 0
+        }
+        if head == chunks.count {
+            chunks.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64 && head * 2 >= chunks.count {
+            chunks.removeFirst(head)
+            head = 0
+        }
     }
 }
 

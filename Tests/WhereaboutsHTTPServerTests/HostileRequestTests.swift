@@ -1,4 +1,6 @@
+import Foundation
 import Glibc
+import Synchronization
 import Testing
 import WhereaboutsHTTPServer
 
@@ -80,8 +82,8 @@ struct HostileRequestTests {
             let endless = try RawClient(port: server.port)
             endless.send("GET / HTTP/1.1\r\nHost: t\r\n")
             var sent = 0
-            while sent < 1 << 20, endless.send(String(repeating: "X-Pad: 1\r\n", count: 100)) { sent += 1000 }
-            #expect(sent < 1 << 20, "the server stopped reading")
+            while sent < 4 << 20, endless.send(String(repeating: "X-Pad: 1\r\n", count: 100)) { sent += 1000 }
+            #expect(sent < 4 << 20, "the server stopped reading")
             #expect(server.statistics.refused[414] == 1)
             #expect(server.statistics.refused[431] ?? 0 >= 2)
         }
@@ -131,21 +133,22 @@ struct HostileRequestTests {
         configuration.headerTimeout = 30  // the held connections stay held while the rest arrive
         try await withServer(configuration) { server in
             let limit = server.configuration.maximumConnections
-            var clients: [RawClient] = []
-            for _ in 0..<1000 { clients.append(try RawClient(port: server.port, timeout: 0.05)) }
-            try await #expect(eventually { server.statistics.accepted + server.statistics.refusedAtLimit == 1000 })
+            // Non-blocking connects, so that no thread waits on the kernel's backlog.
+            let crowd = ConnectionCrowd()
+            #expect(crowd.open(1000, port: server.port) == 0)
+            try await #expect(
+                eventually(within: 30) { server.statistics.accepted + server.statistics.refusedAtLimit == 1000 })
             let statistics = server.statistics
             #expect(statistics.peakConnections <= limit)
             #expect(statistics.accepted == limit)
             #expect(statistics.refusedAtLimit == 1000 - limit)
-            var busy = 0
-            for client in clients {
-                let (bytes, _) = client.readToEnd(limit: 64)
-                if status(of: String(decoding: bytes, as: UTF8.self)) == 503 { busy += 1 }
-            }
-            #expect(busy == 1000 - limit)
-            clients.removeAll()
-            try await #expect(eventually { server.statistics.openConnections == 0 })
+            let results = try await crowd.collect(for: 10, untilClosed: 1000 - limit)
+            let busy = results.filter { status(of: String(decoding: $0.bytes, as: UTF8.self)) == 503 && $0.closed }
+            let held = results.filter { !$0.closed && $0.bytes.isEmpty }
+            #expect(busy.count == 1000 - limit)
+            #expect(held.count == limit, "the connections under the limit wait for their request")
+            crowd.closeAll()
+            try await #expect(eventually(within: 10) { server.statistics.openConnections == 0 })
             try #expect(status(of: RawClient.exchange(port: server.port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n")) == 200)
         }
     }
@@ -192,6 +195,32 @@ struct HostileRequestTests {
         }
     }
 
+    @Test("a stream reader that keeps up is never dropped, however much flows")
+    func fastReader() async throws {
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.maximumStreamBacklog = 1 << 20  // room for a busy machine's scheduling, far below the 4 MiB sent
+        try await withServer(configuration) { server in
+            let reader = try RawClient(port: server.port, timeout: 5)
+            reader.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(reader.read(until: "retry: 1000\n\n").contains("200 OK"))
+            let event = Array(("data: " + String(repeating: "y", count: 1017) + "\n\n").utf8)
+            let total = 4096 * event.count
+            // The reader runs on a thread of its own, so that it keeps up however busy the test's threads are.
+            let received = ReceivedCount()
+            let thread = Thread { received.count.withLock { $0 = reader.readToEnd(limit: total).bytes.count } }
+            thread.start()
+            for index in 0..<4096 {
+                server.broadcast(event)
+                if server.statistics.slowStreamsDropped > 0 { break }
+                if index % 16 == 15 { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            try await #expect(eventually(within: 10) { received.count.withLock { $0 } != nil })
+            #expect(received.count.withLock { $0 } == total)
+            #expect(server.statistics.slowStreamsDropped == 0)
+            #expect(server.statistics.openStreams == 1)
+        }
+    }
+
     @Test("random bytes never crash the parser, and it never accepts more than its limits")
     func randomBytes() {
         let parser = HTTPRequestParser()
@@ -222,4 +251,9 @@ struct HostileRequestTests {
         }
         #expect(parser.parse(Array("GET / HTTP/1.1\r\nHost: t\r\n\r\n".utf8)) != .incomplete)
     }
+}
+
+/// What a reader thread received, for the test to read.
+final class ReceivedCount: Sendable {
+    let count = Mutex<Int?>(nil)
 }

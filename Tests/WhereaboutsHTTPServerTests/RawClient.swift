@@ -3,34 +3,46 @@ import Testing
 import WhereaboutsHTTPServer
 
 /// A blocking TCP client on 127.0.0.1 that sends raw bytes, as a hostile or careless client would.
-final class RawClient {
+final class RawClient: Sendable {
     let descriptor: Int32
 
     /// Connects; `receiveBuffer` shrinks the kernel's receive buffer first (for a slow reader).
     init(port: UInt16, receiveBuffer: Int32? = nil, timeout: Double = 5) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw ClientError.system("socket", errno) }
-        if var size = receiveBuffer {
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            let number = errno
-            close(descriptor)
-            throw ClientError.system("connect", number)
-        }
+        // Everything that can fail happens before `self` exists, so a failure never closes the descriptor twice
+        // (a class whose initializer throws after initializing its properties is deinitialized).
+        descriptor = try Self.connected(port: port, receiveBuffer: receiveBuffer)
         // Timeouts for reading and writing only: a connect waits for the server's backlog like any client's.
         var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    private static func connected(port: UInt16, receiveBuffer: Int32?) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw ClientError.system("socket", errno) }
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = loopback(port: port)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let number = errno
+            close(descriptor)
+            throw ClientError.system("connect", number)
+        }
+        return descriptor
+    }
+
+    static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
     }
 
     deinit { close(descriptor) }
@@ -164,4 +176,66 @@ func eventually(within seconds: Double = 5, _ condition: () -> Bool) async throw
         try await Task.sleep(for: .milliseconds(20))
     }
     return condition()
+}
+
+/// Many connections at once without blocking a thread: non-blocking sockets, watched with `poll` between sleeps.
+final class ConnectionCrowd {
+    private(set) var descriptors: [Int32] = []
+
+    deinit { closeAll() }
+
+    /// Starts `count` connections; returns how many the kernel refused outright (none are expected).
+    func open(_ count: Int, port: UInt16) -> Int {
+        var refused = 0
+        for _ in 0..<count {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            guard descriptor >= 0 else {
+                refused += 1
+                continue
+            }
+            var address = RawClient.loopback(port: port)
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            if result == 0 || errno == EINPROGRESS {
+                descriptors.append(descriptor)
+            } else {
+                close(descriptor)
+                refused += 1
+            }
+        }
+        return refused
+    }
+
+    /// Reads what has arrived on each connection until `seconds` pass or `target` of them have closed; returns, per
+    /// connection, the bytes received and whether the server closed it.
+    func collect(for seconds: Double, untilClosed target: Int) async throws -> [(bytes: [UInt8], closed: Bool)] {
+        var results = Array(repeating: (bytes: [UInt8](), closed: false), count: descriptors.count)
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline, results.filter(\.closed).count < target {
+            var watched = descriptors.enumerated().filter { !results[$0.offset].closed }.map {
+                pollfd(fd: $0.element, events: Int16(POLLIN), revents: 0)
+            }
+            _ = poll(&watched, nfds_t(watched.count), 0)
+            for entry in watched where entry.revents != 0 {
+                guard let index = descriptors.firstIndex(of: entry.fd) else { continue }
+                let count = recv(entry.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                if count > 0 {
+                    results[index].bytes += buffer[0..<count]
+                } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+                    results[index].closed = true
+                }
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return results
+    }
+
+    func closeAll() {
+        for descriptor in descriptors { close(descriptor) }
+        descriptors = []
+    }
 }
