@@ -235,7 +235,7 @@ public final class HTTPServer: Sendable {
         serving.store(true, ordering: .releasing)
         defer { serving.store(false, ordering: .releasing) }
 
-        func finish(_ connection: Connection) {
+        func finish(_ connection: Connection, slowReader: Bool = false) {
             close(connection.descriptor)
             connections[connection.descriptor] = nil
             if connection.phase == .streaming { streams -= 1 }
@@ -244,6 +244,7 @@ public final class HTTPServer: Sendable {
             counters.withLock {
                 $0.openConnections = open
                 $0.openStreams = openStreams
+                if slowReader { $0.slowStreamsDropped += 1 }
             }
         }
 
@@ -296,8 +297,7 @@ public final class HTTPServer: Sendable {
         }
 
         func dropStream(_ connection: Connection) {
-            counters.withLock { $0.slowStreamsDropped += 1 }
-            finish(connection)
+            finish(connection, slowReader: true)
         }
 
         while true {

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 import WhereaboutsHTTPServer
@@ -178,64 +179,88 @@ func eventually(within seconds: Double = 5, _ condition: () -> Bool) async throw
     return condition()
 }
 
-/// Many connections at once without blocking a thread: non-blocking sockets, watched with `poll` between sleeps.
+/// Many connections at once, from a child process (`python3`, as the repository's scripts use): it opens them all
+/// without blocking, reads until `closing` of them have been closed by the server (or 30 s pass), prints what each
+/// got, and holds the rest open until told to disperse.
 final class ConnectionCrowd {
-    private(set) var descriptors: [Int32] = []
-
-    deinit { closeAll() }
-
-    /// Starts `count` connections; returns how many the kernel refused outright (none are expected).
-    func open(_ count: Int, port: UInt16) -> Int {
-        var refused = 0
-        for _ in 0..<count {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            guard descriptor >= 0 else {
-                refused += 1
-                continue
-            }
-            var address = RawClient.loopback(port: port)
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            if result == 0 || errno == EINPROGRESS {
-                descriptors.append(descriptor)
-            } else {
-                close(descriptor)
-                refused += 1
-            }
-        }
-        return refused
+    struct Report: Decodable, CustomStringConvertible {
+        var busy: Int
+        var held: Int
+        var other: Int
+        var description: String { "busy \(busy), held \(held), other \(other)" }
     }
 
-    /// Reads what has arrived on each connection until `seconds` pass or `target` of them have closed; returns, per
-    /// connection, the bytes received and whether the server closed it.
-    func collect(for seconds: Double, untilClosed target: Int) async throws -> [(bytes: [UInt8], closed: Bool)] {
-        var results = Array(repeating: (bytes: [UInt8](), closed: false), count: descriptors.count)
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline, results.filter(\.closed).count < target {
-            var watched = descriptors.enumerated().filter { !results[$0.offset].closed }.map {
-                pollfd(fd: $0.element, events: Int16(POLLIN), revents: 0)
-            }
-            _ = poll(&watched, nfds_t(watched.count), 0)
-            for entry in watched where entry.revents != 0 {
-                guard let index = descriptors.firstIndex(of: entry.fd) else { continue }
-                let count = recv(entry.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-                if count > 0 {
-                    results[index].bytes += buffer[0..<count]
-                } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
-                    results[index].closed = true
-                }
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return results
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+
+    static let script = """
+        import json, select, socket, sys, time
+        port, count, closing = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+        sockets = []
+        for _ in range(count):
+            s = socket.socket()
+            s.setblocking(False)
+            try:
+                s.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            sockets.append(s)
+        got = {s.fileno(): b"" for s in sockets}
+        closed = set()
+        deadline = time.time() + 30
+        while time.time() < deadline and len(closed) < closing:
+            poller = select.poll()
+            for s in sockets:
+                if s.fileno() not in closed:
+                    poller.register(s, select.POLLIN)
+            poller.poll(100)
+            for s in sockets:
+                if s.fileno() in closed:
+                    continue
+                try:
+                    data = s.recv(512)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    closed.add(s.fileno())
+                    continue
+                if data:
+                    got[s.fileno()] += data
+                else:
+                    closed.add(s.fileno())
+        busy = sum(1 for s in sockets if s.fileno() in closed and got[s.fileno()].startswith(b"HTTP/1.1 503 "))
+        held = sum(1 for s in sockets if s.fileno() not in closed and not got[s.fileno()])
+        print(json.dumps({"busy": busy, "held": held, "other": count - busy - held}), flush=True)
+        sys.stdin.read()
+        """
+
+    init(port: UInt16, count: Int, closing: Int) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", Self.script, String(port), String(count), String(closing)]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
     }
 
-    func closeAll() {
-        for descriptor in descriptors { close(descriptor) }
-        descriptors = []
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    /// Waits for the child's report (bounded by its own 30 s deadline).
+    func report() throws -> Report {
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line += chunk
+        }
+        return try JSONDecoder().decode(Report.self, from: line)
+    }
+
+    /// Closes every connection (the child exits when its input ends).
+    func disperse() throws {
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
     }
 }
