@@ -49,6 +49,13 @@ let package = Package(
         // Pure: the shell hands it the arguments, the environment and a function that reads files.
         .target(name: "WhereaboutsSettings"),
 
+        // A live dashboard's state, its Server-Sent Events and its page (HTML, script, style; floors drawn by the
+        // map renderer): values in, text out, so the page is tested without a socket or a browser.
+        .target(
+            name: "WhereaboutsDashboard",
+            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsSimulation"]
+        ),
+
         // MARK: - C system libraries (module map + header-only shim each)
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
@@ -65,6 +72,9 @@ let package = Package(
                 "CommandLineSupport",
             ]
         ),
+        // A small, strict HTTP/1.1 server over Glibc sockets and poll: GET only, bounded heads, connections and
+        // streams; the dashboard's only way to the network (no HTTP package can be fetched here).
+        .target(name: "WhereaboutsHTTPServer"),
         // The one loop both services run: broker, source, ticks and signals in, the pipeline's actions out.
         .target(
             name: "WhereaboutsRuntime",
@@ -79,7 +89,7 @@ let package = Package(
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation",
                 "WhereaboutsMQTT", "WhereaboutsCalibration", "WhereaboutsLocator", "WhereaboutsAgent",
                 "WhereaboutsAdvertising", "WhereaboutsSession", "WhereaboutsRuntime", "WhereaboutsSettings",
-                "CommandLineSupport",
+                "WhereaboutsDashboard", "WhereaboutsHTTPServer", "CommandLineSupport",
             ]
         ),
         .executableTarget(
@@ -160,6 +170,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),
+        .testTarget(
+            name: "WhereaboutsDashboardTests",
+            dependencies: [
+                "WhereaboutsDashboard", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsMapFile",
+            ]
+        ),
+        // Hostile requests against the real server on a free loopback port.
+        .testTarget(name: "WhereaboutsHTTPServerTests", dependencies: ["WhereaboutsHTTPServer"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 status=0
 fail() { echo "import rule broken: $*" >&2; status=1; }
 
-for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent; do
+for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent WhereaboutsDashboard; do
     # Pure modules: no Foundation, no C libraries, no adapters.
     if grep -rnE '^\s*(public |internal |package )?import (Foundation|FoundationEssentials|CMosquitto|CBlueZ|WhereaboutsMQTT|WhereaboutsHCI|Dispatch)\b' "Sources/$module" ; then
         fail "$module must stay pure"
@@ -14,6 +14,14 @@ done
 # The engine owns no file format: Core imports none of ours (no JSON, no map file).
 if grep -rnE '^\s*(public |internal |package )?import (WhereaboutsJSON|WhereaboutsMapFile)\b' Sources/WhereaboutsCore; then
     fail "WhereaboutsCore must not import a file format"
+fi
+# The web dashboard: its page and state are pure (above) and know no sockets; the HTTP server is a generic adapter
+# that knows no dashboard, map or broker (it imports none of our modules).
+if grep -rnE '^\s*(public |internal |package )?import WhereaboutsHTTPServer\b' Sources/WhereaboutsDashboard; then
+    fail "WhereaboutsDashboard must not import the HTTP server"
+fi
+if grep -rnE '^\s*(public |internal |package )?import (Whereabouts[A-Za-z]*|CommandLineSupport|C[A-Z][A-Za-z]*)\b' Sources/WhereaboutsHTTPServer; then
+    fail "WhereaboutsHTTPServer must import none of our modules"
 fi
 # Adapters translate C to Swift values; settings and command lines belong to the executables.
 for adapter in WhereaboutsMQTT WhereaboutsHCI; do

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The demo: a private broker, the locator on the demo office, and 20 simulated tags walking it ten times faster
-# than real time, watched live as a dashboard would. After about a minute it prints the accuracy, an SVG of the
-# final state, and the recording with the command that replays it. Ctrl-C stops everything it started.
+# than real time, watched live as a dashboard would: in the terminal, and on the live map in a browser (the address
+# is printed first; DEMO_WEB_PORT picks the port, else a free one). After about a minute it prints the accuracy, an
+# SVG of the final state, and the recording with the command that replays it; the page stays up until the demo ends.
+# Ctrl-C stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
@@ -38,6 +40,16 @@ pids+=($locator)
 sim=$!
 pids+=($sim)
 
+web_port=${DEMO_WEB_PORT:-$("$bin/whereabouts" free-port)}
+"$bin/whereabouts" web --map "$map" --broker "$broker" --listen "127.0.0.1:$web_port" > "$out/web.out" \
+    2> "$out/web.log" &
+pids+=($!)
+web=http://127.0.0.1:$web_port/
+for _ in $(seq 50); do grep -q http "$out/web.out" 2>/dev/null && break; sleep 0.1; done
+grep -q http "$out/web.out" || { echo "whereabouts web did not start; see $out/web.log" >&2; exit 1; }
+echo "== live map: $web  (open it in a browser; it follows the demo until the end)"
+sleep 3
+
 "$bin/whereabouts" watch --map "$map" --broker "$broker" --duration "$duration"
 wait "$sim" || { echo "the simulator failed; see $out/sim.log" >&2; exit 1; }
 kill -TERM "$locator"
@@ -50,6 +62,10 @@ echo "== accuracy (the recording replayed through the same engine, against the s
 "$bin/whereabouts" evaluate --positions "$out/positions.jsonl" --truth "$out/truth.jsonl" --map "$map"
 "$bin/whereabouts" render --map "$map" --positions "$out/positions.jsonl" --out "$out/final.svg" 2>> "$out/replay.log"
 echo
+echo "live map:                $web (served until the demo exits)"
 echo "SVG of the final state:  $out/final.svg"
 echo "recording:               $out/readings.jsonl ($(wc -l < "$out/readings.jsonl") readings)"
 echo "replay it:               $bin/whereabouts replay --map $map --readings $out/readings.jsonl --positions positions.jsonl"
+if [ -t 0 ]; then
+    read -r -p "the live map is still up at $web (the last state); press Enter to stop it " _ || true
+fi

@@ -15,6 +15,7 @@ let usage = """
       evaluate            score positions against truth: error, floor and zone accuracy, zone-change delay
       render              draw a map and the last positions as SVG
       watch               a terminal dashboard of zone occupancy, live from the broker
+      web                 the live map in a browser: floors, moving tags, zones, events (Server-Sent Events)
       free-port           print a free TCP port on 127.0.0.1 (for scripts)
       calibrate           fit agents' and tags' radio constants from a walk with known positions
 
@@ -51,6 +52,8 @@ func runCommand(_ list: [String]) async -> ExitStatus {
             status = try RenderCommand.run(settings(RenderCommand.table, RenderCommand.usage))
         case "watch":
             status = try await WatchCommand.run(settings(WatchCommand.table, WatchCommand.usage))
+        case "web":
+            status = try await WebCommand.run(settings(WebCommand.table, WebCommand.usage))
         case "free-port":
             status = try FreePortCommand.run(settings([], FreePortCommand.usage))
         case "calibrate":

@@ -1,10 +1,13 @@
 public import WhereaboutsCore
 public import WhereaboutsWire
 
-/// Draws a floor map as SVG: each floor side by side with its outline, walls, zones shaded by occupancy, stairs,
-/// agents, and tags with their accuracy circles.
+/// Draws a floor map as SVG: each floor with its outline, walls, zones shaded by occupancy, stairs, agents, and tags
+/// with their accuracy circles.
 ///
-/// A pure string builder: the caller writes the text where it likes.
+/// Two outputs share one drawing of a floor: ``svg(map:positions:)``, every floor side by side with the last
+/// positions (what `whereabouts render` writes), and ``liveFloorSVG(map:floor:)``, one floor with hooks for a live
+/// page (zones, labels and agents marked with `data-` attributes, empty layers for the tags, and the metre-to-pixel
+/// transform on the root element). A pure string builder: the caller writes the text where it likes.
 public struct MapRenderer: Sendable {
     /// Pixels per metre.
     public var scale: Double = 30
@@ -12,6 +15,42 @@ public struct MapRenderer: Sendable {
     public var margin: Double = 40
 
     public init() {}
+
+    /// Where one floor sits in a drawing: plan metres (y up) to SVG pixels (y down).
+    public struct FloorFrame: Sendable, Equatable {
+        /// The floor's major.
+        public var floor: UInt16
+        /// The pixel x of the floor's west edge.
+        public var left: Double
+        /// The pixel y of the floor's north edge.
+        public var top: Double
+        /// The floor outline's bounding box, metres.
+        public var minimum: Point
+        public var maximum: Point
+        /// Pixels per metre.
+        public var scale: Double
+
+        /// The pixel for a point on the plan: `x = originX + scale * metresX`, `y = originY - scale * metresY`.
+        public func pixel(_ point: Point) -> Point {
+            Point(x: originX + point.x * scale, y: originY - point.y * scale)
+        }
+
+        /// The pixel x of the plan's x = 0.
+        public var originX: Double { left - minimum.x * scale }
+        /// The pixel y of the plan's y = 0.
+        public var originY: Double { top + maximum.y * scale }
+        /// The floor's width and height in pixels.
+        public var size: (width: Double, height: Double) {
+            ((maximum.x - minimum.x) * scale, (maximum.y - minimum.y) * scale)
+        }
+    }
+
+    /// The frame of a floor drawn alone, as ``liveFloorSVG(map:floor:)`` places it.
+    public func liveFrame(of floor: Floor) -> FloorFrame {
+        let (minimum, maximum) = floor.outline.bounds
+        return FloorFrame(
+            floor: floor.major, left: margin, top: margin + 24, minimum: minimum, maximum: maximum, scale: scale)
+    }
 
     /// The SVG document for a map and, optionally, tag positions (the last position of each tag is drawn).
     public func svg(map: FloorMap, positions: [PositionRecord] = []) -> String {
@@ -25,20 +64,21 @@ public struct MapRenderer: Sendable {
         for tag in tags {
             if let zone = tag.zone { occupancy[ZoneKey(floor: tag.floor, minor: zone), default: 0] += 1 }
         }
-        let busiest = max(occupancy.values.max() ?? 0, 1)
 
-        var frames: [(floor: Floor, left: Double, minimum: Point, maximum: Point)] = []
+        var frames: [FloorFrame] = []
         var left = margin
         var tallest = 0.0
+        let top = margin + 24
         for floor in map.floors {
             let (minimum, maximum) = floor.outline.bounds
-            frames.append((floor, left, minimum, maximum))
-            left += (maximum.x - minimum.x) * scale + margin
-            tallest = max(tallest, (maximum.y - minimum.y) * scale)
+            let frame = FloorFrame(
+                floor: floor.major, left: left, top: top, minimum: minimum, maximum: maximum, scale: scale)
+            frames.append(frame)
+            left += frame.size.width + margin
+            tallest = max(tallest, frame.size.height)
         }
         // Room on the right for the labels of tags at the last floor's edge.
         let width = max(left + 60, 2 * margin)
-        let top = margin + 24
         let height = top + tallest + margin + 20
 
         var out = ""
@@ -48,127 +88,12 @@ public struct MapRenderer: Sendable {
         out += #"<rect x="0" y="0" width="\#(number(width))" height="\#(number(height))" fill="white"/>"# + "\n"
         out += element(
             "text", ["x": number(margin), "y": number(margin - 16), "font-size": "16"], escape(map.site.name))
-
-        for frame in frames {
-            let floor = frame.floor
-            // The plan's y runs up; SVG's runs down.
-            let place = { (point: Point) -> Point in
-                Point(
-                    x: frame.left + (point.x - frame.minimum.x) * self.scale,
-                    y: top + (frame.maximum.y - point.y) * self.scale
-                )
+        for (floor, frame) in zip(map.floors, frames) {
+            let drawn = tags.filter { $0.floor == floor.major }.map {
+                DrawnTag(
+                    position: Point(x: $0.x, y: $0.y), accuracy: $0.accuracy, label: label(for: $0.tag, map: map))
             }
-            let path = { (polygon: Polygon) -> String in
-                polygon.vertices.map { vertex in
-                    let pixel = place(vertex)
-                    return "\(self.number(pixel.x)),\(self.number(pixel.y))"
-                }.joined(separator: " ")
-            }
-            out += #"<g class="floor" id="floor-\#(floor.major)">"# + "\n"
-            out += element(
-                "text",
-                ["x": number(frame.left), "y": number(top - 8), "font-size": "14", "font-weight": "bold"],
-                escape("Floor \(floor.major): \(floor.name)")
-            )
-            out += element(
-                "polygon",
-                ["points": path(floor.outline), "fill": "#f7f7f5", "stroke": "#333333", "stroke-width": "2"]
-            )
-            for zone in map.zones(onFloor: floor.major) {
-                let count = occupancy[zone.key] ?? 0
-                let shade = count == 0 ? 0.12 : 0.25 + 0.55 * Double(count) / Double(busiest)
-                let fill = count == 0 ? "#7fa7d9" : "#e07b39"
-                out += element(
-                    "polygon",
-                    [
-                        "class": "zone", "points": path(zone.polygon), "fill": fill,
-                        "fill-opacity": number(shade), "stroke": "#4a6d99", "stroke-width": "1",
-                        "stroke-dasharray": "4 3",
-                    ]
-                )
-                let centre = place(zone.polygon.centroid)
-                out += element(
-                    "text",
-                    [
-                        "x": number(centre.x), "y": number(centre.y), "font-size": "11", "text-anchor": "middle",
-                        "fill": "#22313f",
-                    ],
-                    escape("\(zone.name) (\(count))")
-                )
-            }
-            for wall in map.walls where wall.floor == floor.major {
-                let start = place(wall.segment.start)
-                let end = place(wall.segment.end)
-                out += element(
-                    "line",
-                    [
-                        "class": "wall", "x1": number(start.x), "y1": number(start.y), "x2": number(end.x),
-                        "y2": number(end.y), "stroke": "#555555",
-                        "stroke-width": number(1 + wall.loss / 3), "stroke-linecap": "round",
-                    ]
-                )
-            }
-            for stairs in map.stairs where stairs.floors.contains(floor.major) {
-                let centre = place(stairs.position)
-                let size = number(0.8 * scale)
-                out += element(
-                    "rect",
-                    [
-                        "class": "stairs", "x": number(centre.x - 0.4 * scale), "y": number(centre.y - 0.4 * scale),
-                        "width": size, "height": size, "fill": "#c9b458", "stroke": "#6b5d1f",
-                    ]
-                )
-                out += element(
-                    "text",
-                    [
-                        "x": number(centre.x), "y": number(centre.y + 0.4 * scale + 11), "font-size": "9",
-                        "text-anchor": "middle",
-                    ],
-                    "stairs"
-                )
-            }
-            for agent in map.agents where agent.floor == floor.major {
-                let pixel = place(agent.position)
-                let cx = pixel.x
-                let cy = pixel.y
-                let points =
-                    "\(number(cx)),\(number(cy - 7)) \(number(cx - 6)),\(number(cy + 5)) \(number(cx + 6)),\(number(cy + 5))"
-                out += element("polygon", ["class": "agent", "points": points, "fill": "#2e7d32", "stroke": "#1b4d1e"])
-                out += element(
-                    "text",
-                    ["x": number(cx + 8), "y": number(cy - 6), "font-size": "9", "fill": "#1b4d1e"],
-                    escape(agent.id)
-                )
-            }
-            // Accuracy circles can be far larger than the floor: clip them to its outline.
-            let clip = "clip-floor-\(floor.major)"
-            out += "<defs><clipPath id=\"\(clip)\">" + element("polygon", ["points": path(floor.outline)])
-            out += "</clipPath></defs>\n"
-            out += "<g clip-path=\"url(#\(clip))\">\n"
-            for tag in tags where tag.floor == floor.major {
-                let pixel = place(Point(x: tag.x, y: tag.y))
-                out += element(
-                    "circle",
-                    [
-                        "class": "accuracy", "cx": number(pixel.x), "cy": number(pixel.y),
-                        "r": number(max(tag.accuracy, 0) * scale), "fill": "#c62828", "fill-opacity": "0.10",
-                        "stroke": "#c62828", "stroke-opacity": "0.5",
-                    ]
-                )
-            }
-            out += "</g>\n"
-            for tag in tags where tag.floor == floor.major {
-                let pixel = place(Point(x: tag.x, y: tag.y))
-                let x = number(pixel.x)
-                let y = number(pixel.y)
-                out += element("circle", ["class": "tag", "cx": x, "cy": y, "r": "4", "fill": "#c62828"])
-                out += element(
-                    "text",
-                    ["x": number(pixel.x + 6), "y": number(pixel.y + 12), "font-size": "9"],
-                    escape(label(for: tag.tag, map: map))
-                )
-            }
-            out += "</g>\n"
+            out += drawFloor(floor, frame: frame, map: map, occupancy: .counts(occupancy), tags: drawn)
         }
         out += element(
             "text",
@@ -181,14 +106,185 @@ public struct MapRenderer: Sendable {
         return out
     }
 
+    /// One floor for a live page: zones, labels and agents carry `data-zone="<major>-<minor>"` and
+    /// `data-agent="<id>"`, zone labels read `Name (–)` until the page knows the count, and the groups
+    /// `accuracy-layer` (clipped to the outline) and `tag-layer` are left empty for the page's script. The root
+    /// element carries `data-floor`, `data-scale`, `data-origin-x` and `data-origin-y` (see ``FloorFrame``).
+    public func liveFloorSVG(map: FloorMap, floor: Floor) -> String {
+        let frame = liveFrame(of: floor)
+        let width = frame.left + frame.size.width + margin
+        let height = frame.top + frame.size.height + margin
+        var out = ""
+        out += #"<svg xmlns="http://www.w3.org/2000/svg" class="floor-map" "#
+        out += #"viewBox="0 0 \#(number(width)) \#(number(height))" font-family="sans-serif" "#
+        out += #"data-floor="\#(floor.major)" data-scale="\#(number(scale))" "#
+        out += #"data-origin-x="\#(number(frame.originX))" data-origin-y="\#(number(frame.originY))">"# + "\n"
+        out += drawFloor(floor, frame: frame, map: map, occupancy: .live, tags: [])
+        out += "</svg>\n"
+        return out
+    }
+
+    /// How zones are labelled and shaded.
+    private enum ZoneShading {
+        /// Counts known now (a still picture).
+        case counts([ZoneKey: Int])
+        /// Counts filled in later by a page's script.
+        case live
+    }
+
+    private struct DrawnTag {
+        var position: Point
+        var accuracy: Double
+        var label: String
+    }
+
+    private func drawFloor(
+        _ floor: Floor, frame: FloorFrame, map: FloorMap, occupancy: ZoneShading, tags: [DrawnTag]
+    ) -> String {
+        let live: Bool
+        let counts: [ZoneKey: Int]
+        switch occupancy {
+        case .counts(let known):
+            live = false
+            counts = known
+        case .live:
+            live = true
+            counts = [:]
+        }
+        let busiest = max(counts.values.max() ?? 0, 1)
+        let place = { (point: Point) -> Point in frame.pixel(point) }
+        let path = { (polygon: Polygon) -> String in
+            polygon.vertices.map { vertex in
+                let pixel = place(vertex)
+                return "\(self.number(pixel.x)),\(self.number(pixel.y))"
+            }.joined(separator: " ")
+        }
+        var out = ""
+        out += #"<g class="floor" id="floor-\#(floor.major)">"# + "\n"
+        out += element(
+            "text",
+            ["x": number(frame.left), "y": number(frame.top - 8), "font-size": "14", "font-weight": "bold"],
+            escape("Floor \(floor.major): \(floor.name)")
+        )
+        out += element(
+            "polygon",
+            ["points": path(floor.outline), "fill": "#f7f7f5", "stroke": "#333333", "stroke-width": "2"]
+        )
+        for zone in map.zones(onFloor: floor.major) {
+            let count = counts[zone.key] ?? 0
+            let shade = count == 0 ? 0.12 : 0.25 + 0.55 * Double(count) / Double(busiest)
+            let fill = count == 0 ? "#7fa7d9" : "#e07b39"
+            let marker = live ? ["data-zone": "\(zone.floor)-\(zone.minor)"] : [:]
+            out += element(
+                "polygon",
+                [
+                    ("class", "zone"), ("points", path(zone.polygon)), ("fill", fill), ("fill-opacity", number(shade)),
+                    ("stroke", "#4a6d99"), ("stroke-width", "1"), ("stroke-dasharray", "4 3"),
+                ] + marker.map { ($0.key, $0.value) }
+            )
+            let centre = place(zone.polygon.centroid)
+            out += element(
+                "text",
+                [
+                    ("x", number(centre.x)), ("y", number(centre.y)), ("font-size", "11"), ("text-anchor", "middle"),
+                    ("fill", "#22313f"),
+                ] + (live ? [("class", "zone-label")] : []) + marker.map { ($0.key, $0.value) },
+                escape(live ? "\(zone.name) (–)" : "\(zone.name) (\(count))")
+            )
+        }
+        for wall in map.walls where wall.floor == floor.major {
+            let start = place(wall.segment.start)
+            let end = place(wall.segment.end)
+            out += element(
+                "line",
+                [
+                    "class": "wall", "x1": number(start.x), "y1": number(start.y), "x2": number(end.x),
+                    "y2": number(end.y), "stroke": "#555555",
+                    "stroke-width": number(1 + wall.loss / 3), "stroke-linecap": "round",
+                ]
+            )
+        }
+        for stairs in map.stairs where stairs.floors.contains(floor.major) {
+            let centre = place(stairs.position)
+            let size = number(0.8 * scale)
+            out += element(
+                "rect",
+                [
+                    "class": "stairs", "x": number(centre.x - 0.4 * scale), "y": number(centre.y - 0.4 * scale),
+                    "width": size, "height": size, "fill": "#c9b458", "stroke": "#6b5d1f",
+                ]
+            )
+            out += element(
+                "text",
+                [
+                    "x": number(centre.x), "y": number(centre.y + 0.4 * scale + 11), "font-size": "9",
+                    "text-anchor": "middle",
+                ],
+                "stairs"
+            )
+        }
+        for agent in map.agents where agent.floor == floor.major {
+            let pixel = place(agent.position)
+            let cx = pixel.x
+            let cy = pixel.y
+            let points =
+                "\(number(cx)),\(number(cy - 7)) \(number(cx - 6)),\(number(cy + 5)) \(number(cx + 6)),\(number(cy + 5))"
+            out += element(
+                "polygon",
+                [("class", "agent"), ("points", points), ("fill", "#2e7d32"), ("stroke", "#1b4d1e")]
+                    + (live ? [("data-agent", agent.id)] : [])
+            )
+            out += element(
+                "text",
+                ["x": number(cx + 8), "y": number(cy - 6), "font-size": "9", "fill": "#1b4d1e"],
+                escape(agent.id)
+            )
+        }
+        // Accuracy circles can be far larger than the floor: clip them to its outline.
+        let clip = "clip-floor-\(floor.major)"
+        out += "<defs><clipPath id=\"\(clip)\">" + element("polygon", ["points": path(floor.outline)])
+        out += "</clipPath></defs>\n"
+        out += "<g clip-path=\"url(#\(clip))\"\(live ? #" class="accuracy-layer""# : "")>\n"
+        for tag in tags {
+            let pixel = place(tag.position)
+            out += element(
+                "circle",
+                [
+                    "class": "accuracy", "cx": number(pixel.x), "cy": number(pixel.y),
+                    "r": number(max(tag.accuracy, 0) * scale), "fill": "#c62828", "fill-opacity": "0.10",
+                    "stroke": "#c62828", "stroke-opacity": "0.5",
+                ]
+            )
+        }
+        out += "</g>\n"
+        if live { out += #"<g class="tag-layer"></g>"# + "\n" }
+        for tag in tags {
+            let pixel = place(tag.position)
+            let x = number(pixel.x)
+            let y = number(pixel.y)
+            out += element("circle", ["class": "tag", "cx": x, "cy": y, "r": "4", "fill": "#c62828"])
+            out += element(
+                "text",
+                ["x": number(pixel.x + 6), "y": number(pixel.y + 12), "font-size": "9"],
+                escape(tag.label)
+            )
+        }
+        out += "</g>\n"
+        return out
+    }
+
     /// A short label: the map's name for a known tag, else the identity's distinguishing tail.
-    func label(for tag: TagIdentity, map: FloorMap) -> String {
+    public func label(for tag: TagIdentity, map: FloorMap) -> String {
         if let known = map.knownTag(tag) { return known.name }
         if let fields = tag.beaconFields { return "\(fields.major)-\(fields.minor)" }
         return String(tag.description.suffix(12))
     }
 
     private func element(_ name: String, _ attributes: KeyValuePairs<String, String>, _ text: String? = nil) -> String {
+        element(name, attributes.map { ($0.key, $0.value) }, text)
+    }
+
+    private func element(_ name: String, _ attributes: [(String, String)], _ text: String? = nil) -> String {
         var out = "<\(name)"
         for (key, value) in attributes { out += " \(key)=\"\(escape(value))\"" }
         if let text {
@@ -205,8 +301,8 @@ public struct MapRenderer: Sendable {
         return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int(rounded)) : String(rounded)
     }
 
-    /// Escapes text for XML content and attribute values.
-    func escape(_ text: String) -> String {
+    /// Escapes text for XML and HTML content and attribute values (`&`, `<`, `>`, both quotes).
+    public func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for character in text {

@@ -34,7 +34,7 @@ public struct Topics: Sendable, Hashable {
     /// `whereabouts/v1/<site>`, the prefix of every topic of the site.
     public var prefix: String { "\(Self.root)/\(Self.version)/\(site)" }
 
-    private var prefixLevels: [String] { [Self.root, Self.version, site.description] }
+    var prefixLevels: [String] { [Self.root, Self.version, site.description] }
 
     // MARK: - Agents
 

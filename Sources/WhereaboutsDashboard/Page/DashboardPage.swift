@@ -1,0 +1,89 @@
+import WhereaboutsCore
+import WhereaboutsSimulation
+
+/// The live page's HTML: the floors as the map renderer draws them, the zone table and the places the script
+/// fills in. Static for a map, so it is built once; every name in it is escaped.
+struct DashboardPage {
+    let html: String
+
+    init(map: FloorMap, renderer: MapRenderer) {
+        let site = renderer.escape(map.site.name)
+        var out = """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(site) · Whereabouts</title>
+            <link rel="stylesheet" href="/app.css">
+            <script src="/app.js" defer></script>
+            </head>
+            <body data-stream="connecting">
+            <header>
+            <h1>\(site)</h1>
+            <span class="pill" id="stream-state">connecting…</span>
+            <span class="pill" id="locator-status" data-state="unknown">locator unknown</span>
+            <span id="metrics">no metrics yet</span>
+            </header>
+            <nav>
+            <div id="floor-picker" role="group" aria-label="Floor">
+            <button type="button" data-floor="all" aria-pressed="true">All floors</button>
+
+            """
+        for floor in map.floors {
+            out += #"<button type="button" data-floor="\#(floor.major)" aria-pressed="false">"#
+            out += renderer.escape(floor.name) + "</button>\n"
+        }
+        out += """
+            </div>
+            <label>Find a tag <input id="tag-search" type="search" placeholder="name or id" autocomplete="off"></label>
+            <span id="search-result" aria-live="polite"></span>
+            </nav>
+            <main>
+            <div id="floors">
+
+            """
+        for floor in map.floors {
+            out += #"<figure class="floor-view" data-floor="\#(floor.major)">"# + "\n"
+            out += renderer.liveFloorSVG(map: map, floor: floor)
+            out += "</figure>\n"
+        }
+        out += """
+            </div>
+            <aside>
+            <section>
+            <h2>Zones</h2>
+            <table id="zones">
+            <thead><tr><th>Zone</th><th>Tags</th><th>Who</th></tr></thead>
+            <tbody>
+
+            """
+        for floor in map.floors {
+            out += #"<tr class="floor-heading"><th colspan="3">"# + renderer.escape(floor.name) + "</th></tr>\n"
+            for zone in map.zones(onFloor: floor.major) {
+                let key = "\(zone.floor)-\(zone.minor)"
+                out += #"<tr data-zone="\#(key)" data-state="pending">"#
+                out += #"<td class="zone-name"><a href="/zones/\#(key)" title="the last hour">"#
+                out += renderer.escape(zone.name) + "</a></td>"
+                out += #"<td class="zone-count" data-count="">–</td><td class="zone-members"></td></tr>"# + "\n"
+            }
+        }
+        out += """
+            </tbody>
+            </table>
+            </section>
+            <section>
+            <h2>Recent events</h2>
+            <ol id="events"></ol>
+            </section>
+            </aside>
+            </main>
+            <footer>Dots are tags, circles their estimated accuracy; zones read <em>unknown</em> when every agent \
+            covering them is silent. Zone names link to the last hour.</footer>
+            </body>
+            </html>
+
+            """
+        html = out
+    }
+}

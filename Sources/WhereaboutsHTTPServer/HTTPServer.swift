@@ -1,0 +1,552 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A small, strict HTTP/1.1 server for one page and its event stream, over plain sockets and `poll`.
+///
+/// ```swift
+/// let server = try HTTPServer(configuration) { request in HTTPResponse(status: 200, headers: [], body: .complete(bytes)) }
+/// try await withThrowingTaskGroup(of: Void.self) { group in
+///     group.addTask { try await server.run() }
+///     server.broadcast(Array("data: hello\n\n".utf8))   // to every open stream
+/// }
+/// ```
+///
+/// **Strict.** One request per connection (`Connection: close`), GET only, heads bounded and parsed by
+/// ``HTTPRequestParser``; a refused request gets its status and is closed. **Bounded.** At most
+/// ``HTTPServerConfiguration/maximumConnections`` connections (the next one gets 503 at once) and
+/// ``HTTPServerConfiguration/maximumStreams`` streams; a head must arrive within
+/// ``HTTPServerConfiguration/headerTimeout``; a stream whose reader falls more than
+/// ``HTTPServerConfiguration/maximumStreamBacklog`` behind is dropped, not buffered (its browser reconnects and gets
+/// a fresh snapshot).
+///
+/// **Threading.** ``run()`` drives the sockets on a thread of its own (`poll` blocks), and calls
+/// the handler there, one request at a time: keep it quick. ``broadcast(_:)`` and ``stop()`` may be called from any
+/// thread; they queue under a `Mutex` and wake the loop through a pipe. The loop's connection table is its own.
+public final class HTTPServer: Sendable {
+    /// What a request is answered with; called on the server's thread.
+    public typealias Handler = @Sendable (HTTPRequestHead) -> HTTPResponse
+
+    /// The settings the server runs with.
+    public let configuration: HTTPServerConfiguration
+    /// The port it listens on (the kernel's pick when the configuration said 0).
+    public let port: UInt16
+
+    private let listener: Int32
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let handler: Handler
+    private let inbox = Mutex(Inbox())
+    private let counters = Mutex(HTTPServerStatistics())
+    private let started = Atomic<Bool>(false)
+    private let serving = Atomic<Bool>(false)
+    private let listenerOpen = Atomic<Bool>(true)
+
+    /// Broadcasts and a stop request waiting for the loop.
+    private struct Inbox {
+        var broadcasts: [[UInt8]] = []
+        var bytes = 0
+        var overflowed = false
+        var stopping = false
+    }
+
+    /// Binds and listens; serves nothing until ``run()``.
+    public init(_ configuration: HTTPServerConfiguration, handler: @escaping Handler) throws(HTTPServerError) {
+        guard let address = IPv4.parse(configuration.host) else { throw .invalidAddress(configuration.host) }
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_port = configuration.port.bigEndian
+        socketAddress.sin_addr = address
+        let bound = withUnsafePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            let number = errno
+            close(descriptor)
+            throw .system(call: "bind", errno: number)
+        }
+        guard listen(descriptor, 128) == 0, IPv4.setNonBlocking(descriptor) else {
+            let number = errno
+            close(descriptor)
+            throw .system(call: "listen", errno: number)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        var pipeEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0 else {
+            let number = errno
+            close(descriptor)
+            throw .system(call: "pipe", errno: number)
+        }
+        for end in pipeEnds {
+            _ = IPv4.setNonBlocking(end)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        self.configuration = configuration
+        self.port = UInt16(bigEndian: socketAddress.sin_port)
+        self.listener = descriptor
+        self.wakeRead = pipeEnds[0]
+        self.wakeWrite = pipeEnds[1]
+        self.handler = handler
+    }
+
+    deinit {
+        closeListener()
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    /// Whether the server's thread is taking connections (from shortly after ``run()`` starts until it ends).
+    public var isServing: Bool { serving.load(ordering: .acquiring) }
+
+    /// What the server has done so far.
+    public var statistics: HTTPServerStatistics { counters.withLock { $0 } }
+
+    /// Serves until the task is cancelled or ``stop()`` is called, then closes every connection and returns.
+    /// A server runs once.
+    public func run() async throws {
+        guard started.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { throw HTTPServerError.alreadyRun }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                do {
+                    try Self.startThread {
+                        self.serve()
+                        continuation.resume()
+                    }
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        } onCancel: {
+            stop()
+        }
+    }
+
+    /// Asks ``run()`` to close everything and return. Returns at once.
+    public func stop() {
+        inbox.withLock { $0.stopping = true }
+        wake()
+    }
+
+    /// Sends bytes to every open stream. Returns at once; the server's thread writes them.
+    ///
+    /// If the server's thread falls more than ``HTTPServerConfiguration/maximumPendingBroadcast`` behind, the
+    /// waiting broadcasts are discarded and every stream is closed, so that its reader reconnects and starts afresh.
+    public func broadcast(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        let limit = configuration.maximumPendingBroadcast
+        inbox.withLock { inbox in
+            if inbox.bytes + bytes.count > limit {
+                inbox.broadcasts.removeAll()
+                inbox.bytes = 0
+                inbox.overflowed = true
+            } else {
+                inbox.broadcasts.append(bytes)
+                inbox.bytes += bytes.count
+            }
+        }
+        wake()
+    }
+
+    /// Runs `body` on a new thread of its own. Not a Dispatch queue: Dispatch's pool on Linux is shared with
+    /// Swift's cooperative threads and is as wide as the machine, so a loop blocked in `poll` there could wait for
+    /// (or starve) tasks that block too.
+    private static func startThread(_ body: @escaping @Sendable () -> Void) throws(HTTPServerError) {
+        let start = Unmanaged.passRetained(ThreadStart(body)).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<ThreadStart>.fromOpaque(context).takeRetainedValue().body()
+                return nil
+            }, start)
+        guard result == 0 else {
+            Unmanaged<ThreadStart>.fromOpaque(start).release()
+            throw .system(call: "pthread_create", errno: result)
+        }
+        pthread_detach(thread)
+    }
+
+    /// What a new thread runs; travels through pthread's `void *` argument.
+    private final class ThreadStart: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)  // a full pipe already means "wake up"
+    }
+
+    // MARK: - The loop (the server's thread only)
+
+    private enum Phase {
+        /// Waiting for the request head, until the deadline.
+        case readingHead
+        /// Sending a response, then closing.
+        case responding
+        /// Response sent and our side shut; reading until the peer closes (so that no reset cuts the response).
+        case lingering
+        /// An open event stream.
+        case streaming
+    }
+
+    private final class Connection {
+        let descriptor: Int32
+        var phase = Phase.readingHead
+        var received: [UInt8] = []
+        var output = OutputQueue()
+        var discarded = 0
+        var deadline: Double
+        var lastProgress: Double
+
+        init(descriptor: Int32, now: Double, headerTimeout: Double) {
+            self.descriptor = descriptor
+            deadline = now + headerTimeout
+            lastProgress = now
+        }
+
+        var pending: Int { output.pending }
+
+        func enqueue(_ bytes: [UInt8]) { output.append(bytes) }
+    }
+
+    private func serve() {
+        let parser = HTTPRequestParser(
+            maximumRequestLineBytes: configuration.maximumRequestLineBytes,
+            maximumHeadBytes: configuration.maximumHeadBytes, maximumHeaderCount: configuration.maximumHeaderCount)
+        let busy = HTTPResponse.refusal(503).encoded()
+        var connections: [Int32: Connection] = [:]
+        var streams = 0
+        var nextKeepAlive = Self.monotonic() + configuration.keepAliveInterval
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        serving.store(true, ordering: .releasing)
+        defer { serving.store(false, ordering: .releasing) }
+
+        func finish(_ connection: Connection, slowReader: Bool = false) {
+            close(connection.descriptor)
+            connections[connection.descriptor] = nil
+            if connection.phase == .streaming { streams -= 1 }
+            let open = connections.count
+            let openStreams = streams
+            counters.withLock {
+                $0.openConnections = open
+                $0.openStreams = openStreams
+                if slowReader { $0.slowStreamsDropped += 1 }
+            }
+        }
+
+        func respond(_ connection: Connection, _ response: HTTPResponse, now: Double) {
+            connection.received = []
+            connection.enqueue(response.encoded())
+            connection.lastProgress = now
+            if case .stream = response.body {
+                connection.phase = .streaming
+                streams += 1
+                let openStreams = streams
+                counters.withLock {
+                    $0.streamsOpened += 1
+                    $0.openStreams = openStreams
+                }
+            } else {
+                connection.phase = .responding
+            }
+        }
+
+        func refuse(_ connection: Connection, status: Int, now: Double) {
+            counters.withLock { $0.refused[status, default: 0] += 1 }
+            respond(connection, .refusal(status), now: now)
+        }
+
+        // Sends what it can; false when the connection is gone.
+        func flush(_ connection: Connection, now: Double) -> Bool {
+            while connection.pending > 0 {
+                let count = connection.output.withFirstChunk { buffer in
+                    send(
+                        connection.descriptor, buffer.baseAddress, buffer.count,
+                        Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                }
+                if count > 0 {
+                    connection.output.consume(count)
+                    connection.lastProgress = now
+                } else if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+                    return true
+                } else {
+                    finish(connection)
+                    return false
+                }
+            }
+            if connection.phase == .responding {
+                shutdown(connection.descriptor, Int32(SHUT_WR))
+                connection.phase = .lingering
+                connection.deadline = now + 2
+            }
+            return true
+        }
+
+        func dropStream(_ connection: Connection) {
+            finish(connection, slowReader: true)
+        }
+
+        while true {
+            // Wait for sockets, the wake pipe or the nearest deadline.
+            var now = Self.monotonic()
+            var wait = min(nextKeepAlive - now, 1)
+            for connection in connections.values {
+                switch connection.phase {
+                case .readingHead, .lingering: wait = min(wait, connection.deadline - now)
+                case .responding, .streaming:
+                    if connection.pending > 0 {
+                        wait = min(wait, connection.lastProgress + configuration.writeTimeout - now)
+                    }
+                }
+            }
+            var descriptors = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
+            let order = Array(connections.keys)
+            for descriptor in order {
+                guard let connection = connections[descriptor] else { continue }
+                var events = Int16(POLLIN)
+                if connection.pending > 0 { events |= Int16(POLLOUT) }
+                descriptors.append(pollfd(fd: descriptor, events: events, revents: 0))
+            }
+            let milliseconds = Int32(max(0, min(wait, 1)) * 1000) + 1
+            let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+            if ready < 0 && errno != EINTR { break }
+            now = Self.monotonic()
+
+            // Broadcasts and stop requests.
+            if descriptors[0].revents != 0 {
+                while read(wakeRead, &scratch, scratch.count) > 0 {}
+            }
+            let taken = inbox.withLock { inbox in
+                defer {
+                    inbox.broadcasts.removeAll()
+                    inbox.bytes = 0
+                    inbox.overflowed = false
+                }
+                return (inbox.broadcasts, inbox.overflowed, inbox.stopping)
+            }
+            if taken.2 { break }
+            if taken.1 {
+                for connection in connections.values where connection.phase == .streaming { dropStream(connection) }
+            }
+            for bytes in taken.0 {
+                for connection in connections.values where connection.phase == .streaming {
+                    connection.enqueue(bytes)
+                    if connection.pending > configuration.maximumStreamBacklog { dropStream(connection) }
+                }
+            }
+            if now >= nextKeepAlive {
+                nextKeepAlive = now + configuration.keepAliveInterval
+                for connection in connections.values where connection.phase == .streaming {
+                    connection.enqueue(configuration.keepAlive)
+                    if connection.pending > configuration.maximumStreamBacklog { dropStream(connection) }
+                }
+            }
+
+            // New connections: take what the kernel has queued, refusing those beyond the limit at once.
+            if descriptors[1].revents & Int16(POLLIN) != 0 {
+                for _ in 0..<256 {
+                    // accept4 is a GNU extension Swift does not import: accept, then set the flags.
+                    let descriptor = accept(listener, nil, nil)
+                    guard descriptor >= 0 else { break }
+                    _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+                    _ = IPv4.setNonBlocking(descriptor)
+                    if connections.count >= configuration.maximumConnections {
+                        busy.withUnsafeBytes {
+                            _ = send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                        }
+                        close(descriptor)
+                        counters.withLock { $0.refusedAtLimit += 1 }
+                        continue
+                    }
+                    var size = Int32(configuration.socketSendBuffer)
+                    setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+                    connections[descriptor] = Connection(
+                        descriptor: descriptor, now: now, headerTimeout: configuration.headerTimeout)
+                    let open = connections.count
+                    counters.withLock {
+                        $0.accepted += 1
+                        $0.openConnections = open
+                        $0.peakConnections = max($0.peakConnections, open)
+                    }
+                }
+            }
+
+            // Ready sockets.
+            for entry in descriptors.dropFirst(2) where entry.revents != 0 {
+                guard let connection = connections[entry.fd] else { continue }
+                if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                    let count = recv(connection.descriptor, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+                    if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                        // The peer closed or failed: nothing more can be asked or delivered.
+                        finish(connection)
+                        continue
+                    }
+                    let phaseBefore = connection.phase
+                    if count > 0, connection.phase == .readingHead {
+                        connection.received += scratch[0..<count]
+                        switch parser.parse(connection.received) {
+                        case .incomplete:
+                            break
+                        case .refused(let status):
+                            refuse(connection, status: status, now: now)
+                        case .complete(let request):
+                            var response = handler(request)
+                            if case .stream = response.body, streams >= configuration.maximumStreams {
+                                counters.withLock { $0.refused[503, default: 0] += 1 }
+                                response = .refusal(503)
+                            }
+                            counters.withLock { $0.requests += 1 }
+                            respond(connection, response, now: now)
+                        }
+                    }
+                    // Bytes after the head (or on a stream) are read and ignored: GET has no body. A peer that
+                    // keeps sending anyway is not drained for long.
+                    if count > 0, phaseBefore != .readingHead {
+                        connection.discarded += count
+                        if connection.discarded > configuration.maximumHeadBytes {
+                            finish(connection)
+                            continue
+                        }
+                    }
+                }
+                if connections[entry.fd] != nil, connection.pending > 0 || connection.phase == .responding {
+                    _ = flush(connection, now: now)
+                }
+            }
+
+            // Deadlines.
+            for connection in Array(connections.values) {
+                switch connection.phase {
+                case .readingHead where now >= connection.deadline:
+                    counters.withLock { $0.headTimeouts += 1 }
+                    finish(connection)
+                case .lingering where now >= connection.deadline:
+                    finish(connection)
+                case .responding
+                where connection.pending > 0 && now - connection.lastProgress > configuration.writeTimeout:
+                    finish(connection)
+                case .streaming
+                where connection.pending > 0 && now - connection.lastProgress > configuration.writeTimeout:
+                    dropStream(connection)
+                default:
+                    break
+                }
+            }
+        }
+        for connection in Array(connections.values) { finish(connection) }
+        // Free the port as soon as the server stops, so that a successor can bind it at once.
+        closeListener()
+    }
+
+    private func closeListener() {
+        if listenerOpen.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged {
+            close(listener)
+        }
+    }
+
+    private static func monotonic() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}
+
+/// Bytes waiting to be sent on one connection, as the chunks they were queued in: appending and sending are
+/// O(1) per chunk however long a stream runs, and nothing is copied to make room.
+struct OutputQueue {
+    private var chunks: [[UInt8]] = []
+    private var head = 0
+    private var offset = 0
+    /// Bytes not yet sent.
+    private(set) var pending = 0
+
+    mutating func append(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        chunks.append(bytes)
+        pending += bytes.count
+    }
+
+    /// Calls `body` with the unsent part of the first chunk (empty when nothing is pending).
+    func withFirstChunk<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard head < chunks.count else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return chunks[head].withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+    }
+
+    /// Marks `count` bytes of the first chunk as sent.
+    mutating func consume(_ count: Int) {
+        guard head < chunks.count else { return }
+        offset += count
+        pending -= count
+        if offset >= chunks[head].count {
+            head += 1
+            offset = 0
+        }
+        if head == chunks.count {
+            chunks.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64 && head * 2 >= chunks.count {
+            chunks.removeFirst(head)
+            head = 0
+        }
+    }
+}
+
+/// What a server has done: counters since it started, and what is open now.
+public struct HTTPServerStatistics: Sendable, Equatable {
+    /// Connections taken under the limit.
+    public var accepted = 0
+    /// Connections refused with 503 because the limit was reached.
+    public var refusedAtLimit = 0
+    /// Requests answered by the handler.
+    public var requests = 0
+    /// Requests refused, by status (400, 405, 414, 431, 503 for streams over the limit, 505).
+    public var refused: [Int: Int] = [:]
+    /// Connections closed because their head did not arrive in time.
+    public var headTimeouts = 0
+    /// Event streams opened.
+    public var streamsOpened = 0
+    /// Event streams dropped because their reader fell too far behind.
+    public var slowStreamsDropped = 0
+    /// Connections open now.
+    public var openConnections = 0
+    /// Streams open now.
+    public var openStreams = 0
+    /// The most connections open at once.
+    public var peakConnections = 0
+
+    public init() {}
+}
+
+/// IPv4 helpers over Glibc.
+enum IPv4 {
+    static func parse(_ text: String) -> in_addr? {
+        var address = in_addr()
+        guard inet_pton(AF_INET, text, &address) == 1 else { return nil }
+        return address
+    }
+
+    static func setNonBlocking(_ descriptor: Int32) -> Bool {
+        let flags = fcntl(descriptor, F_GETFL)
+        return flags >= 0 && fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0
+    }
+
+    static func message(_ number: Int32) -> String {
+        guard let text = strerror(number) else { return "unknown error" }
+        return String(cString: text)
+    }
+}

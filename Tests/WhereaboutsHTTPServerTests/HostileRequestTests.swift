@@ -1,0 +1,255 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+import WhereaboutsHTTPServer
+
+/// The real server on a free loopback port, against requests no browser would send. Every test is bounded in
+/// connections and time (timeouts of a few seconds at most).
+@Suite("HTTP server against hostile requests")
+struct HostileRequestTests {
+    @Test("a GET gets its body with its length, and the connection closes")
+    func plainGet() async throws {
+        try await withServer { server in
+            let response = try RawClient.exchange(port: server.port, "GET /?x=1 HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(status(of: response) == 200)
+            #expect(response.contains("Content-Length: 6\r\n"))
+            #expect(response.contains("Connection: close\r\n"))
+            #expect(response.hasSuffix("\r\n\r\nhello\n"))
+            #expect(server.statistics.requests == 1)
+        }
+    }
+
+    @Test(
+        "malformed requests get 400 and are closed",
+        arguments: [
+            "garbage\r\n\r\n",
+            "GET / HTTP/1.1\r\n\r\n",  // HTTP/1.1 without Host
+            "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            "GET / HTTP/1.1\nHost: t\n\n",  // bare LF
+            "GET / HTTP/1.1\r\nHost: t\r\n folded\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost : t\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: t\r\nNoColon\r\n\r\n",
+            "GET  / HTTP/1.1\r\nHost: t\r\n\r\n",
+            "GET http://example.com/ HTTP/1.1\r\nHost: t\r\n\r\n",
+            "GET /a b HTTP/1.1\r\nHost: t\r\n\r\n",
+            "GET /#x HTTP/1.1\r\nHost: t\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello",
+            "GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: t\u{0}x\r\n\r\n",
+            "GET / HTTP/1.1\r\nHo\u{1}st: t\r\n\r\n",
+            "G\u{C3}\u{A9}T / HTTP/1.1\r\nHost: t\r\n\r\n",
+            "GET / HTTP/1.1\r\rHost: t\r\n\r\n",
+        ])
+    func malformed(request: String) async throws {
+        try await withServer { server in
+            let response = try RawClient.exchange(port: server.port, request)
+            #expect(status(of: response) == 400, "\(request.debugDescription) got \(response.prefix(40))")
+            #expect(server.statistics.requests == 0)
+        }
+    }
+
+    @Test(
+        "methods other than GET get 405 with Allow: GET",
+        arguments: ["POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "TRACE", "CONNECT", "get"])
+    func otherMethods(method: String) async throws {
+        try await withServer { server in
+            let response = try RawClient.exchange(port: server.port, "\(method) / HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(status(of: response) == 405)
+            #expect(response.contains("Allow: GET\r\n"))
+        }
+    }
+
+    @Test("another HTTP version gets 505; HTTP/1.0 without Host is served")
+    func versions() async throws {
+        try await withServer { server in
+            try #expect(status(of: RawClient.exchange(port: server.port, "GET / HTTP/2.0\r\nHost: t\r\n\r\n")) == 505)
+            try #expect(status(of: RawClient.exchange(port: server.port, "GET / HTTP/1.0\r\n\r\n")) == 200)
+        }
+    }
+
+    @Test("an oversized request line gets 414, oversized or too many headers 431, before the head ends")
+    func oversized() async throws {
+        try await withServer { server in
+            let longLine = "GET /" + String(repeating: "a", count: 4096)
+            try #expect(status(of: RawClient.exchange(port: server.port, longLine)) == 414)
+            let bigHeader = "GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + String(repeating: "b", count: 9000)
+            try #expect(status(of: RawClient.exchange(port: server.port, bigHeader)) == 431)
+            let many =
+                "GET / HTTP/1.1\r\nHost: t\r\n" + (0..<100).map { "X-\($0): 1\r\n" }.joined() + "\r\n"
+            try #expect(status(of: RawClient.exchange(port: server.port, many)) == 431)
+            // An endless stream of header bytes is cut off at the limit, not read forever.
+            let endless = try RawClient(port: server.port)
+            endless.send("GET / HTTP/1.1\r\nHost: t\r\n")
+            var sent = 0
+            while sent < 4 << 20, endless.send(String(repeating: "X-Pad: 1\r\n", count: 100)) { sent += 1000 }
+            #expect(sent < 4 << 20, "the server stopped reading")
+            #expect(server.statistics.refused[414] == 1)
+            #expect(server.statistics.refused[431] ?? 0 >= 2)
+        }
+    }
+
+    @Test("a response header that could split the response is dropped")
+    func responseSplitting() async throws {
+        try await withServer { server in
+            let response = try RawClient.exchange(port: server.port, "GET /unsafe HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(status(of: response) == 200)
+            #expect(!response.contains("Set-Cookie"))
+            #expect(!response.contains("Bad Name"))
+            #expect(response.contains("X-Fine: ok\r\n"))
+        }
+    }
+
+    @Test("slowloris: a head trickled in slower than the header timeout is closed, and others are still served")
+    func slowHeaders() async throws {
+        try await withServer { server in
+            let slow = try RawClient(port: server.port, timeout: 0.2)
+            slow.send("GET / HTTP/1.1\r\nHost: t\r\n")
+            let start = ContinuousClock.now
+            var closedAfter: Duration?
+            // One byte every 100 ms, for at most 5 s: the server's header timeout is 1 s.
+            while ContinuousClock.now - start < .seconds(5) {
+                if !slow.send("X") {
+                    closedAfter = ContinuousClock.now - start
+                    break
+                }
+                let (_, closed) = slow.readToEnd(limit: 1)
+                if closed {
+                    closedAfter = ContinuousClock.now - start
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let after = try #require(closedAfter, "the slow connection was never closed")
+            #expect(after < .seconds(3))
+            #expect(server.statistics.headTimeouts == 1)
+            try #expect(status(of: RawClient.exchange(port: server.port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n")) == 200)
+        }
+    }
+
+    @Test("1,000 connections: at most the limit stay open, the rest get 503 at once, then the server serves again")
+    func thousandConnections() async throws {
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.headerTimeout = 30  // the held connections stay held while the rest arrive
+        try await withServer(configuration) { server in
+            let limit = server.configuration.maximumConnections
+            // The crowd connects from a process of its own: 1,000 descriptors here would push every other test's
+            // sockets past 1,024, where libmosquitto's select() fails.
+            let crowd = try ConnectionCrowd(port: server.port, count: 1000, closing: 1000 - limit)
+            let report = try crowd.report()
+            #expect(report.busy == 1000 - limit, "refused with 503 and closed: \(report)")
+            #expect(report.held == limit, "connections under the limit wait for their request: \(report)")
+            let statistics = server.statistics
+            #expect(statistics.accepted == limit)
+            #expect(statistics.refusedAtLimit == 1000 - limit)
+            #expect(statistics.peakConnections <= limit)
+            try crowd.disperse()
+            try await #expect(eventually(within: 10) { server.statistics.openConnections == 0 })
+            try #expect(status(of: RawClient.exchange(port: server.port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n")) == 200)
+        }
+    }
+
+    @Test("a broadcast reaches every open stream; streams beyond the limit get 503")
+    func streams() async throws {
+        try await withServer { server in
+            var readers: [RawClient] = []
+            for _ in 0..<server.configuration.maximumStreams {
+                let reader = try RawClient(port: server.port)
+                reader.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+                #expect(reader.read(until: "retry: 1000\n\n").contains("text/event-stream"))
+                readers.append(reader)
+            }
+            let extra = try RawClient.exchange(port: server.port, "GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(status(of: extra) == 503)
+            server.broadcast(Array("data: hello\n\n".utf8))
+            for reader in readers { #expect(reader.read(until: "data: hello\n\n").hasSuffix("data: hello\n\n")) }
+            readers.removeAll()
+            try await #expect(eventually { server.statistics.openStreams == 0 })
+        }
+    }
+
+    @Test("a stream reader that stops reading is dropped once its backlog passes the limit, not buffered")
+    func slowReader() async throws {
+        try await withServer { server in
+            let slow = try RawClient(port: server.port, receiveBuffer: 4096, timeout: 1)
+            slow.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(slow.read(until: "retry: 1000\n\n").contains("200 OK"))
+            // 4 MiB in 1 KiB events, far beyond the 64 KiB backlog and the kernel's small buffers.
+            let event = Array(("data: " + String(repeating: "x", count: 1017) + "\n\n").utf8)
+            for _ in 0..<4096 {
+                server.broadcast(event)
+                if server.statistics.slowStreamsDropped > 0 { break }
+                try await Task.sleep(for: .microseconds(200))
+            }
+            try await #expect(eventually { server.statistics.slowStreamsDropped == 1 })
+            #expect(server.statistics.openStreams == 0)
+            // The reader sees the stream end after what the kernel held.
+            let (bytes, closed) = slow.readToEnd(limit: 8 << 20)
+            #expect(closed)
+            #expect(bytes.count < 1 << 20)
+            try #expect(status(of: RawClient.exchange(port: server.port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n")) == 200)
+        }
+    }
+
+    @Test("a stream reader that keeps up is never dropped, however much flows")
+    func fastReader() async throws {
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.maximumStreamBacklog = 1 << 20  // room for a busy machine's scheduling, far below the 4 MiB sent
+        try await withServer(configuration) { server in
+            let reader = try RawClient(port: server.port, timeout: 5)
+            reader.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(reader.read(until: "retry: 1000\n\n").contains("200 OK"))
+            let event = Array(("data: " + String(repeating: "y", count: 1017) + "\n\n").utf8)
+            let total = 4096 * event.count
+            // The reader runs on a thread of its own, so that it keeps up however busy the test's threads are.
+            let received = ReceivedCount()
+            let thread = Thread { received.count.withLock { $0 = reader.readToEnd(limit: total).bytes.count } }
+            thread.start()
+            for index in 0..<4096 {
+                server.broadcast(event)
+                if server.statistics.slowStreamsDropped > 0 { break }
+                if index % 16 == 15 { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            try await #expect(eventually(within: 10) { received.count.withLock { $0 } != nil })
+            #expect(received.count.withLock { $0 } == total)
+            #expect(server.statistics.slowStreamsDropped == 0)
+            #expect(server.statistics.openStreams == 1)
+        }
+    }
+
+    @Test("random bytes never crash the parser, and it never accepts more than its limits")
+    func randomBytes() {
+        let parser = HTTPRequestParser()
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            seed &+= 0x9E37_79B9_7F4A_7C15
+            var z = seed
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let pieces = [
+            "GET ", "/", " HTTP/1.1", "\r\n", "Host: t", ":", " ", "\r", "\n", "\u{0}", "é", "Content-Length: 0",
+        ]
+        for _ in 0..<2000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int(next() % 24) {
+                if next() % 3 == 0 {
+                    bytes.append(UInt8(truncatingIfNeeded: next()))
+                } else {
+                    bytes += Array(pieces[Int(next() % UInt64(pieces.count))].utf8)
+                }
+            }
+            if case .complete(let head) = parser.parse(bytes) {
+                #expect(head.method == "GET")
+                #expect(head.path.hasPrefix("/"))
+            }
+        }
+        #expect(parser.parse(Array("GET / HTTP/1.1\r\nHost: t\r\n\r\n".utf8)) != .incomplete)
+    }
+}
+
+/// What a reader thread received, for the test to read.
+final class ReceivedCount: Sendable {
+    let count = Mutex<Int?>(nil)
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what the browser check (scripts/check-web.sh) needs, if missing: Debian's headless chromium, its
+# WebDriver and python3-selenium. Kept apart from bootstrap.sh so that building and testing never pull a browser.
+set -euo pipefail
+
+packages=(chromium chromium-driver python3-selenium mosquitto-clients)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+
+if ((${#missing[@]})); then
+    echo "bootstrap-browser: installing ${missing[*]}" >&2
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi

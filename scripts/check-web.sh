@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The browser check for `whereabouts web` (issue 15): a private broker, the locator on the demo office, simulated
+# tags walking it at twice real time, and the live page opened in Debian's headless chromium (driven by
+# python3-selenium). scripts/check-web.py compares the DOM with the broker's retained state (dots within 1 SVG pixel
+# at 30 px/m, zone counts, unknown zones) and measures the time from a position's publication to its dot moving;
+# a screenshot is saved under out/. Too slow for every CI run; run it before changing the page or the server.
+#   CHECK_WEB_CONFIG=debug scripts/check-web.sh    # reuse a debug build (default: release, as the demo)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/bootstrap.sh
+scripts/bootstrap-browser.sh
+
+config=${CHECK_WEB_CONFIG:-release}
+speed=2
+map=maps/demo-office.json
+echo "== building ($config)" >&2
+swift build -c "$config" >&2
+bin=$(swift build -c "$config" --show-bin-path)
+
+out=out/check-web-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+pids=()
+cleanup() {
+    # Last started first (the broker last, so that its clients can say goodbye), and no waiting on a straggler.
+    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+        kill -CONT "${pids[i]}" 2>/dev/null || true
+        kill "${pids[i]}" 2>/dev/null || true
+    done
+    for _ in $(seq 50); do
+        alive=0
+        for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+        ((alive)) || break
+        sleep 0.1
+    done
+    for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+source scripts/private-broker.sh
+start_private_broker "$bin" "$out"
+origin=$(date +%s)
+"$bin/whereabouts-locator" --map "$map" --broker "$broker" --time-scale "$speed" --time-origin "$origin" \
+    --warm-up 2 --log-level warning 2> "$out/locator.log" &
+pids+=($!)
+"$bin/whereabouts" sim --map "$map" --tags 12 --seed 11 --duration 100000 --broker "$broker" --speed "$speed" \
+    --time-origin "$origin" 2> "$out/sim.log" &
+sim=$!
+pids+=($sim)
+web_port=$("$bin/whereabouts" free-port)
+web=("$bin/whereabouts" web --map "$map" --broker "$broker" --listen "127.0.0.1:$web_port")
+"${web[@]}" > "$out/web.out" 2> "$out/web.log" &
+web_pid=$!
+pids+=($web_pid)
+url=
+for _ in $(seq 100); do
+    url=$(grep -o 'http://[^ ]*' "$out/web.out" || true)
+    [ -n "$url" ] && break
+    sleep 0.1
+done
+[ -n "$url" ] || { echo "whereabouts web did not start; see $out/web.log" >&2; exit 1; }
+# The check stops the server once and starts it again (the same command) to see the page reconnect.
+web_json=$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${web[@]}")
+echo "== page at $url; letting the locator warm up" >&2
+sleep 8
+
+/usr/bin/python3 scripts/check-web.py --url "$url" --broker-port "$port" --map "$map" --sim-pid "$sim" \
+    --web-pid "$web_pid" --web-command "$web_json" --out "$out"
