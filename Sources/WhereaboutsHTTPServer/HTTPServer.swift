@@ -73,7 +73,8 @@ public final class HTTPServer: Sendable {
             close(descriptor)
             throw .system(call: "bind", errno: number)
         }
-        guard listen(descriptor, 128) == 0, IPv4.setNonBlocking(descriptor) else {
+        guard listen(descriptor, Int32(clamping: configuration.listenBacklog)) == 0, IPv4.setNonBlocking(descriptor)
+        else {
             let number = errno
             close(descriptor)
             throw .system(call: "listen", errno: number)

@@ -6,6 +6,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: UInt16 = 8080
     /// Open connections at most, streams included; beyond it a new connection gets 503 and is closed.
     public var maximumConnections = 64
+    /// Connections the kernel may complete before the server accepts them (capped by `net.core.somaxconn`). Large,
+    /// so that a burst is answered (503 beyond the limit) rather than left retrying its SYN for seconds.
+    public var listenBacklog = 1024
     /// Open event streams at most; beyond it a request for one gets 503.
     public var maximumStreams = 32
     /// The longest request line.

@@ -180,8 +180,8 @@ func eventually(within seconds: Double = 5, _ condition: () -> Bool) async throw
 }
 
 /// Many connections at once, from a child process (`python3`, as the repository's scripts use): it opens them all
-/// without blocking, reads until `closing` of them have been closed by the server (or 30 s pass), prints what each
-/// got, and holds the rest open until told to disperse.
+/// without blocking, reads until `closing` of them have been closed by the server (or 60 s pass), prints what each
+/// got, and holds the rest open until it is ended.
 final class ConnectionCrowd {
     struct Report: Decodable, CustomStringConvertible {
         var busy: Int
@@ -191,7 +191,6 @@ final class ConnectionCrowd {
     }
 
     private let process = Process()
-    private let input = Pipe()
     private let output = Pipe()
 
     static let script = """
@@ -208,7 +207,7 @@ final class ConnectionCrowd {
             sockets.append(s)
         got = {s.fileno(): b"" for s in sockets}
         closed = set()
-        deadline = time.time() + 30
+        deadline = time.time() + 60
         while time.time() < deadline and len(closed) < closing:
             poller = select.poll()
             for s in sockets:
@@ -232,22 +231,21 @@ final class ConnectionCrowd {
         busy = sum(1 for s in sockets if s.fileno() in closed and got[s.fileno()].startswith(b"HTTP/1.1 503 "))
         held = sum(1 for s in sockets if s.fileno() not in closed and not got[s.fileno()])
         print(json.dumps({"busy": busy, "held": held, "other": count - busy - held}), flush=True)
-        sys.stdin.read()
+        time.sleep(120)  # until told to disperse (killed)
         """
 
     init(port: UInt16, count: Int, closing: Int) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["-c", Self.script, String(port), String(count), String(closing)]
-        process.standardInput = input
         process.standardOutput = output
         try process.run()
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
-    /// Waits for the child's report (bounded by its own 30 s deadline).
+    /// Waits for the child's report (bounded by its own 60 s deadline).
     func report() throws -> Report {
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
@@ -258,9 +256,11 @@ final class ConnectionCrowd {
         return try JSONDecoder().decode(Report.self, from: line)
     }
 
-    /// Closes every connection (the child exits when its input ends).
-    func disperse() throws {
-        try input.fileHandleForWriting.close()
+    /// Closes every connection by ending the child (not by closing its input: a broker another test spawns at the
+    /// same moment may inherit the pipe and keep it open).
+    func disperse() {
+        // SIGKILL: a test runner may leave SIGTERM ignored, and children inherit that.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 }
