@@ -225,31 +225,224 @@ public final class HTTPServer: Sendable {
     }
 
     private func serve() {
-        let parser = HTTPRequestParser(
-            maximumRequestLineBytes: configuration.maximumRequestLineBytes,
-            maximumHeadBytes: configuration.maximumHeadBytes, maximumHeaderCount: configuration.maximumHeaderCount)
-        let busy = HTTPResponse.refusal(503).encoded()
-        var connections: [Int32: Connection] = [:]
-        var streams = 0
-        var nextKeepAlive = Self.monotonic() + configuration.keepAliveInterval
-        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
         serving.store(true, ordering: .releasing)
         defer { serving.store(false, ordering: .releasing) }
+        var loop = PollLoop(server: self)
+        while let descriptors = loop.waitForEvents() {
+            let now = Self.monotonic()
+            guard loop.takeBroadcasts(woken: descriptors[0].revents != 0, now: now) else { break }
+            if descriptors[1].revents & Int16(POLLIN) != 0 { loop.acceptNewConnections(now: now) }
+            loop.serveReadySockets(descriptors.dropFirst(2), now: now)
+            loop.applyDeadlines(now: now)
+        }
+        loop.finishAll()
+        // Free the port as soon as the server stops, so that a successor can bind it at once.
+        closeListener()
+    }
 
-        func finish(_ connection: Connection, slowReader: Bool = false) {
+    /// The server thread's state, with one method per step of the poll loop: wait, take broadcasts and stop
+    /// requests, accept, read and answer, enforce deadlines.
+    private struct PollLoop {
+        let server: HTTPServer
+        let parser: HTTPRequestParser
+        let busy: [UInt8]
+        var connections: [Int32: Connection] = [:]
+        var streams = 0
+        var nextKeepAlive: Double
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+
+        var configuration: HTTPServerConfiguration { server.configuration }
+
+        init(server: HTTPServer) {
+            self.server = server
+            let configuration = server.configuration
+            parser = HTTPRequestParser(
+                maximumRequestLineBytes: configuration.maximumRequestLineBytes,
+                maximumHeadBytes: configuration.maximumHeadBytes, maximumHeaderCount: configuration.maximumHeaderCount)
+            busy = HTTPResponse.refusal(503).encoded()
+            nextKeepAlive = HTTPServer.monotonic() + configuration.keepAliveInterval
+        }
+
+        /// Waits for sockets, the wake pipe or the nearest deadline; nil when polling failed for good. The first two
+        /// entries are the wake pipe and the listener, the rest the connections.
+        mutating func waitForEvents() -> [pollfd]? {
+            let now = HTTPServer.monotonic()
+            var wait = min(nextKeepAlive - now, 1)
+            for connection in connections.values {
+                switch connection.phase {
+                case .readingHead, .lingering: wait = min(wait, connection.deadline - now)
+                case .responding, .streaming:
+                    if connection.pending > 0 {
+                        wait = min(wait, connection.lastProgress + configuration.writeTimeout - now)
+                    }
+                }
+            }
+            var descriptors = [pollfd(fd: server.wakeRead, events: Int16(POLLIN), revents: 0)]
+            descriptors.append(pollfd(fd: server.listener, events: Int16(POLLIN), revents: 0))
+            for (descriptor, connection) in connections {
+                var events = Int16(POLLIN)
+                if connection.pending > 0 { events |= Int16(POLLOUT) }
+                descriptors.append(pollfd(fd: descriptor, events: events, revents: 0))
+            }
+            let milliseconds = Int32(max(0, min(wait, 1)) * 1000) + 1
+            let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+            if ready < 0 && errno != EINTR { return nil }
+            return descriptors
+        }
+
+        /// Queues the broadcasts (and keep-alives) on every stream; false when the server is asked to stop.
+        mutating func takeBroadcasts(woken: Bool, now: Double) -> Bool {
+            if woken {
+                while Glibc.read(server.wakeRead, &scratch, scratch.count) > 0 {}
+            }
+            let taken = server.inbox.withLock { inbox in
+                defer {
+                    inbox.broadcasts.removeAll()
+                    inbox.bytes = 0
+                    inbox.overflowed = false
+                }
+                return (broadcasts: inbox.broadcasts, overflowed: inbox.overflowed, stopping: inbox.stopping)
+            }
+            if taken.stopping { return false }
+            if taken.overflowed {
+                for connection in connections.values where connection.phase == .streaming { dropStream(connection) }
+            }
+            for bytes in taken.broadcasts { enqueueOnStreams(bytes) }
+            if now >= nextKeepAlive {
+                nextKeepAlive = now + configuration.keepAliveInterval
+                enqueueOnStreams(configuration.keepAlive)
+            }
+            return true
+        }
+
+        /// Takes what the kernel has queued, refusing those beyond the limit at once.
+        mutating func acceptNewConnections(now: Double) {
+            for _ in 0..<256 {
+                // accept4 is a GNU extension Swift does not import: accept, then set the flags.
+                let descriptor = accept(server.listener, nil, nil)
+                guard descriptor >= 0 else { break }
+                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+                _ = IPv4.setNonBlocking(descriptor)
+                if connections.count >= configuration.maximumConnections {
+                    busy.withUnsafeBytes {
+                        _ = send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                    }
+                    close(descriptor)
+                    server.counters.withLock { $0.refusedAtLimit += 1 }
+                    continue
+                }
+                var size = Int32(configuration.socketSendBuffer)
+                setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+                connections[descriptor] = Connection(
+                    descriptor: descriptor, now: now, headerTimeout: configuration.headerTimeout)
+                let open = connections.count
+                server.counters.withLock {
+                    $0.accepted += 1
+                    $0.openConnections = open
+                    $0.peakConnections = max($0.peakConnections, open)
+                }
+            }
+        }
+
+        /// Reads from and writes to the sockets poll found ready.
+        mutating func serveReadySockets(_ entries: ArraySlice<pollfd>, now: Double) {
+            for entry in entries where entry.revents != 0 {
+                guard let connection = connections[entry.fd] else { continue }
+                if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                    guard read(connection, now: now) else { continue }
+                }
+                if connections[entry.fd] != nil, connection.pending > 0 || connection.phase == .responding {
+                    _ = flush(connection, now: now)
+                }
+            }
+        }
+
+        /// Reads what a socket has; answers a complete request head. False when the connection is gone.
+        private mutating func read(_ connection: Connection, now: Double) -> Bool {
+            let count = recv(connection.descriptor, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                // The peer closed or failed: nothing more can be asked or delivered.
+                finish(connection)
+                return false
+            }
+            let phaseBefore = connection.phase
+            if count > 0, connection.phase == .readingHead {
+                connection.received += scratch[0..<count]
+                switch parser.parse(connection.received) {
+                case .incomplete:
+                    break
+                case .refused(let status):
+                    refuse(connection, status: status, now: now)
+                case .complete(let request):
+                    var response = server.handler(request)
+                    if case .stream = response.body, streams >= configuration.maximumStreams {
+                        server.counters.withLock { $0.refused[503, default: 0] += 1 }
+                        response = .refusal(503)
+                    }
+                    server.counters.withLock { $0.requests += 1 }
+                    respond(connection, response, now: now)
+                }
+            }
+            // Bytes after the head (or on a stream) are read and ignored: GET has no body. A peer that keeps sending
+            // anyway is not drained for long.
+            if count > 0, phaseBefore != .readingHead {
+                connection.discarded += count
+                if connection.discarded > configuration.maximumHeadBytes {
+                    finish(connection)
+                    return false
+                }
+            }
+            return true
+        }
+
+        /// Closes connections whose time is up: a head too slow, a lingering close, a reader that stopped reading.
+        mutating func applyDeadlines(now: Double) {
+            for connection in Array(connections.values) {
+                switch connection.phase {
+                case .readingHead where now >= connection.deadline:
+                    server.counters.withLock { $0.headTimeouts += 1 }
+                    finish(connection)
+                case .lingering where now >= connection.deadline:
+                    finish(connection)
+                case .responding
+                where connection.pending > 0 && now - connection.lastProgress > configuration.writeTimeout:
+                    finish(connection)
+                case .streaming
+                where connection.pending > 0 && now - connection.lastProgress > configuration.writeTimeout:
+                    dropStream(connection)
+                default:
+                    break
+                }
+            }
+        }
+
+        mutating func finishAll() {
+            for connection in Array(connections.values) { finish(connection) }
+        }
+
+        // MARK: - Connections
+
+        private mutating func enqueueOnStreams(_ bytes: [UInt8]) {
+            for connection in connections.values where connection.phase == .streaming {
+                connection.enqueue(bytes)
+                if connection.pending > configuration.maximumStreamBacklog { dropStream(connection) }
+            }
+        }
+
+        private mutating func finish(_ connection: Connection, slowReader: Bool = false) {
             close(connection.descriptor)
             connections[connection.descriptor] = nil
             if connection.phase == .streaming { streams -= 1 }
             let open = connections.count
             let openStreams = streams
-            counters.withLock {
+            server.counters.withLock {
                 $0.openConnections = open
                 $0.openStreams = openStreams
                 if slowReader { $0.slowStreamsDropped += 1 }
             }
         }
 
-        func respond(_ connection: Connection, _ response: HTTPResponse, now: Double) {
+        private mutating func respond(_ connection: Connection, _ response: HTTPResponse, now: Double) {
             connection.received = []
             connection.enqueue(response.encoded())
             connection.lastProgress = now
@@ -257,7 +450,7 @@ public final class HTTPServer: Sendable {
                 connection.phase = .streaming
                 streams += 1
                 let openStreams = streams
-                counters.withLock {
+                server.counters.withLock {
                     $0.streamsOpened += 1
                     $0.openStreams = openStreams
                 }
@@ -266,13 +459,13 @@ public final class HTTPServer: Sendable {
             }
         }
 
-        func refuse(_ connection: Connection, status: Int, now: Double) {
-            counters.withLock { $0.refused[status, default: 0] += 1 }
+        private mutating func refuse(_ connection: Connection, status: Int, now: Double) {
+            server.counters.withLock { $0.refused[status, default: 0] += 1 }
             respond(connection, .refusal(status), now: now)
         }
 
-        // Sends what it can; false when the connection is gone.
-        func flush(_ connection: Connection, now: Double) -> Bool {
+        /// Sends what it can; false when the connection is gone.
+        private mutating func flush(_ connection: Connection, now: Double) -> Bool {
             while connection.pending > 0 {
                 let count = connection.output.withFirstChunk { buffer in
                     send(
@@ -297,161 +490,9 @@ public final class HTTPServer: Sendable {
             return true
         }
 
-        func dropStream(_ connection: Connection) {
+        private mutating func dropStream(_ connection: Connection) {
             finish(connection, slowReader: true)
         }
-
-        while true {
-            // Wait for sockets, the wake pipe or the nearest deadline.
-            var now = Self.monotonic()
-            var wait = min(nextKeepAlive - now, 1)
-            for connection in connections.values {
-                switch connection.phase {
-                case .readingHead, .lingering: wait = min(wait, connection.deadline - now)
-                case .responding, .streaming:
-                    if connection.pending > 0 {
-                        wait = min(wait, connection.lastProgress + configuration.writeTimeout - now)
-                    }
-                }
-            }
-            var descriptors = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-            descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
-            let order = Array(connections.keys)
-            for descriptor in order {
-                guard let connection = connections[descriptor] else { continue }
-                var events = Int16(POLLIN)
-                if connection.pending > 0 { events |= Int16(POLLOUT) }
-                descriptors.append(pollfd(fd: descriptor, events: events, revents: 0))
-            }
-            let milliseconds = Int32(max(0, min(wait, 1)) * 1000) + 1
-            let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
-            if ready < 0 && errno != EINTR { break }
-            now = Self.monotonic()
-
-            // Broadcasts and stop requests.
-            if descriptors[0].revents != 0 {
-                while read(wakeRead, &scratch, scratch.count) > 0 {}
-            }
-            let taken = inbox.withLock { inbox in
-                defer {
-                    inbox.broadcasts.removeAll()
-                    inbox.bytes = 0
-                    inbox.overflowed = false
-                }
-                return (inbox.broadcasts, inbox.overflowed, inbox.stopping)
-            }
-            if taken.2 { break }
-            if taken.1 {
-                for connection in connections.values where connection.phase == .streaming { dropStream(connection) }
-            }
-            for bytes in taken.0 {
-                for connection in connections.values where connection.phase == .streaming {
-                    connection.enqueue(bytes)
-                    if connection.pending > configuration.maximumStreamBacklog { dropStream(connection) }
-                }
-            }
-            if now >= nextKeepAlive {
-                nextKeepAlive = now + configuration.keepAliveInterval
-                for connection in connections.values where connection.phase == .streaming {
-                    connection.enqueue(configuration.keepAlive)
-                    if connection.pending > configuration.maximumStreamBacklog { dropStream(connection) }
-                }
-            }
-
-            // New connections: take what the kernel has queued, refusing those beyond the limit at once.
-            if descriptors[1].revents & Int16(POLLIN) != 0 {
-                for _ in 0..<256 {
-                    // accept4 is a GNU extension Swift does not import: accept, then set the flags.
-                    let descriptor = accept(listener, nil, nil)
-                    guard descriptor >= 0 else { break }
-                    _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-                    _ = IPv4.setNonBlocking(descriptor)
-                    if connections.count >= configuration.maximumConnections {
-                        busy.withUnsafeBytes {
-                            _ = send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-                        }
-                        close(descriptor)
-                        counters.withLock { $0.refusedAtLimit += 1 }
-                        continue
-                    }
-                    var size = Int32(configuration.socketSendBuffer)
-                    setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-                    connections[descriptor] = Connection(
-                        descriptor: descriptor, now: now, headerTimeout: configuration.headerTimeout)
-                    let open = connections.count
-                    counters.withLock {
-                        $0.accepted += 1
-                        $0.openConnections = open
-                        $0.peakConnections = max($0.peakConnections, open)
-                    }
-                }
-            }
-
-            // Ready sockets.
-            for entry in descriptors.dropFirst(2) where entry.revents != 0 {
-                guard let connection = connections[entry.fd] else { continue }
-                if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-                    let count = recv(connection.descriptor, &scratch, scratch.count, Int32(MSG_DONTWAIT))
-                    if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                        // The peer closed or failed: nothing more can be asked or delivered.
-                        finish(connection)
-                        continue
-                    }
-                    let phaseBefore = connection.phase
-                    if count > 0, connection.phase == .readingHead {
-                        connection.received += scratch[0..<count]
-                        switch parser.parse(connection.received) {
-                        case .incomplete:
-                            break
-                        case .refused(let status):
-                            refuse(connection, status: status, now: now)
-                        case .complete(let request):
-                            var response = handler(request)
-                            if case .stream = response.body, streams >= configuration.maximumStreams {
-                                counters.withLock { $0.refused[503, default: 0] += 1 }
-                                response = .refusal(503)
-                            }
-                            counters.withLock { $0.requests += 1 }
-                            respond(connection, response, now: now)
-                        }
-                    }
-                    // Bytes after the head (or on a stream) are read and ignored: GET has no body. A peer that
-                    // keeps sending anyway is not drained for long.
-                    if count > 0, phaseBefore != .readingHead {
-                        connection.discarded += count
-                        if connection.discarded > configuration.maximumHeadBytes {
-                            finish(connection)
-                            continue
-                        }
-                    }
-                }
-                if connections[entry.fd] != nil, connection.pending > 0 || connection.phase == .responding {
-                    _ = flush(connection, now: now)
-                }
-            }
-
-            // Deadlines.
-            for connection in Array(connections.values) {
-                switch connection.phase {
-                case .readingHead where now >= connection.deadline:
-                    counters.withLock { $0.headTimeouts += 1 }
-                    finish(connection)
-                case .lingering where now >= connection.deadline:
-                    finish(connection)
-                case .responding
-                where connection.pending > 0 && now - connection.lastProgress > configuration.writeTimeout:
-                    finish(connection)
-                case .streaming
-                where connection.pending > 0 && now - connection.lastProgress > configuration.writeTimeout:
-                    dropStream(connection)
-                default:
-                    break
-                }
-            }
-        }
-        for connection in Array(connections.values) { finish(connection) }
-        // Free the port as soon as the server stops, so that a successor can bind it at once.
-        closeListener()
     }
 
     private func closeListener() {
