@@ -82,10 +82,13 @@ public struct AgentPipeline: ServicePipeline {
     /// A pipeline whose source starts at `time`.
     public init(configuration: Configuration, at time: ServiceTime) {
         self.configuration = configuration
+        // A live radio cannot wait: a full outbox drops its oldest batch. A replay can: it waits for the broker, at
+        // the end too, so that it never loses a batch (a signal still stops it; the loss is then its exit status).
         session = BrokerSession.Configuration(
             statusTopic: configuration.topics.agentStatus(agent: configuration.agent),
             outbox: .untilAcknowledged(capacity: configuration.bufferBatches, inFlightLimit: 8),
-            drainTimeout: configuration.shutdownTimeout, goodbyeTimeout: 2)
+            overflow: configuration.isLive ? .dropOldest : .backPressure,
+            drainTimeout: configuration.isLive ? configuration.shutdownTimeout : .infinity, goodbyeTimeout: 2)
         readingsTopic = configuration.topics.readings(agent: configuration.agent)
         decoder = SightingDecoder(filter: configuration.filter)
         aggregator = WindowAggregator(
