@@ -67,7 +67,9 @@ enum AgentCommand {
         logger.info(
             "agent \(settings.agent) site \(settings.site) epoch \(epoch): broker \(startup.broker), "
                 + "window \(settings.window) s, buffer \(settings.bufferBatches) batches, "
-                + "constraints \(settings.filter.constraints.map(\.description).joined(separator: " "))"
+                + "constraints "
+                + (settings.filter.selectsAllBeacons
+                    ? "any" : settings.filter.constraints.map(\.description).joined(separator: " "))
         )
         let runner = ServiceRunner<AgentPipeline, AgentRadio>(
             .init(
