@@ -144,8 +144,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "WhereaboutsAdvertisingTests", dependencies: ["WhereaboutsAdvertising", "TestFixtures"]),
-        // Only the failure paths run here: the test machines have no Bluetooth controller.
-        .testTarget(name: "WhereaboutsHCITests", dependencies: ["WhereaboutsHCI"]),
+        // The test machines have no Bluetooth controller: the host logic runs against btvirt (BlueZ's emulator) over H4.
+        .testTarget(
+            name: "WhereaboutsHCITests", dependencies: ["WhereaboutsHCI", "WhereaboutsAdvertising", "WhereaboutsCore"]),
         .testTarget(
             name: "WhereaboutsRuntimeTests",
             dependencies: [

@@ -3,7 +3,9 @@
 # Safe to run again: it does nothing when everything is present.
 set -euo pipefail
 
-packages=(pkg-config libmosquitto-dev mosquitto mosquitto-clients libbluetooth-dev openssl)
+# bluez: btmon, which the btsnoop tests read files back with; bluez-test-tools: btvirt, the controller emulator
+# the HCI tests run the agent against (docs/agent.md, "Without a board").
+packages=(pkg-config libmosquitto-dev mosquitto mosquitto-clients libbluetooth-dev openssl bluez bluez-test-tools)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

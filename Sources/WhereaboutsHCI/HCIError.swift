@@ -18,6 +18,10 @@ public enum HCIError: Error, Sendable, Hashable, CustomStringConvertible {
     case alreadyScanning
     /// The handle was closed.
     case closed
+    /// The controller behind a transport went away (its socket or file ended) while in use.
+    case controllerVanished(String)
+    /// The controller did not answer a command in time.
+    case commandTimedOut(controller: String, opcode: UInt16)
 
     public var description: String {
         switch self {
@@ -32,6 +36,9 @@ public enum HCIError: Error, Sendable, Hashable, CustomStringConvertible {
         case .systemCall(let call, let errno, let message): "\(call) failed: \(message) (errno \(errno))"
         case .alreadyScanning: "the controller is already scanning through this handle"
         case .closed: "the controller handle is closed"
+        case .controllerVanished(let name): "Bluetooth controller \(name) went away (its connection ended)"
+        case .commandTimedOut(let name, let opcode):
+            "Bluetooth controller \(name) did not answer HCI command 0x\(hex(opcode, width: 4)) in time"
         }
     }
 }

@@ -50,6 +50,8 @@ public struct BtsnoopReplay: Sendable {
             return
         }
         defer { fclose(file) }
+        // Fast replay maps the capture onto the past, ending now (ReplayClock), so it needs the capture's end first.
+        let end = speed == .fast && !keepsTimes ? Self.lastEventTime(in: path) : nil
         var reader = BtsnoopReader()
         var clock: ReplayClock?
         var pending: [HeardEvent] = []
@@ -70,7 +72,8 @@ public struct BtsnoopReplay: Sendable {
                     let replayClock =
                         clock
                         ?? ReplayClock(
-                            firstEventTime: packet.time, startWallTime: WallClock.now(),
+                            firstEventTime: packet.time, lastEventTime: end ?? packet.time,
+                            startWallTime: WallClock.now(),
                             startMonotonic: WallClock.monotonic(), speed: speed, keepsTimes: keepsTimes)
                     clock = replayClock
                     if let due = replayClock.due(packet.time), due > WallClock.monotonic() + 0.002 {
@@ -102,6 +105,25 @@ public struct BtsnoopReplay: Sendable {
         }
         guard await deliver() else { return }
         _ = await feed.send(.sourceEnded(problem: problem))
+    }
+
+    /// The latest event time in the capture at `path`, up to any damage, or nil for none.
+    static func lastEventTime(in path: String) -> Double? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var reader = BtsnoopReader()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var last: Double?
+        while true {
+            let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+            if count > 0 { reader.append(chunk[0..<count]) }
+            do {
+                while let packet = try reader.next() { last = max(last ?? packet.time, packet.time) }
+            } catch {
+                return last
+            }
+            if count < chunk.count { return last }
+        }
     }
 
     /// Sleeps until the monotonic time `due`, telling the consumer the replay's time at least every 250 ms so that

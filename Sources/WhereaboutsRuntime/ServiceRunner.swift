@@ -121,6 +121,9 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                         await source.run(into: &feed)
                     }
                     var endedSequences = 0
+                    // Credits for source inputs taken while the outbox had no room: given back once it has, so
+                    // that a source that can wait (a replay) waits for the broker instead of overflowing the outbox.
+                    var withheldCredits = 0
                     for await input in inputs {
                         switch input {
                         case .message(let message):
@@ -129,11 +132,15 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                         case .connection(let event): await loop.connection(event)
                         case .source(let sourceInput):
                             await loop.take(sourceInput)
-                            creditContinuation.yield()
+                            withheldCredits += 1
                         case .tick: await loop.tick()
                         case .signal(let number): await loop.signal(number)
                         case .hangup: await loop.hangup()
                         case .clientSequenceEnded: endedSequences += 1
+                        }
+                        while withheldCredits > 0, loop.state.acceptsInputs {
+                            creditContinuation.yield()
+                            withheldCredits -= 1
                         }
                         if endedSequences == 2 { break }
                     }

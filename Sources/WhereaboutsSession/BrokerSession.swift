@@ -28,14 +28,20 @@ public struct BrokerSession: Sendable {
         public var statusTopic: Topic
         /// How the outbox holds and releases publications.
         public var outbox: Outbox.Policy
+        /// What the outbox does when full: drop the oldest, or hold the service's inputs back.
+        public var overflow: Outbox.Overflow
         /// The longest wait, after a stop was asked for, for the outbox to empty before saying `offline`, seconds.
         public var drainTimeout: Double
         /// The longest wait for `offline` to be acknowledged before disconnecting, seconds.
         public var goodbyeTimeout: Double
 
-        public init(statusTopic: Topic, outbox: Outbox.Policy, drainTimeout: Double = 10, goodbyeTimeout: Double = 2) {
+        public init(
+            statusTopic: Topic, outbox: Outbox.Policy, overflow: Outbox.Overflow = .dropOldest,
+            drainTimeout: Double = 10, goodbyeTimeout: Double = 2
+        ) {
             self.statusTopic = statusTopic
             self.outbox = outbox
+            self.overflow = overflow
             self.drainTimeout = max(drainTimeout, 0)
             self.goodbyeTimeout = max(goodbyeTimeout, 0)
         }
@@ -92,7 +98,7 @@ public struct BrokerSession: Sendable {
     /// A session, not yet connected.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        outbox = Outbox(policy: configuration.outbox)
+        outbox = Outbox(policy: configuration.outbox, overflow: configuration.overflow)
     }
 
     /// The last will to register with the client: `offline`, retained, QoS 1.

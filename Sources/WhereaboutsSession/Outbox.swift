@@ -10,8 +10,10 @@ public import WhereaboutsWire
 ///   which then re-sends its own in-flight QoS 1 messages after a reconnect.
 ///
 /// In both, a retained publication replaces an unsent one on the same topic (only the newest state of a topic
-/// matters, and it keeps its place in the order), and at most `capacity` other publications are held: past that
-/// the oldest is dropped and counted. The outbox is a state machine the session drives; it does no I/O.
+/// matters, and it keeps its place in the order). What happens past `capacity` other publications is its
+/// ``Overflow``: a live service drops the oldest and counts it; a service whose inputs can wait (a replay) holds
+/// them back instead (``hasRoom`` turns false, and the shell stops taking inputs until acknowledgements make room),
+/// so that nothing is dropped. The outbox is a state machine the session drives; it does no I/O.
 public struct Outbox: Sendable {
     /// When a publication leaves the outbox, and how many it holds.
     public enum Policy: Sendable, Hashable {
@@ -28,6 +30,15 @@ public struct Outbox: Sendable {
         }
     }
 
+    /// What a full outbox does.
+    public enum Overflow: Sendable, Hashable {
+        /// Drops the oldest non-retained publication for the new one, and counts it (a live radio cannot wait).
+        case dropOldest
+        /// Keeps everything and reports no room (``Outbox/hasRoom``): the service's source must wait for the broker.
+        /// The outbox then holds `capacity` plus what the inputs already taken produce.
+        case backPressure
+    }
+
     /// One publication in the outbox.
     public struct Entry: Sendable, Equatable {
         /// The outbox's own number for it, increasing in enqueue order.
@@ -42,6 +53,8 @@ public struct Outbox: Sendable {
 
     /// The policy in force.
     public let policy: Policy
+    /// What happens past the capacity.
+    public let overflow: Overflow
     /// What happened so far.
     public private(set) var statistics = OutboxStatistics()
 
@@ -59,8 +72,9 @@ public struct Outbox: Sendable {
     private var interrupted: Set<Int> = []
 
     /// An empty outbox.
-    public init(policy: Policy) {
+    public init(policy: Policy, overflow: Overflow = .dropOldest) {
         self.policy = policy
+        self.overflow = overflow
     }
 
     /// How many publications are held, sent or not.
@@ -71,6 +85,11 @@ public struct Outbox: Sendable {
     public var inFlight: Int { inFlightCount }
     /// The held entries, oldest first.
     public var held: ArraySlice<Entry> { entries[head...] }
+    /// Whether the service may produce more: always with ``Overflow/dropOldest``; with ``Overflow/backPressure``,
+    /// while fewer than `capacity` non-retained publications are held.
+    public var hasRoom: Bool { overflow == .dropOldest || heldNonRetained < policy.capacity }
+    /// The service's publications held at this moment (the session's own status left out).
+    public var heldPublications: Int { held.count { !$0.isControl } }
 
     /// Adds a publication at the end (or in place of an unsent retained one on the same topic); drops the oldest
     /// non-retained publication when full. A `control` publication (the session's status) is not counted.
@@ -87,7 +106,9 @@ public struct Outbox: Sendable {
             unsentRetained[publication.topic.name] = id
         } else {
             heldNonRetained += 1
-            if heldNonRetained > policy.capacity, let oldest = held.firstIndex(where: { !$0.publication.retain }) {
+            if overflow == .dropOldest, heldNonRetained > policy.capacity,
+                let oldest = held.firstIndex(where: { !$0.publication.retain })
+            {
                 remove(at: oldest)
                 statistics.dropped += 1
             }

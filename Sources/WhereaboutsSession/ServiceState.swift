@@ -97,6 +97,11 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
         if let clientFailure, failure == nil { failure = "MQTT client stopped: \(clientFailure)" }
     }
 
+    /// Whether the shell may hand the pipeline another input from its source. False while an outbox with
+    /// ``Outbox/Overflow/backPressure`` is full: the source waits until acknowledgements make room, so nothing is
+    /// dropped. Always true once stopping (the pipeline ignores what still comes, and the source must not hang).
+    public var acceptsInputs: Bool { isStopping || session.outbox.hasRoom }
+
     /// The next publication to hand to the client.
     public func nextToSend() -> Outbox.Entry? {
         session.nextToSend()

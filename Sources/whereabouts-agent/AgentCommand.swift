@@ -67,7 +67,9 @@ enum AgentCommand {
         logger.info(
             "agent \(settings.agent) site \(settings.site) epoch \(epoch): broker \(startup.broker), "
                 + "window \(settings.window) s, buffer \(settings.bufferBatches) batches, "
-                + "constraints \(settings.filter.constraints.map(\.description).joined(separator: " "))"
+                + "constraints "
+                + (settings.filter.selectsAllBeacons
+                    ? "any" : settings.filter.constraints.map(\.description).joined(separator: " "))
         )
         let runner = ServiceRunner<AgentPipeline, AgentRadio>(
             .init(
@@ -83,10 +85,12 @@ enum AgentCommand {
         // Lost batches are an exit status, not only a counter: a replay must deliver everything, and an agent
         // whose every batch the broker refused has achieved nothing.
         let outbox = final.session.outbox.statistics
+        let abandoned = final.session.outbox.heldPublications
         let everyBatchRefused = outbox.refused > 0 && outbox.refused == outbox.acknowledged
-        if everyBatchRefused || (!radio.isLive && outbox.refused + outbox.dropped > 0) {
+        if everyBatchRefused || (!radio.isLive && outbox.refused + outbox.dropped + abandoned > 0) {
             logger.error(
-                "\(outbox.refused) batches refused by the broker, \(outbox.dropped) dropped: readings were lost")
+                "\(outbox.refused) batches refused by the broker, \(outbox.dropped) dropped, \(abandoned) never "
+                    + "acknowledged: readings were lost")
             return .failure
         }
         return .success

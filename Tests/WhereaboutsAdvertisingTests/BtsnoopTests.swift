@@ -41,10 +41,16 @@ struct BtsnoopTests {
         #expect(BtsnoopWriter().header() == Array("btsnoop".utf8) + [0, 0, 0, 0, 1, 0, 0, 0x07, 0xD1])
     }
 
-    @Test("timestamps count microseconds from 0 AD")
-    func timestamp() {
+    @Test("timestamps count microseconds from 0 AD: the Unix epoch is 0x00DCDDB30F2F8000")
+    func timestamp() throws {
         let record = BtsnoopWriter().record(BtsnoopPacket(time: 0, event: [0x3E, 0x00]))
-        #expect(Array(record[16..<24]) == [0x00, 0xE0, 0x3A, 0xB4, 0x4A, 0x67, 0x60, 0x00])
+        #expect(Array(record[16..<24]) == [0x00, 0xDC, 0xDD, 0xB3, 0x0F, 0x2F, 0x80, 0x00])
+        // 2025-01-01T00:00:00Z, as btmon writes it: 0x00E3_084C_C93B_E000 (62,168,256,000 s + 1,735,689,600 s).
+        var file = BtsnoopWriter().header()
+        file += [0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0x00, 0xE3, 0x08, 0x4C, 0xC9, 0x3B, 0xE0, 0x00]
+        file += [0x0E, 0x00]
+        let events = try BtsnoopReader.events(in: file)
+        #expect(events.map(\.time) == [1_735_689_600])
     }
 
     @Test("monitor records other than events, and H4 packets other than events, are skipped")

@@ -69,21 +69,42 @@ struct ScanWatchdogTests {
 
 @Suite("Replay clock")
 struct ReplayClockTests {
-    @Test("paced replay stamps events with the wall clock of their due time; fast shifts the first to now")
+    @Test("paced replay stamps events with the wall clock of their due time; fast ends the capture now")
     func stamps() {
         let paced = ReplayClock(
-            firstEventTime: 1000, startWallTime: 5000, startMonotonic: 10, speed: .factor(2), keepsTimes: false)
+            firstEventTime: 1000, lastEventTime: 1967, startWallTime: 5000, startMonotonic: 10, speed: .factor(2),
+            keepsTimes: false)
         #expect(paced.due(1004) == 12)
         #expect(paced.stamp(1004) == 5002)
         #expect(paced.replayTime(atMonotonic: 11) == 5001)
         let fast = ReplayClock(
-            firstEventTime: 1000, startWallTime: 5000, startMonotonic: 10, speed: .fast, keepsTimes: false)
+            firstEventTime: 1000.25, lastEventTime: 1967.5, startWallTime: 5000.25, startMonotonic: 10, speed: .fast,
+            keepsTimes: false)
         #expect(fast.due(1004) == nil)
-        #expect(fast.stamp(1004) == 5004)
+        // Shifted by 3032 s: the last event at 4999.5, the first at 4032.25.
+        #expect(fast.stamp(1967.5) == 4999.5)
+        #expect(fast.stamp(1000.25) == 4032.25)
         let kept = ReplayClock(
-            firstEventTime: 1000, startWallTime: 5000, startMonotonic: 10, speed: .factor(1), keepsTimes: true)
+            firstEventTime: 1000, lastEventTime: 1967, startWallTime: 5000, startMonotonic: 10, speed: .factor(1),
+            keepsTimes: true)
         #expect(kept.stamp(1004) == 1004)
         #expect(kept.due(1004) == 14)
+    }
+
+    @Test(
+        "fast replay never stamps a time ahead of its start, however long the capture",
+        arguments: [0.0, 0.4, 1, 967.3, 2_592_000] as [Double])
+    func fastNeverAhead(length: Double) {
+        let start = 1_796_055_217.75
+        let clock = ReplayClock(
+            firstEventTime: 1_700_000_000.5, lastEventTime: 1_700_000_000.5 + length, startWallTime: start,
+            startMonotonic: 0, speed: .fast, keepsTimes: false)
+        for step in 0...100 {
+            let stamp = clock.stamp(1_700_000_000.5 + length * Double(step) / 100)
+            #expect(stamp <= start)
+        }
+        #expect(clock.stamp(1_700_000_000.5 + length) > start - 1)
+        #expect(clock.fastOffset == clock.fastOffset.rounded())
     }
 
     @Test("replay speeds parse as fast or a positive factor")

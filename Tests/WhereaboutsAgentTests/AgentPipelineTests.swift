@@ -6,15 +6,18 @@ import WhereaboutsSession
 import WhereaboutsWire
 
 /// An H4 LE advertising report event carrying the iBeacon `tag(minor)` at `rssi`.
-func iBeaconEvent(minor: UInt16, rssi: Int8) -> [UInt8] {
-    guard let siteUUID else { preconditionFailure("bad test UUID") }
+/// The address is `minor & 0xFF` then 05:04:03:02:01 (little-endian in the event), public, unless given.
+func iBeaconEvent(
+    minor: UInt16, rssi: Int8, uuid: BeaconUUID? = siteUUID, address: [UInt8]? = nil, addressType: UInt8 = 0
+) -> [UInt8] {
+    guard let uuid else { preconditionFailure("bad test UUID") }
     let beacon: [UInt8] =
-        [0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + siteUUID.bytes + [
+        [0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid.bytes + [
             0x00, 0x01, UInt8(minor >> 8), UInt8(minor & 0xFF), 0xC5,
         ]
     let report: [UInt8] =
-        [0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, UInt8(minor & 0xFF), UInt8(beacon.count)] + beacon
-        + [UInt8(bitPattern: rssi)]
+        [0x00, addressType] + (address ?? [UInt8(minor & 0xFF), 0x05, 0x04, 0x03, 0x02, 0x01])
+        + [UInt8(beacon.count)] + beacon + [UInt8(bitPattern: rssi)]
     let body: [UInt8] = [0x02, 0x01] + report
     return [0x04, 0x3E, UInt8(body.count)] + body
 }
@@ -28,11 +31,11 @@ struct AgentServiceHarness {
     var sent: [Publication] = []
     var commands: [ServiceState<AgentPipeline>.Command] = []
 
-    init(live: Bool, at time: ServiceTime) {
+    init(live: Bool, at time: ServiceTime, filter: SightingFilter? = nil) {
         guard let siteUUID, let agent = AgentID("kitchen") else { preconditionFailure("bad test ids") }
         var configuration = AgentPipeline.Configuration(
             agent: agent, topics: Topics(site: siteUUID), epoch: 7,
-            filter: SightingFilter(constraints: [BeaconIdentityConstraint(uuid: siteUUID)]))
+            filter: filter ?? SightingFilter(constraints: [BeaconIdentityConstraint(uuid: siteUUID)]))
         configuration.isLive = live
         state = ServiceState(pipeline: AgentPipeline(configuration: configuration, at: time))
     }
@@ -107,6 +110,56 @@ struct AgentPipelineTests {
         #expect(harness.state.failure == nil)
         let summary = harness.state.pipeline.summary(outbox: harness.state.session.outbox)
         #expect(summary.contains("events=20 ") && summary.contains("batches=5 ") && summary.contains("acked=5 "))
+    }
+
+    @Test("one identity heard from several addresses is counted, warned about once, and named in the summary")
+    func sharedIdentity() throws {
+        var harness = AgentServiceHarness(live: false, at: ServiceTime(now: start, monotonic: 0))
+        harness.connect(at: ServiceTime(now: start, monotonic: 0))
+        let events = (0..<6).map { n in
+            // Minor 1 from three addresses (two of them twice), minor 2 from one.
+            HeardEvent(
+                bytes: iBeaconEvent(minor: n == 5 ? 2 : 1, rssi: -60, address: [UInt8(n % 3), 0, 0, 0, 0, 0x10]),
+                time: start + 0.1 * Double(n))
+        }
+        harness.take(.events(events, framing: .h4), at: ServiceTime(now: start, monotonic: 1))
+        let warnings = harness.commands.compactMap { command -> String? in
+            if case .log(.warning, let line) = command { line } else { nil }
+        }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("heard from 2 addresses") == true)
+        #expect(harness.state.pipeline.sharedIdentities == [SharedIdentity(tag: tag(1), addresses: 3)])
+        let summary = harness.state.pipeline.summary(outbox: harness.state.session.outbox)
+        #expect(summary.contains("identities=2 shared-identities=1 addresses[\(tag(1))=3]"), "\(summary)")
+    }
+
+    @Test("--address naming a private rotating address is warned about once, and never tracked")
+    func privateAddress() throws {
+        // C0:… static random is tracked; 4x:… (resolvable) and 0x:… (non-resolvable) random ones rotate.
+        let addresses = try ["C1:00:00:00:00:01", "41:00:00:00:00:02", "01:00:00:00:00:03"].map {
+            try #require(DeviceAddress($0))
+        }
+        let filter = SightingFilter(constraints: [], addresses: Set(addresses))
+        var harness = AgentServiceHarness(live: false, at: ServiceTime(now: start, monotonic: 0), filter: filter)
+        harness.connect(at: ServiceTime(now: start, monotonic: 0))
+        // A foreign iBeacon from each, random address type, twice.
+        let events = (0..<6).map { n in
+            let value = addresses[n % 3].value
+            let bytes = (0..<6).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+            return HeardEvent(
+                bytes: iBeaconEvent(minor: 9, rssi: -60, uuid: otherUUID, address: bytes, addressType: 1),
+                time: start + 0.1 * Double(n))
+        }
+        harness.take(.events(events, framing: .h4), at: ServiceTime(now: start, monotonic: 1))
+        harness.take(.sourceEnded(problem: nil), at: ServiceTime(now: start, monotonic: 1))
+        let warnings = harness.commands.compactMap { command -> String? in
+            if case .log(.warning, let line) = command { line } else { nil }
+        }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains("01:00:00:00:00:03, 41:00:00:00:00:02") == true, "\(warnings)")
+        #expect(warnings.first?.contains("C1:00") == false)
+        let tracked = harness.batches.flatMap(\.accepted).map(\.tag)
+        #expect(Set(tracked) == [addresses[0].tag])
     }
 
     @Test("a live scan closes windows by the clock and asks for a restart when it goes silent after steady traffic")

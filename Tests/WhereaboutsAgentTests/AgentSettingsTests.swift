@@ -47,6 +47,19 @@ struct AgentSettingsTests {
         }
     }
 
+    @Test("--constraint any selects every beacon, whatever its UUID; beside others it still selects all")
+    func constraintAny() throws {
+        let any = try parse(Self.required + ["--constraint", "any"])
+        #expect(any.filter.selectsAllBeacons)
+        #expect(any.filter.constraints.isEmpty)
+        let foreign = try #require(BeaconUUID("11111111-2222-3333-4444-555555555555"))
+        #expect(any.filter.selects(.iBeacon(uuid: foreign, major: 7, minor: 8)))
+        let mixed = try parse(Self.required + ["--constraint", Self.site, "--constraint", "ANY"])
+        #expect(mixed.filter.selectsAllBeacons)
+        #expect(!(try parse(Self.required)).filter.selectsAllBeacons)
+        #expect(refusal(Self.required + ["--constraint", "anything"])?.contains("any, UUID") == true)
+    }
+
     @Test("flags beat the environment, which beats the env file, which beats agent.conf")
     func precedence() throws {
         let conf = """

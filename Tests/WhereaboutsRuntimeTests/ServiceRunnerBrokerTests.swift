@@ -21,12 +21,13 @@ struct EchoPipeline: ServicePipeline {
     /// What the pipeline heard from the broker.
     private(set) var heard: [String] = []
 
-    init(topics: Topics, agent: AgentID) {
+    init(topics: Topics, agent: AgentID, capacity: Int = 16, overflow: Outbox.Overflow = .dropOldest) {
         self.topics = topics
         self.agent = agent
         session = BrokerSession.Configuration(
-            statusTopic: topics.agentStatus(agent: agent), outbox: .untilAcknowledged(capacity: 16, inFlightLimit: 4),
-            drainTimeout: 5, goodbyeTimeout: 5)
+            statusTopic: topics.agentStatus(agent: agent),
+            outbox: .untilAcknowledged(capacity: capacity, inFlightLimit: 4), overflow: overflow, drainTimeout: 5,
+            goodbyeTimeout: 5)
     }
 
     var subscriptions: [Subscription] { [Subscription(filter: Topics.homeAssistantStatusFilter, qos: 1)] }
@@ -65,6 +66,22 @@ struct ScriptedSource: ServiceSource {
         for await input in inputs {
             guard await feed.send(input) else { return }
         }
+    }
+
+    func perform(_ effect: Never) async {}
+}
+
+/// A source that says `count` numbered lines as fast as the runner takes them, then finishes: a fast replay.
+struct CountingSource: ServiceSource {
+    typealias Effect = Never
+
+    let count: Int
+
+    func run(into feed: inout SourceFeed<EchoPipeline.Input>) async {
+        for index in 0..<count {
+            guard await feed.send(.say("\(index)")) else { return }
+        }
+        _ = await feed.send(.finish)
     }
 
     func perform(_ effect: Never) async {}
@@ -171,6 +188,36 @@ struct ServiceRunnerBrokerTests {
             try later.subscribe(statusTopic, qos: .atLeastOnce)
             let status = try await waitFor("the retained status") { laterWatched.messages.first }
             #expect(status.payload == Array("offline".utf8))
+        }
+    }
+
+    @Test("a source faster than the broker waits for room in a back-pressure outbox: nothing dropped, all in order")
+    func backPressure() async throws {
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        let topics = Self.topics
+        let agent = try #require(AgentID("runner-fast"))
+        let readingsTopic = topics.readings(agent: agent).name
+        let count = 2000
+        let pipeline = EchoPipeline(topics: topics, agent: agent, capacity: 8, overflow: .backPressure)
+        let client = try MQTTClient(testConfiguration(broker, clientID: "runner-fast"))
+        let runner = ServiceRunner<EchoPipeline, CountingSource>(
+            .init(
+                client: client, source: CountingSource(count: count), clock: { WallClock.now() },
+                tickInterval: .milliseconds(20), logger: Logger(label: "runner-test", level: .warning),
+                brokerName: "mosquitto on port \(broker.port)"))
+        try await withConnected(testConfiguration(broker, clientID: "watcher-fast")) { watcher, watched in
+            try watcher.subscribe(readingsTopic, qos: .atLeastOnce)
+            try await waitUntil("the watcher's SUBACK") { watched.subscribedCount == 1 }
+            let final = await runner.run(ServiceState(pipeline: pipeline))
+            #expect(final.failure == nil)
+            let statistics = final.session.outbox.statistics
+            #expect(statistics.dropped == 0)
+            #expect(statistics.acknowledged == count + 1)  // and the last words, "bye"
+            // The source waited: the outbox never held much more than its capacity (what taken inputs made).
+            #expect(statistics.peak <= 8 + 4 + 2, "peak \(statistics.peak)")
+            try await waitUntil("every message") { watched.payloads(on: readingsTopic).count >= count }
+            #expect(watched.payloads(on: readingsTopic) == (0..<count).map { "\($0)" })
         }
     }
 }

@@ -22,6 +22,33 @@ struct OutboxTests {
 
     func seqs(_ outbox: Outbox) -> [Int] { outbox.held.map { Int($0.publication.payload) ?? -1 } }
 
+    @Test("a back-pressure outbox never drops: past its capacity it holds on and says it has no room")
+    func backPressure() {
+        var outbox = Outbox(policy: .untilAcknowledged(capacity: 3, inFlightLimit: 2), overflow: .backPressure)
+        var id = 1
+        for seq in 0..<3 {
+            #expect(outbox.hasRoom)
+            outbox.enqueue(batch(seq))
+        }
+        #expect(!outbox.hasRoom)
+        // What the inputs already taken still produce is kept, not dropped.
+        outbox.enqueue(batch(3))
+        #expect(seqs(outbox) == [0, 1, 2, 3])
+        #expect(outbox.statistics.dropped == 0)
+        let sent = send(&outbox, firstID: &id)
+        outbox.acknowledged(messageID: sent[0].id, success: true)
+        #expect(!outbox.hasRoom)
+        outbox.acknowledged(messageID: sent[1].id, success: true)
+        #expect(outbox.hasRoom)
+        #expect(outbox.heldPublications == 2)
+        // The same enqueues on a drop-oldest outbox lose the oldest.
+        var dropping = Outbox(policy: .untilAcknowledged(capacity: 3, inFlightLimit: 2))
+        for seq in 0..<4 { dropping.enqueue(batch(seq)) }
+        #expect(dropping.hasRoom)
+        #expect(seqs(dropping) == [1, 2, 3])
+        #expect(dropping.statistics.dropped == 1)
+    }
+
     @Test("batches go in order within the in-flight window")
     func order() {
         var outbox = Outbox(policy: .untilAcknowledged(capacity: 10, inFlightLimit: 3))

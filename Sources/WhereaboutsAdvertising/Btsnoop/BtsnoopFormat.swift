@@ -64,8 +64,9 @@ enum Btsnoop {
     static let recordHeaderSize = 24
     /// The largest record accepted; monitor records of ACL data stay well below.
     static let maximumRecordSize = 1 << 16
-    /// Microseconds from 0 AD to 1970-01-01, as BlueZ and Android count them.
-    static let unixEpochMicroseconds: Int64 = 0x00E0_3AB4_4A67_6000
+    /// Microseconds from 0 AD to 1970-01-01, as BlueZ (`btmon`), Android and Wireshark count them: 62,168,256,000 s.
+    /// (0x00E0_3AB4_4A67_6000, the constant once here, is 0 AD to 2000-01-01 and read every time 30 years late.)
+    static let unixEpochMicroseconds: Int64 = 0x00DC_DDB3_0F2F_8000
     /// The monitor opcode of an HCI event.
     static let monitorEventOpcode: UInt32 = 3
     /// The H4 packet type of an HCI event.

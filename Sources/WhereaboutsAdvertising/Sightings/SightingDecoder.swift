@@ -20,6 +20,10 @@ public struct SightingDecoder: Sendable {
         self.telemetryTable = TelemetryTable(capacity: telemetryCapacity)
     }
 
+    /// Configured addresses (``SightingFilter/addresses``) heard as private random addresses, resolvable or not:
+    /// such an address rotates, so it is never tracked. The shell says so once for each.
+    public private(set) var privateAddressesHeard: Set<DeviceAddress> = []
+
     /// How many addresses' telemetry is held (at most the capacity given at creation).
     public var telemetryCount: Int { telemetryTable.count }
 
@@ -89,6 +93,10 @@ public struct SightingDecoder: Sendable {
             sightings.append(sighting(tag, frame.measuredPowerAt1m, report, time))
         }
         guard sightings.endIndex == firstNew else { return }
+        if !report.addressType.isStable(report.address), filter.addresses.contains(report.address) {
+            // A configured address heard as a private (rotating) one: it will stop matching when it rotates.
+            privateAddressesHeard.insert(report.address)
+        }
         if filter.tracks(report.address, type: report.addressType) {
             sightings.append(sighting(report.address.tag, nil, report, time))
         } else {

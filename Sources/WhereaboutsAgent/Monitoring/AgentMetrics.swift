@@ -1,4 +1,5 @@
 public import WhereaboutsAdvertising
+public import WhereaboutsCore
 
 /// The agent's counters since it started, and the lines it logs from them.
 public struct AgentMetrics: Sendable, Hashable {
@@ -30,6 +31,10 @@ public struct AgentMetrics: Sendable, Hashable {
     public var scanRestarts = 0
     /// Events the source had to drop because the agent fell behind.
     public var sourceDrops = 0
+    /// Identities published so far.
+    public var identities = 0
+    /// Identities heard from more than one address (several devices, or one rotating its address), with how many.
+    public var sharedIdentities: [SharedIdentity] = []
     /// Problems reading the source (a truncated btsnoop tail, say), in words; the last one.
     public var sourceProblem: String?
 
@@ -44,11 +49,30 @@ public struct AgentMetrics: Sendable, Hashable {
             "events=\(events)", "malformed=\(drops.malformed)", "sightings=\(sightings)", "batches=\(batches)",
             "published=\(published)", "republished=\(republished)", "acked=\(acknowledged)", "refused=\(refused)",
             "buffered=\(buffered)", "buffer-peak=\(bufferPeak)", "dropped=\(dropped)", "tag-overflow=\(tagOverflow)",
-            "scan-restarts=\(scanRestarts)", "source-drops=\(sourceDrops)",
+            "scan-restarts=\(scanRestarts)", "source-drops=\(sourceDrops)", "identities=\(identities)",
+            "shared-identities=\(sharedIdentities.count)",
         ]
+        if !sharedIdentities.isEmpty {
+            // The first few, most addresses first: enough to find them without flooding the line.
+            let listed = sharedIdentities.prefix(8).map { "\($0.tag)=\($0.addresses)" }.joined(separator: ",")
+            parts.append("addresses[\(listed)\(sharedIdentities.count > 8 ? ",..." : "")]")
+        }
         let reasons = drops.description
         if !reasons.isEmpty { parts.append("drops[\(reasons)]") }
         if let sourceProblem { parts.append("source-problem=\"\(sourceProblem)\"") }
         return parts.joined(separator: " ")
+    }
+}
+
+/// An identity heard from several addresses: several devices advertising it, or one rotating its private address.
+public struct SharedIdentity: Sendable, Hashable {
+    /// The identity.
+    public var tag: TagIdentity
+    /// How many distinct addresses it was heard from.
+    public var addresses: Int
+
+    public init(tag: TagIdentity, addresses: Int) {
+        self.tag = tag
+        self.addresses = addresses
     }
 }

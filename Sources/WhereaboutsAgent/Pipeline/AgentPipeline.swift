@@ -1,4 +1,5 @@
 public import WhereaboutsAdvertising
+import WhereaboutsCore
 public import WhereaboutsSession
 public import WhereaboutsWire
 
@@ -78,14 +79,24 @@ public struct AgentPipeline: ServicePipeline {
     private var watchdog: ScanWatchdog?
     private var lastMetricsLog: Double
     private var stopped = false
+    /// The distinct addresses each published identity was heard from (bounded), to tell when several devices
+    /// share an identity: their readings are merged into one tag's.
+    private var addressesByTag: [TagIdentity: Set<DeviceAddress>] = [:]
+    private var warnedPrivateAddresses = 0
+    /// Tags followed for their addresses, and addresses per tag, at most.
+    private static let trackedTags = 4096
+    private static let trackedAddressesPerTag = 64
 
     /// A pipeline whose source starts at `time`.
     public init(configuration: Configuration, at time: ServiceTime) {
         self.configuration = configuration
+        // A live radio cannot wait: a full outbox drops its oldest batch. A replay can: it waits for the broker, at
+        // the end too, so that it never loses a batch (a signal still stops it; the loss is then its exit status).
         session = BrokerSession.Configuration(
             statusTopic: configuration.topics.agentStatus(agent: configuration.agent),
             outbox: .untilAcknowledged(capacity: configuration.bufferBatches, inFlightLimit: 8),
-            drainTimeout: configuration.shutdownTimeout, goodbyeTimeout: 2)
+            overflow: configuration.isLive ? .dropOldest : .backPressure,
+            drainTimeout: configuration.isLive ? configuration.shutdownTimeout : .infinity, goodbyeTimeout: 2)
         readingsTopic = configuration.topics.readings(agent: configuration.agent)
         decoder = SightingDecoder(filter: configuration.filter)
         aggregator = WindowAggregator(
@@ -170,7 +181,15 @@ public struct AgentPipeline: ServicePipeline {
         metrics.dropped = statistics.dropped
         metrics.sourceDrops = sourceDrops
         metrics.sourceProblem = sourceProblem?.message
+        metrics.identities = addressesByTag.count
+        metrics.sharedIdentities = sharedIdentities
         return metrics.line
+    }
+
+    /// The identities heard from more than one address, with how many, most addresses first.
+    public var sharedIdentities: [SharedIdentity] {
+        addressesByTag.compactMap { $0.value.count > 1 ? SharedIdentity(tag: $0.key, addresses: $0.value.count) : nil }
+            .sorted { ($0.addresses, $1.tag.description) > ($1.addresses, $0.tag.description) }
     }
 
     // MARK: - Hearing
@@ -179,17 +198,42 @@ public struct AgentPipeline: ServicePipeline {
         Effect
     >] {
         var closed: [ClosedWindow] = []
+        var notes: [ServiceAction<Effect>] = []
         for event in events {
             metrics.events += 1
             let sightings = decoder.sightings(in: event.bytes[...], framing: framing, time: event.time)
             closed += aggregator.advance(to: event.time)
             for sighting in sightings {
                 closed += aggregator.add(sighting, at: event.time)
+                if let line = noteAddress(of: sighting) { notes.append(.log(.warning, line)) }
             }
             metrics.sightings += sightings.count
         }
         watchdog?.heard(events.count, now: time.monotonic)
-        return publish(closed, at: time)
+        if decoder.privateAddressesHeard.count > warnedPrivateAddresses {
+            warnedPrivateAddresses = decoder.privateAddressesHeard.count
+            let addresses = decoder.privateAddressesHeard.map(\.description).sorted().joined(separator: ", ")
+            notes.append(
+                .log(
+                    .warning,
+                    "--address \(addresses): heard as a private random address, which the device rotates: it is "
+                        + "not tracked (track its beacon identity instead)"))
+        }
+        return notes + publish(closed, at: time)
+    }
+
+    /// Remembers the address a sighting came from; returns a warning line when its identity is first heard from a
+    /// second address.
+    private mutating func noteAddress(of sighting: BeaconSighting) -> String? {
+        guard var addresses = addressesByTag[sighting.tag] ?? (addressesByTag.count < Self.trackedTags ? [] : nil),
+            addresses.count < Self.trackedAddressesPerTag, !addresses.contains(sighting.address)
+        else { return nil }
+        addresses.insert(sighting.address)
+        addressesByTag[sighting.tag] = addresses
+        guard addresses.count == 2 else { return nil }
+        return
+            "\(sighting.tag) is heard from 2 addresses (\(addresses.map(\.description).sorted().joined(separator: ", "))): "
+            + "several devices advertise this identity, or one rotates its address; their readings are merged"
     }
 
     private mutating func publish(_ windows: [ClosedWindow], at time: ServiceTime) -> [ServiceAction<Effect>] {

@@ -127,6 +127,7 @@ public struct AgentSettings: Sendable {
 
         what is published
           --constraint UUID[:MAJOR[:MINOR]]  repeatable (default: the site UUID)      WHEREABOUTS_CONSTRAINTS
+                                   any: every beacon, whatever its UUID (a survey)
           --rssi-floor DBM         drop weaker adverts                                WHEREABOUTS_RSSI_FLOOR
           --address MAC            also track this device by address; repeatable      WHEREABOUTS_ADDRESSES
           --window SECONDS         batching window, 0.1-60 (default 1)                WHEREABOUTS_WINDOW
@@ -221,13 +222,19 @@ public struct AgentSettings: Sendable {
         keepTimes = try settings.switchValue("keep-times")
 
         var constraints: [BeaconIdentityConstraint] = []
+        var selectsAllBeacons = false
         for text in settings.list("constraint") {
+            // `any`: every beacon heard, whatever its UUID (a site survey).
+            if text.lowercased() == "any" {
+                selectsAllBeacons = true
+                continue
+            }
             guard let constraint = BeaconIdentityConstraint(text) else {
-                throw .invalid("--constraint must be UUID, UUID:MAJOR or UUID:MAJOR:MINOR, not \"\(text)\"")
+                throw .invalid("--constraint must be any, UUID, UUID:MAJOR or UUID:MAJOR:MINOR, not \"\(text)\"")
             }
             constraints.append(constraint)
         }
-        if constraints.isEmpty { constraints = [BeaconIdentityConstraint(uuid: site)] }
+        if constraints.isEmpty, !selectsAllBeacons { constraints = [BeaconIdentityConstraint(uuid: site)] }
         var addresses: Set<DeviceAddress> = []
         for text in settings.list("address") {
             guard let address = DeviceAddress(text) else {
@@ -236,7 +243,9 @@ public struct AgentSettings: Sendable {
             addresses.insert(address)
         }
         let rssiFloor = try settings.integer("rssi-floor", in: -127...20)
-        filter = SightingFilter(constraints: constraints, addresses: addresses, minimumRSSI: rssiFloor)
+        filter = SightingFilter(
+            constraints: constraints, addresses: addresses, minimumRSSI: rssiFloor, selectsAllBeacons: selectsAllBeacons
+        )
         window = try settings.number("window", in: 0.1...60) ?? 1
         maximumTags = try settings.integer("max-tags", in: 1...2000) ?? 1024
         bufferBatches = try settings.integer("buffer-batches", in: 1...86_400) ?? 600
