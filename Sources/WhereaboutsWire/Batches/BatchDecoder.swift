@@ -60,6 +60,8 @@ public struct BatchDecoder: Sendable {
 
     /// The size limits.
     public var limits: Limits
+    /// Tag identities already parsed from the bytes agents send (shared by copies of the decoder; bounded).
+    let tags = TagIdentityCache()
     /// The time tolerances.
     public var tolerance: TimeTolerance
 

@@ -101,7 +101,7 @@ struct BatchFastPath {
     private mutating func reading(now: Double, decoder: BatchDecoder) throws(Unusual) -> ReadingOutcome {
         skipWhitespace()
         try expect(UInt8(ascii: "{"))
-        var tagText: String?
+        var tagBytes: Range<Int>?
         var time: Double?
         var rssi: Double?
         var count: Double?
@@ -111,7 +111,7 @@ struct BatchFastPath {
         var temperature: Double?
         try members { key, reader throws(Unusual) in
             switch key {
-            case "tag" where tagText == nil: tagText = try reader.string()
+            case "tag" where tagBytes == nil: tagBytes = try reader.stringBytes()
             case "t" where time == nil: time = try reader.number()
             case "rssi" where rssi == nil: rssi = try reader.number()
             case "n" where count == nil: count = try reader.number()
@@ -123,8 +123,10 @@ struct BatchFastPath {
             }
         }
         // The tree decoder's order of checks, member by member (BatchDecoder.reading, then validate).
-        guard let tagText, let time, let rssi else { throw Unusual() }
-        guard let tag = TagIdentity(wire: tagText) else { return .rejected(.badTag) }
+        guard let tagBytes, let time, let rssi else { throw Unusual() }
+        guard let tag = decoder.tags.identity(UnsafeBufferPointer(rebasing: bytes[tagBytes])) else {
+            return .rejected(.badTag)
+        }
         guard time.isFinite, rssi.isFinite else { return .rejected(.nonFinite) }
         func integer(_ number: Double?, else reason: RejectionReason) -> Result<Int?, RejectionReason> {
             guard let number else { return .success(nil) }
@@ -184,14 +186,19 @@ struct BatchFastPath {
 
     /// A string of printable ASCII without escapes (anything else goes to the tree decoder).
     private mutating func string() throws(Unusual) -> String {
+        let range = try stringBytes()
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    /// Where the characters of such a string lie in the payload.
+    private mutating func stringBytes() throws(Unusual) -> Range<Int> {
         try expect(UInt8(ascii: "\""))
         let start = position
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
                 position += 1
-                return text
+                return start..<(position - 1)
             }
             guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { throw Unusual() }
             position += 1
