@@ -28,6 +28,8 @@ struct TagTracker: Sendable {
     private var gridIndexByFloor: [UInt16: Int] = [:]
     private var gridRadio: RadioConstants
     private var filter: GridFilter
+    /// The grid filter's input for one tag, reused from tag to tag.
+    private var observations: [GridFilter.Observation] = []
 
     /// No tags yet.
     init(map: FloorMap, configuration: LocatorEngine.Configuration) {
@@ -197,30 +199,29 @@ struct TagTracker: Sendable {
         now: Double,
         radio: RadioConstants
     ) -> TagEstimate? {
-        var state = tags[tagIndex]
-        tags[tagIndex].posterior = nil  // one reference to the probabilities while they change
-        defer { tags[tagIndex] = state }
+        // In place on the tag's state: a copy of it would share its buffers and make every write copy them.
         let grid = grids[gridIndex]
-        let power = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
-        var observations: [GridFilter.Observation] = []
-        observations.reserveCapacity(state.pending.count)
-        for pending in state.pending {
+        let power = tags[tagIndex].measuredPowerOverride ?? tags[tagIndex].advertisedPower ?? map.model.measuredPower
+        observations.removeAll(keepingCapacity: true)
+        for pending in tags[tagIndex].pending {
             let slot = grid.slotOfAgent[pending.agentIndex]
             guard slot >= 0 else { continue }
             let rssi = pending.rssiSum / Double(pending.count)
             observations.append(
                 GridFilter.Observation(slot: slot, level: rssi + radio.rssiOffsets[pending.agentIndex] - power))
         }
-        state.pending.removeAll(keepingCapacity: true)
-        guard
-            let summary = filter.update(
-                &state.posterior, observations: observations, grid: grid, gridIndex: gridIndex, now: now)
-        else { return nil }
+        tags[tagIndex].pending.removeAll(keepingCapacity: true)
+        var posterior = tags[tagIndex].posterior
+        tags[tagIndex].posterior = nil  // one reference to the probabilities while they change
+        let summary = filter.update(
+            &posterior, observations: observations, grid: grid, gridIndex: gridIndex, now: now)
+        tags[tagIndex].posterior = posterior
+        guard let summary else { return nil }
         let agentsUsed = observations.count
         let quality: Fix.Quality = agentsUsed >= 3 ? .converged : agentsUsed == 2 ? .twoAgents : .singleAgent
         return TagEstimate(
-            tag: state.identity,
-            name: state.name,
+            tag: tags[tagIndex].identity,
+            name: tags[tagIndex].name,
             floor: grid.major,
             position: summary.mean,
             accuracy: summary.spread,
