@@ -81,6 +81,9 @@ public struct LocatorPipeline: Sendable {
     /// Missing batches per agent as of the last gap report, and when that was.
     private var reportedMissing: [AgentID: Int] = [:]
     private var lastGapReport = -Double.infinity
+    /// Tags the engine had evicted as of the last report, and when that was.
+    private var reportedEvictions = 0
+    private var lastEvictionReport = -Double.infinity
 
     private struct PublishedPosition: Sendable {
         var payload: TagPosition
@@ -165,6 +168,7 @@ public struct LocatorPipeline: Sendable {
         calibration.prepare(&engine)
         warmedUp = false
         startTime = now
+        reportedEvictions = 0  // the new engine counts from 0
         for tag in lastPositions.keys { inherited[tag] = now }
         lastPositions.removeAll()
         let newConfigs = discoveryConfigs()
@@ -353,6 +357,15 @@ public struct LocatorPipeline: Sendable {
             let reports = gapReports()
             if !reports.isEmpty { lastGapReport = now }
             actions += reports
+        }
+        if now - lastEvictionReport >= 60, engine.evictedTagCount > reportedEvictions {
+            lastEvictionReport = now
+            let new = engine.evictedTagCount - reportedEvictions
+            reportedEvictions = engine.evictedTagCount
+            actions.append(
+                .log(
+                    "tracked tags at the limit of \(configuration.engine.maximumTags): evicted \(new) unnamed tags "
+                        + "(longest silent first) since the last report, \(engine.evictedTagCount) in all"))
         }
         return actions
     }

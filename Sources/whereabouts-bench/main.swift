@@ -11,6 +11,7 @@ let usage = """
       map            write the synthetic floor map (--agents N --out FILE)
       engine         readings per CPU second through LocatorEngine (--agents --tags --seconds [--problems FILE]
                      [--positioning grid|trilateration])
+      tags           the engine's resident memory under a flood of new tag ids (--ids 1000000 [--maximum-tags N])
       decode         HCI events per CPU second through the agent's decoder (--fixture hci_events.jsonl)
       batches        readings per CPU second through the locator's batch decoder, against its JSON tree path
       capture        write a btsnoop capture of iBeacon adverts (--out FILE --rate 1000 --seconds 30)
@@ -37,6 +38,7 @@ func runCommand(_ list: [String]) async -> ExitStatus {
             try FileAccess.write(Array(try BenchMap(agents: agents).text.utf8), to: path)
             return .success
         case "engine": return try EngineBench.run(settings(EngineBench.table))
+        case "tags": return try TagFloodBench.run(settings(TagFloodBench.table))
         case "decode": return try DecodeBench.run(settings(DecodeBench.table))
         case "batches": return try BatchDecodeBench.run(settings(BatchDecodeBench.table))
         case "capture": return try CaptureCommand.run(settings(CaptureCommand.table))

@@ -61,10 +61,13 @@ func simulate(
 }
 
 /// The error distribution of a replay against truth.
-func replayError(map: FloorMap, readings: [RecordedReading], truth: [TruthRecord]) throws
-    -> AccuracyReport.Distribution
-{
-    let (output, _) = LocatorReplay.run(map: map, readings: readings)
+func replayError(
+    map: FloorMap, readings: [RecordedReading], truth: [TruthRecord],
+    positioning: LocatorEngine.Configuration.Positioning = .trilateration
+) throws -> AccuracyReport.Distribution {
+    var configuration = LocatorReplay.defaultConfiguration
+    configuration.engine.positioning = positioning
+    let (output, _) = LocatorReplay.run(map: map, readings: readings, configuration: configuration)
     let report = AccuracyReport(positions: output.positions, truth: truth, map: map)
     return try #require(report.error)
 }

@@ -112,6 +112,6 @@ public struct EngineUpdate: Sendable {
     public var events: [ZoneTransition] = []
     /// The zones whose occupancy or state changed.
     public var occupancyChanges: [Occupancy] = []
-    /// Tags that timed out and are no longer tracked.
+    /// Tags that timed out, or were evicted (``LocatorEngine/Configuration/maximumTags``), and have no position now.
     public var lostTags: [TagIdentity] = []
 }

@@ -77,6 +77,10 @@ public struct LocatorEngine: Sendable {
         public var agentsTimeOut = true
         /// A tag silent for this long (seconds) is forgotten entirely, so that memory stays bounded.
         public var forgetAfter: Double = 3600
+        /// At most this many tags are held. A new tag past the limit makes room by evicting the longest-silent
+        /// tags the map does not name (1/16 of the limit at once, so that a flood of new identities costs little
+        /// per tag); tags the map names are never evicted. Twice a 10,000-tag campus by default.
+        public var maximumTags: Int = 20_000
 
         public init() {}
     }
@@ -95,6 +99,12 @@ public struct LocatorEngine: Sendable {
     private var zones: ZoneMembership
     private var liveness: AgentLiveness
     private var nextSweep = -Double.infinity
+    /// What evictions since the last update owe the next one: exits from zones, and tags whose positions went.
+    private var evictionEvents: [ZoneTransition] = []
+    private var evictionLosses: [TagIdentity] = []
+
+    /// Tags evicted since start to keep within ``Configuration/maximumTags``.
+    public private(set) var evictedTagCount = 0
 
     /// Makes an engine for a map.
     public init(map: FloorMap, configuration: Configuration = Configuration()) {
@@ -147,12 +157,27 @@ public struct LocatorEngine: Sendable {
         }
         if !tracker.holds(reading.tag) {
             guard tracks(reading.tag) else { return .untrackedTag }
+            if tracker.count >= configuration.maximumTags { evict(now: now) }
             tracker.start(reading.tag, known: givenMap.knownTag(reading.tag))
             zones.seen(reading.tag)
         }
         tracker.take(reading, agentIndex: agentIndex)
         agentHeard(agentIndex, at: reading.time)
         return nil
+    }
+
+    /// Makes room for a new tag: the longest-silent unnamed tags go, and any zone they were in is left.
+    private mutating func evict(now: Double) {
+        let batch = max(configuration.maximumTags / 16, 1)
+        let evicted = tracker.evictLongestSilent(keeping: configuration.maximumTags - batch)
+        guard !evicted.isEmpty else { return }
+        evictedTagCount += evicted.count
+        for (tag, hadPosition) in evicted {
+            let inZone = zones.zone(of: tag) != nil
+            zones.leave(tag, time: now, transitions: &evictionEvents)
+            if hadPosition || inZone { evictionLosses.append(tag) }
+        }
+        zones.forget(evicted.lazy.map(\.tag))
     }
 
     /// Notes that an agent was heard from (a batch arrived, even an empty one).
@@ -177,6 +202,10 @@ public struct LocatorEngine: Sendable {
     /// can be called after every batch of messages.
     public mutating func update(now: Double) -> EngineUpdate {
         var result = EngineUpdate()
+        result.events = evictionEvents
+        result.lostTags = evictionLosses
+        evictionEvents.removeAll()
+        evictionLosses.removeAll()
         zones.refreshStates(liveness: liveness, now: now)
         for var estimate in tracker.estimateHeard(now: now, radio: radio) {
             if let evidence = estimate.zoneEvidence {

@@ -26,7 +26,8 @@ struct FloorGrid: Sendable {
         /// 1 / σ per cell of the box: σ² is the filter's RSSI variance plus what the model's error adds with
         /// distance.
         let inverseSigmas: [Float]
-        /// log σ per cell of the box, for the likelihood's normalisation.
+        /// log σ per cell of the box, for the likelihood's normalisation. (1/σ² is not tabled: squaring 1/σ is
+        /// cheaper than reading another table.)
         let logSigmas: [Float]
 
         /// Whether the box holds every cell of a window.
@@ -45,10 +46,13 @@ struct FloorGrid: Sendable {
     let rows: Int
     /// Per cell: whether a person can stand there.
     let free: [Bool]
-    /// Per cell: 1 when mass may move to the next cell east (column + 1), else 0.
-    let openEast: [Float]
-    /// Per cell: 1 when mass may move to the next cell north (row + 1), else 0.
-    let openNorth: [Float]
+    /// Per cell: the first and last column of its run along the row, the cells joined to it east and west (only
+    /// itself for a cell that is not free). The prediction moves mass only within a run.
+    let eastRunFirst: [Int32]
+    let eastRunLast: [Int32]
+    /// Per cell: the first and last row of its run along the column, the cells joined to it north and south.
+    let northRunFirst: [Int32]
+    let northRunLast: [Int32]
     /// Per cell: the index in ``zones`` of the zone its centre is in, or -1.
     let zoneOfCell: [Int16]
     /// The floor's zones, in map order.
@@ -101,28 +105,49 @@ struct FloorGrid: Sendable {
         }
         // A floor too small or too thin for any cell centre to fall inside: use every cell, so the floor still works.
         if !free.contains(true) { free = [Bool](repeating: true, count: count) }
-        var openEast = [Float](repeating: 0, count: count)
-        var openNorth = [Float](repeating: 0, count: count)
         func centre(_ column: Int, _ row: Int) -> Point {
             Point(x: low.x + (Double(column) + 0.5) * cellSize, y: low.y + (Double(row) + 0.5) * cellSize)
         }
+        let width = columns
+        func joined(_ column: Int, _ row: Int, _ nextColumn: Int, _ nextRow: Int) -> Bool {
+            guard free[row * width + column], free[nextRow * width + nextColumn] else { return false }
+            let step = Segment(centre(column, row), centre(nextColumn, nextRow))
+            return !barriers.contains { $0.intersects(step) }
+        }
+        var eastRunFirst = [Int32](repeating: 0, count: count)
+        var eastRunLast = [Int32](repeating: 0, count: count)
         for row in 0..<rows {
-            for column in 0..<columns where free[row * columns + column] {
-                let index = row * columns + column
-                if column + 1 < columns, free[index + 1] {
-                    let step = Segment(centre(column, row), centre(column + 1, row))
-                    if !barriers.contains(where: { $0.intersects(step) }) { openEast[index] = 1 }
-                }
-                if row + 1 < rows, free[index + columns] {
-                    let step = Segment(centre(column, row), centre(column, row + 1))
-                    if !barriers.contains(where: { $0.intersects(step) }) { openNorth[index] = 1 }
-                }
+            var first = 0
+            for column in 0..<columns {
+                if column == 0 || !joined(column - 1, row, column, row) { first = column }
+                eastRunFirst[row * columns + column] = Int32(first)
+            }
+            var last = columns - 1
+            for column in stride(from: columns - 1, through: 0, by: -1) {
+                if column == columns - 1 || !joined(column, row, column + 1, row) { last = column }
+                eastRunLast[row * columns + column] = Int32(last)
+            }
+        }
+        var northRunFirst = [Int32](repeating: 0, count: count)
+        var northRunLast = [Int32](repeating: 0, count: count)
+        for column in 0..<columns {
+            var first = 0
+            for row in 0..<rows {
+                if row == 0 || !joined(column, row - 1, column, row) { first = row }
+                northRunFirst[row * columns + column] = Int32(first)
+            }
+            var last = rows - 1
+            for row in stride(from: rows - 1, through: 0, by: -1) {
+                if row == rows - 1 || !joined(column, row, column, row + 1) { last = row }
+                northRunLast[row * columns + column] = Int32(last)
             }
         }
         self.free = free
         self.zoneOfCell = zoneOfCell
-        self.openEast = openEast
-        self.openNorth = openNorth
+        self.eastRunFirst = eastRunFirst
+        self.eastRunLast = eastRunLast
+        self.northRunFirst = northRunFirst
+        self.northRunLast = northRunLast
         zones = floorZones.map(\.key)
         agentHeightAboveTag = map.agents.map { $0.height - map.model.tagHeight }
         var slots = [Int](repeating: -1, count: map.agents.count)

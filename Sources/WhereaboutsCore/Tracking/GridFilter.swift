@@ -3,8 +3,10 @@
 /// Each tag has a ``GridPosterior``: a probability per cell of a window of its floor's ``FloorGrid``. Every update
 /// does three things:
 /// 1. **Predict.** People walk: the posterior spreads by a Gaussian blur of ``Configuration/walkingSpread``·√dt
-///    metres, as repeated steps of mass between neighbouring cells that are joined (free, and no barrier between),
-///    so mass never enters an obstacle or crosses a wall except through a door.
+///    metres, one pass along rows and one along columns with a sampled Gaussian kernel. Each pass moves mass only
+///    along a run of joined cells (free, and no barrier between) and reflects it at the run's ends, so mass never
+///    enters an obstacle or crosses a wall except through a door, and none is lost at a wall. The window grows by
+///    the kernel's reach (about 3σ), not by the floor.
 /// 2. **Weigh.** Each agent's reading (its readings since the last update, averaged) is weighed in the RSSI domain
 ///    against the path-loss model at each cell, as a robust mixture: `(1 − ε)·N(rssi; μ, σ²) + ε·uniform`, so that
 ///    one wild reading cannot carry the tag off. The tag's own power (its true RSSI at 1 m) is unknown, and on real
@@ -37,7 +39,9 @@ public struct GridFilter: Sendable {
         /// A tag silent for this long (seconds) starts again from its readings alone.
         public var resetAfter: Double = 5
         /// At most this many agents, the loudest, weigh in on one update.
-        public var maximumAgentsPerUpdate: Int = 10
+        public var maximumAgentsPerUpdate: Int = 16
+        /// The prediction's kernel reaches this many of its sigmas each way (mass beyond is folded back in).
+        public var kernelReach: Double = 2.5
         /// Prior spread of a tag's power around what it advertises (or the map's default), in dB.
         public var offsetSigma: Double = 10
         /// The learned power offset is never trusted to better than this, in dB.
@@ -47,7 +51,7 @@ public struct GridFilter: Sendable {
         /// Readings in a row that count as one independent reading when learning a tag's power: shadowing lasts.
         public var readingCorrelation: Double = 4
         /// Cells below this share of the most probable cell are pruned.
-        public var pruneRatio: Double = 1e-3
+        public var pruneRatio: Double = 1e-2
         /// Kept around the cells that survive pruning, in metres.
         public var margin: Double = 0.5
         /// A (re)started window spans this far (metres) around the loudest agents.
@@ -79,31 +83,41 @@ public struct GridFilter: Sendable {
         var zoneMass: [Double]
     }
 
+    /// A box of cells on a grid: first column and row, and size.
+    private struct Window {
+        var column0: Int
+        var row0: Int
+        var columns: Int
+        var rows: Int
+        var count: Int { columns * rows }
+    }
+
     let configuration: Configuration
-    private let logLikelihood: [Float]
-    private let tableLow: Float
-    private let tableScale: Float
+    /// The outlier term's log density, relative to the Gaussian's peak at σ = 1 dB.
+    private let outlierLog: Float
+    // Buffers reused from update to update, so that a steady update allocates nothing but its summary.
+    /// The window being worked on (predicted, then weighed), and its probabilities.
+    private var work = Window(column0: 0, row0: 0, columns: 0, rows: 0)
+    private var workProbabilities: [Float] = []
+    /// The prediction's first pass (along rows).
+    private var rowPass: [Float] = []
     private var sums: [Float] = []
     private var logs: [Float] = []
     private var weights: [Float] = []
-    private var scratch: [Float] = []
+    private var chosen: [Observation] = []
+    /// The prediction kernel in force: taps from −reach to +reach, and the variance (cells²) it was made for.
+    private var kernel: [Float] = [1]
+    private var kernelVariance: Double = 0
 
     init(configuration: Configuration) {
         self.configuration = configuration
-        // Log of the mixture density by standardised residual z, from −12 to +12 in 0.01 steps, for a reading of
-        // σ = rssiSigma (farther links, with larger σ, change the outlier term's share a little; that is ignored).
-        let uniform = configuration.outlierShare / configuration.outlierRange * configuration.rssiSigma
-        let peak = (1 - configuration.outlierShare) / 2.506_628_274_631
-        let step = 0.01
-        let count = Int(24 / step) + 1
-        var table = [Float](repeating: 0, count: count)
-        for index in 0..<count {
-            let z = -12 + Double(index) * step
-            table[index] = Float(naturalLog(peak * exponential(-z * z / 2) + uniform) - naturalLog(peak + uniform))
-        }
-        logLikelihood = table
-        tableLow = -12
-        tableScale = Float(1 / step)
+        // The robust mixture's log density, up to a constant, is close to max(−z²/2 − log σ, log of the outlier
+        // term relative to the Gaussian's peak): the larger of the two terms, which is what matters, and it is
+        // cheap enough for every cell and reading. It is off by at most log 2 where the two are equal.
+        outlierLog = Float(
+            naturalLog(
+                configuration.outlierShare / configuration.outlierRange * 2.506_628_274_631
+                    / (1 - configuration.outlierShare)))
     }
 
     // MARK: - Update
@@ -117,36 +131,38 @@ public struct GridFilter: Sendable {
         now: Double
     ) -> Summary? {
         guard !allObservations.isEmpty else { return nil }
-        var observations = allObservations
-        if observations.count > configuration.maximumAgentsPerUpdate {
-            observations.sort { $0.level > $1.level }
-            observations.removeLast(observations.count - configuration.maximumAgentsPerUpdate)
+        chosen.removeAll(keepingCapacity: true)
+        chosen.append(contentsOf: allObservations)
+        if chosen.count > configuration.maximumAgentsPerUpdate {
+            chosen.sort { $0.level > $1.level }
+            chosen.removeLast(chosen.count - configuration.maximumAgentsPerUpdate)
         }
         var posterior: GridPosterior
-        if let previous = state, previous.gridIndex == gridIndex, now - previous.time <= configuration.resetAfter,
+        if var previous = state, previous.gridIndex == gridIndex, now - previous.time <= configuration.resetAfter,
             previous.astray < configuration.astrayUpdates
         {
+            state = nil  // one reference to the probabilities, so that they are rewritten in place
+            predict(&previous, elapsed: now - previous.time, grid: grid)
             posterior = previous
-            state = nil  // no second reference to the probabilities while they change
-            predict(&posterior, elapsed: now - posterior.time, grid: grid)
         } else {
-            posterior = start(grid: grid, gridIndex: gridIndex, observations: observations, previous: state, now: now)
+            posterior = start(grid: grid, gridIndex: gridIndex, previous: state, now: now)
             state = nil
         }
         posterior.time = now
-        observations.removeAll { observation in
+        trimWork()
+        let window = work
+        chosen.removeAll { observation in
             !grid.tables[observation.slot].covers(
-                column0: posterior.column0, row0: posterior.row0, columns: posterior.columns, rows: posterior.rows)
+                column0: window.column0, row0: window.row0, columns: window.columns, rows: window.rows)
         }
-        if !observations.isEmpty, !weigh(&posterior, observations: observations, grid: grid) {
+        if !chosen.isEmpty, !weigh(&posterior, grid: grid) {
             // Nothing in the window fits at all: start again around the loudest agents.
-            posterior = start(
-                grid: grid, gridIndex: gridIndex, observations: observations, previous: posterior, now: now)
-            _ = weigh(&posterior, observations: observations, grid: grid)
+            posterior = start(grid: grid, gridIndex: gridIndex, previous: posterior, now: now)
+            _ = weigh(&posterior, grid: grid)
         }
-        prune(&posterior)
+        keep(&posterior)
         let summary = summarise(posterior, grid: grid)
-        if let loudest = observations.max(by: { $0.level < $1.level }) {
+        if let loudest = chosen.max(by: { $0.level < $1.level }) {
             let agent = grid.tables[loudest.slot].agentPosition
             let far = agent.distance(to: summary.mean) > 1.5 * configuration.initialRadius
             posterior.astray = far ? posterior.astray + 1 : 0
@@ -155,119 +171,247 @@ public struct GridFilter: Sendable {
         return summary
     }
 
-    /// A window around the loudest agents, uniform over its free cells; the tag's learned power offset carries over.
-    private func start(
+    /// A window around the loudest agents, uniform over its free cells, into the work buffer; the tag's learned
+    /// power offset carries over.
+    private mutating func start(
         grid: FloorGrid,
         gridIndex: Int,
-        observations: [Observation],
         previous: GridPosterior?,
         now: Double
     ) -> GridPosterior {
-        let loudest = observations.max { $0.level < $1.level }?.level ?? 0
+        let loudest = chosen.max { $0.level < $1.level }?.level ?? 0
         var low = Point(x: Double.infinity, y: Double.infinity)
         var high = Point(x: -Double.infinity, y: -Double.infinity)
-        for observation in observations.sorted(by: { $0.level > $1.level }).prefix(3)
+        for observation in chosen.sorted(by: { $0.level > $1.level }).prefix(3)
         where observation.level >= loudest - 6 {
             let position = grid.tables[observation.slot].agentPosition
             low = Point(x: min(low.x, position.x), y: min(low.y, position.y))
             high = Point(x: max(high.x, position.x), y: max(high.y, position.y))
         }
         let radius = configuration.initialRadius
-        var column0 = 0
-        var row0 = 0
-        var column1 = grid.columns
-        var row1 = grid.rows
+        var window = Window(column0: 0, row0: 0, columns: grid.columns, rows: grid.rows)
         if low.x.isFinite {
             let first = grid.cell(of: Point(x: low.x - radius, y: low.y - radius))
             let last = grid.cell(of: Point(x: high.x + radius, y: high.y + radius))
-            column0 = first.column
-            row0 = first.row
-            column1 = last.column + 1
-            row1 = last.row + 1
+            window = Window(
+                column0: first.column, row0: first.row, columns: last.column + 1 - first.column,
+                rows: last.row + 1 - first.row)
         }
-        var posterior = GridPosterior(
-            gridIndex: gridIndex, column0: column0, row0: row0, columns: column1 - column0, rows: row1 - row0,
-            probabilities: [], offset: previous?.offset ?? 0,
-            offsetVariance: previous.map {
-                min($0.offsetVariance + 4, configuration.offsetSigma * configuration.offsetSigma)
-            }
-                ?? configuration.offsetSigma * configuration.offsetSigma,
-            time: now, astray: 0)
-        var probabilities = [Float](repeating: 0, count: posterior.columns * posterior.rows)
-        var freeCount = 0
-        for row in 0..<posterior.rows {
-            for column in 0..<posterior.columns where grid.free[(row0 + row) * grid.columns + column0 + column] {
-                probabilities[row * posterior.columns + column] = 1
-                freeCount += 1
-            }
-        }
-        if freeCount == 0, posterior.columns * posterior.rows < grid.columns * grid.rows {
+        var freeCount = fillUniform(window, grid: grid)
+        if freeCount == 0, window.count < grid.columns * grid.rows {
             // Only walls and obstacles around the agents: take the whole floor.
-            var whole = posterior
-            whole.column0 = 0
-            whole.row0 = 0
-            whole.columns = grid.columns
-            whole.rows = grid.rows
-            probabilities = grid.free.map { $0 ? 1 : 0 }
-            freeCount = probabilities.reduce(0) { $0 + Int($1) }
-            posterior = whole
+            freeCount = fillUniform(Window(column0: 0, row0: 0, columns: grid.columns, rows: grid.rows), grid: grid)
         }
-        let share = 1 / Float(max(freeCount, 1))
-        for index in probabilities.indices { probabilities[index] *= share }
-        posterior.probabilities = probabilities
-        return posterior
+        if freeCount == 0 {
+            // No free cell at all (FloorGrid makes every cell free then, so this is only a guard): uniform.
+            for index in 0..<work.count { workProbabilities[index] = 1 / Float(work.count) }
+        }
+        var probabilities = previous?.probabilities ?? []
+        probabilities.removeAll(keepingCapacity: true)
+        let full = configuration.offsetSigma * configuration.offsetSigma
+        return GridPosterior(
+            gridIndex: gridIndex, column0: work.column0, row0: work.row0, columns: work.columns, rows: work.rows,
+            probabilities: probabilities, offset: previous?.offset ?? 0,
+            offsetVariance: previous.map { min($0.offsetVariance + 4, full) } ?? full,
+            time: now, astray: 0)
     }
 
-    /// Spreads the posterior as people walk in `elapsed` seconds, within joined cells; grows the window to hold it.
+    /// Makes `window` the work window, uniform over its free cells; returns how many there are.
+    private mutating func fillUniform(_ window: Window, grid: FloorGrid) -> Int {
+        setWork(window)
+        var freeCount = 0
+        let gridColumns = grid.columns
+        grid.free.withUnsafeBufferPointer { free in
+            workProbabilities.withUnsafeMutableBufferPointer { p in
+                for row in 0..<window.rows {
+                    let gridBase = (window.row0 + row) * gridColumns + window.column0
+                    for column in 0..<window.columns where free[gridBase + column] {
+                        p[row * window.columns + column] = 1
+                        freeCount += 1
+                    }
+                }
+                if freeCount > 0 {
+                    let share = 1 / Float(freeCount)
+                    for index in 0..<window.count { p[index] *= share }
+                }
+            }
+        }
+        return freeCount
+    }
+
+    /// Makes `window` the work window, all zero.
+    private mutating func setWork(_ window: Window) {
+        work = window
+        if workProbabilities.count < window.count {
+            workProbabilities = [Float](repeating: 0, count: window.count)
+        } else {
+            workProbabilities.withUnsafeMutableBufferPointer { p in
+                for index in 0..<window.count { p[index] = 0 }
+            }
+        }
+    }
+
+    /// The sampled Gaussian of `variance` cells², taps from −reach to +reach; three exact taps when it is narrow.
+    private mutating func prepareKernel(variance: Double) {
+        guard variance != kernelVariance else { return }
+        kernelVariance = variance
+        if variance < 0.5 {
+            // Too narrow to sample: a three-tap kernel of exactly this variance.
+            let side = Float(variance / 2)
+            kernel = [side, 1 - 2 * side, side]
+            return
+        }
+        let sigma = variance.squareRoot()
+        let reach = max(Int((configuration.kernelReach * sigma).rounded(.up)), 1)
+        var taps = [Float](repeating: 0, count: 2 * reach + 1)
+        var total = 0.0
+        for offset in -reach...reach {
+            let value = exponential(-Double(offset * offset) / (2 * variance))
+            taps[offset + reach] = Float(value)
+            total += value
+        }
+        for index in taps.indices { taps[index] /= Float(total) }
+        kernel = taps
+    }
+
+    /// Spreads the posterior as people walk in `elapsed` seconds, within runs of joined cells, into the work
+    /// window, which is the posterior's window grown by the kernel's reach.
     private mutating func predict(_ posterior: inout GridPosterior, elapsed: Double, grid: FloorGrid) {
         posterior.offsetVariance += configuration.offsetDrift * max(elapsed, 0)
         let spread = configuration.walkingSpread / configuration.cellSize
-        // Variance per axis in cells², spread in steps of at most 0.5 cell² each (weights up to 0.25 per side).
         let variance = spread * spread * min(max(elapsed, 0), configuration.resetAfter)
-        guard variance > 0 else { return }
-        let steps = max(Int((variance / 0.5).rounded(.up)), 1)
-        let weight = Float(variance / (2 * Double(steps)))
-        grow(&posterior, by: steps, grid: grid)
-        let columns = posterior.columns
-        let rows = posterior.rows
-        let count = columns * rows
-        if scratch.count < count { scratch = [Float](repeating: 0, count: count) }
+        if variance < 1e-4 {
+            // No time to walk: the prior is the posterior.
+            setWork(
+                Window(
+                    column0: posterior.column0, row0: posterior.row0, columns: posterior.columns,
+                    rows: posterior.rows))
+            posterior.probabilities.withUnsafeBufferPointer { source in
+                workProbabilities.withUnsafeMutableBufferPointer { target in
+                    for index in 0..<source.count { target[index] = source[index] }
+                }
+            }
+            return
+        }
+        prepareKernel(variance: variance)
+        let reach = kernel.count / 2
+        let target = Window(
+            column0: max(posterior.column0 - reach, 0),
+            row0: max(posterior.row0 - reach, 0),
+            columns: min(posterior.column0 + posterior.columns + reach, grid.columns)
+                - max(posterior.column0 - reach, 0),
+            rows: min(posterior.row0 + posterior.rows + reach, grid.rows) - max(posterior.row0 - reach, 0))
+        setWork(target)
+        // First pass, along rows: the posterior's rows, the target's columns.
+        let sourceColumns = posterior.columns
+        let sourceRows = posterior.rows
+        let width = target.columns
+        let rowPassCount = width * sourceRows
+        if rowPass.count < rowPassCount {
+            rowPass = [Float](repeating: 0, count: rowPassCount)
+        } else {
+            rowPass.withUnsafeMutableBufferPointer { buffer in
+                for index in 0..<rowPassCount { buffer[index] = 0 }
+            }
+        }
         let gridColumns = grid.columns
-        let column0 = posterior.column0
-        let row0 = posterior.row0
-        for _ in 0..<steps {
-            posterior.probabilities.withUnsafeMutableBufferPointer { p in
-                scratch.withUnsafeMutableBufferPointer { next in
-                    grid.openEast.withUnsafeBufferPointer { east in
-                        grid.openNorth.withUnsafeBufferPointer { north in
-                            // East–west.
-                            for row in 0..<rows {
-                                let base = row * columns
-                                let gridBase = (row0 + row) * gridColumns + column0
-                                for column in 0..<columns {
-                                    let index = base + column
-                                    let here = p[index]
-                                    var flow: Float = 0
-                                    if column > 0 { flow += east[gridBase + column - 1] * (p[index - 1] - here) }
-                                    if column + 1 < columns { flow += east[gridBase + column] * (p[index + 1] - here) }
-                                    next[index] = here + weight * flow
+        let sourceColumn0 = posterior.column0
+        let sourceRow0 = posterior.row0
+        kernel.withUnsafeBufferPointer { taps in
+            grid.eastRunFirst.withUnsafeBufferPointer { runFirst in
+                grid.eastRunLast.withUnsafeBufferPointer { runLast in
+                    posterior.probabilities.withUnsafeBufferPointer { source in
+                        rowPass.withUnsafeMutableBufferPointer { pass in
+                            for row in 0..<sourceRows {
+                                let gridBase = (sourceRow0 + row) * gridColumns
+                                let passBase = row * width - target.column0
+                                let sourceBase = row * sourceColumns
+                                // A row whose every cell with mass reaches the whole kernel within its run is spread
+                                // as one shifted copy of the row per tap.
+                                var open = true
+                                for column in 0..<sourceColumns where source[sourceBase + column] > 0 {
+                                    let gridColumn = sourceColumn0 + column
+                                    if Int(runFirst[gridBase + gridColumn]) > gridColumn - reach
+                                        || Int(runLast[gridBase + gridColumn]) < gridColumn + reach
+                                    {
+                                        open = false
+                                        break
+                                    }
+                                }
+                                if open {
+                                    let sourceRow = UnsafeBufferPointer(
+                                        rebasing: source[sourceBase..<sourceBase + sourceColumns])
+                                    for tap in 0..<taps.count {
+                                        let base = passBase + sourceColumn0 - reach + tap
+                                        addScaled(
+                                            taps[tap], sourceRow,
+                                            to: UnsafeMutableBufferPointer(rebasing: pass[base..<base + sourceColumns]))
+                                    }
+                                    continue
+                                }
+                                for column in 0..<sourceColumns {
+                                    let mass = source[row * sourceColumns + column]
+                                    guard mass > 0 else { continue }
+                                    let gridColumn = sourceColumn0 + column
+                                    let first = Int(runFirst[gridBase + gridColumn])
+                                    let last = Int(runLast[gridBase + gridColumn])
+                                    let low = gridColumn - reach
+                                    if low >= first, gridColumn + reach <= last {
+                                        let base = passBase + low
+                                        addScaled(
+                                            mass, taps,
+                                            to: UnsafeMutableBufferPointer(rebasing: pass[base..<base + taps.count]))
+                                    } else {
+                                        for tap in 0..<taps.count {
+                                            pass[passBase + fold(low + tap, first, last)] += mass * taps[tap]
+                                        }
+                                    }
                                 }
                             }
-                            // North–south.
-                            for row in 0..<rows {
-                                let base = row * columns
-                                let gridBase = (row0 + row) * gridColumns + column0
-                                for column in 0..<columns {
-                                    let index = base + column
-                                    let here = next[index]
-                                    var flow: Float = 0
-                                    if row > 0 {
-                                        flow += north[gridBase + column - gridColumns] * (next[index - columns] - here)
+                        }
+                    }
+                }
+            }
+        }
+        // Second pass, along columns: into the target window. A row whose every cell with mass can reach the whole
+        // kernel within its column's run is spread as whole rows.
+        kernel.withUnsafeBufferPointer { taps in
+            grid.northRunFirst.withUnsafeBufferPointer { runFirst in
+                grid.northRunLast.withUnsafeBufferPointer { runLast in
+                    rowPass.withUnsafeBufferPointer { pass in
+                        workProbabilities.withUnsafeMutableBufferPointer { next in
+                            for row in 0..<sourceRows {
+                                let gridRow = sourceRow0 + row
+                                let gridBase = gridRow * gridColumns + target.column0
+                                let passBase = row * width
+                                var open = true
+                                for column in 0..<width where pass[passBase + column] > 0 {
+                                    if Int(runFirst[gridBase + column]) > gridRow - reach
+                                        || Int(runLast[gridBase + column]) < gridRow + reach
+                                    {
+                                        open = false
+                                        break
                                     }
-                                    if row + 1 < rows {
-                                        flow += north[gridBase + column] * (next[index + columns] - here)
+                                }
+                                if open {
+                                    let source = UnsafeBufferPointer(rebasing: pass[passBase..<passBase + width])
+                                    for tap in 0..<taps.count {
+                                        let nextBase = (gridRow - reach + tap - target.row0) * width
+                                        addScaled(
+                                            taps[tap], source,
+                                            to: UnsafeMutableBufferPointer(rebasing: next[nextBase..<nextBase + width]))
                                     }
-                                    p[index] = here + weight * flow
+                                    continue
+                                }
+                                for column in 0..<width {
+                                    let mass = pass[passBase + column]
+                                    guard mass > 0 else { continue }
+                                    let first = Int(runFirst[gridBase + column])
+                                    let last = Int(runLast[gridBase + column])
+                                    for tap in 0..<taps.count {
+                                        let targetRow = fold(gridRow - reach + tap, first, last) - target.row0
+                                        next[targetRow * width + column] += mass * taps[tap]
+                                    }
                                 }
                             }
                         }
@@ -277,54 +421,65 @@ public struct GridFilter: Sendable {
         }
     }
 
-    /// Widens the window by `cells` on every side, within the grid.
-    private func grow(_ posterior: inout GridPosterior, by cells: Int, grid: FloorGrid) {
-        let column0 = max(posterior.column0 - cells, 0)
-        let row0 = max(posterior.row0 - cells, 0)
-        let column1 = min(posterior.column0 + posterior.columns + cells, grid.columns)
-        let row1 = min(posterior.row0 + posterior.rows + cells, grid.rows)
-        reshape(&posterior, column0: column0, row0: row0, columns: column1 - column0, rows: row1 - row0)
-    }
-
-    private func reshape(_ posterior: inout GridPosterior, column0: Int, row0: Int, columns: Int, rows: Int) {
-        guard
-            column0 != posterior.column0 || row0 != posterior.row0 || columns != posterior.columns
-                || rows != posterior.rows
-        else { return }
-        var probabilities = [Float](repeating: 0, count: columns * rows)
-        let old = posterior.probabilities
-        let firstRow = max(row0, posterior.row0)
-        let lastRow = min(row0 + rows, posterior.row0 + posterior.rows)
-        let firstColumn = max(column0, posterior.column0)
-        let lastColumn = min(column0 + columns, posterior.column0 + posterior.columns)
-        if firstRow < lastRow, firstColumn < lastColumn {
-            for row in firstRow..<lastRow {
-                let from = (row - posterior.row0) * posterior.columns - posterior.column0
-                let to = (row - row0) * columns - column0
-                for column in firstColumn..<lastColumn { probabilities[to + column] = old[from + column] }
+    /// Shrinks the work window to the cells whose probability is at least ``Configuration/pruneRatio`` of the peak:
+    /// the prediction spreads a posterior's far tail too, and weighing cells that cannot matter is most of the cost.
+    private mutating func trimWork() {
+        guard let box = boundingBox(ratio: Float(configuration.pruneRatio), margin: 0) else { return }
+        let window = work
+        guard box.column0 > 0 || box.row0 > 0 || box.columns < window.columns || box.rows < window.rows else { return }
+        workProbabilities.withUnsafeMutableBufferPointer { p in
+            // Row by row towards the front: a cell never moves to a later index, so nothing is overwritten unread.
+            for row in 0..<box.rows {
+                let from = (box.row0 + row) * window.columns + box.column0
+                let to = row * box.columns
+                for column in 0..<box.columns { p[to + column] = p[from + column] }
             }
         }
-        posterior.column0 = column0
-        posterior.row0 = row0
-        posterior.columns = columns
-        posterior.rows = rows
-        posterior.probabilities = probabilities
+        work = Window(
+            column0: window.column0 + box.column0, row0: window.row0 + box.row0, columns: box.columns, rows: box.rows)
     }
 
-    /// Multiplies in the readings' likelihood, the tag's power offset marginalised per cell, and learns the offset.
-    /// Returns false when no cell of the window has any probability left.
+    /// The box, in the work window's cells, of the cells at least `ratio` of the peak, grown by `margin` cells within
+    /// the window; nil when every cell is 0.
+    private func boundingBox(ratio: Float, margin: Int) -> Window? {
+        let window = work
+        let columns = window.columns
+        var first = (column: columns, row: window.rows)
+        var last = (column: -1, row: -1)
+        workProbabilities.withUnsafeBufferPointer { p in
+            let peak = largest(UnsafeBufferPointer(rebasing: p[0..<window.count]))
+            guard peak > 0 else { return }
+            let threshold = peak * ratio
+            for row in 0..<window.rows {
+                let base = row * columns
+                var column = 0
+                while column < columns, p[base + column] < threshold { column += 1 }
+                guard column < columns else { continue }
+                var end = columns - 1
+                while p[base + end] < threshold { end -= 1 }
+                first = (min(first.column, column), min(first.row, row))
+                last = (max(last.column, end), max(last.row, row))
+            }
+        }
+        guard last.column >= 0 else { return nil }
+        let column0 = max(first.column - margin, 0)
+        let row0 = max(first.row - margin, 0)
+        return Window(
+            column0: column0, row0: row0, columns: min(last.column + margin + 1, columns) - column0,
+            rows: min(last.row + margin + 1, window.rows) - row0)
+    }
+
+    /// Multiplies in the readings' likelihood over the work window, the tag's power offset marginalised per cell,
+    /// and learns the offset. Returns false when no cell of the window has any probability left.
     ///
     /// At a cell, reading i differs from the model by e_i with variance σ_i²; the offset δ, a priori N(0, V) around
     /// the learned one, is taken at its most likely value there, δ = Σ(e_i/σ_i²) / (Σ 1/σ_i² + 1/V), and each reading
     /// is weighed by the robust mixture at (e_i − δ)/σ_i. For Gaussian readings that is the exact marginal.
-    private mutating func weigh(
-        _ posterior: inout GridPosterior,
-        observations: [Observation],
-        grid: FloorGrid
-    ) -> Bool {
-        let columns = posterior.columns
-        let rows = posterior.rows
-        let count = columns * rows
+    private mutating func weigh(_ posterior: inout GridPosterior, grid: FloorGrid) -> Bool {
+        let window = work
+        let columns = window.columns
+        let rows = window.rows
+        let count = window.count
         if sums.count < count {
             sums = [Float](repeating: 0, count: count)
             logs = [Float](repeating: 0, count: count)
@@ -334,12 +489,11 @@ public struct GridFilter: Sendable {
         let priorPrecision = Float(1 / variance)
         let penalty = Float(1 / (2 * variance))
         let offset = posterior.offset
-        let low = tableLow
-        let scale = tableScale
-        let top = logLikelihood.count - 1
-        let column0 = posterior.column0
-        let row0 = posterior.row0
+        let outlierLog = self.outlierLog
+        let column0 = window.column0
+        let row0 = window.row0
         var maximum = -Float.infinity
+        let observations = chosen
         sums.withUnsafeMutableBufferPointer { sums in
             weights.withUnsafeMutableBufferPointer { weights in
                 logs.withUnsafeMutableBufferPointer { logs in
@@ -356,11 +510,12 @@ public struct GridFilter: Sendable {
                                 for row in 0..<rows {
                                     let from = (row0 + row - table.row0) * table.columns + column0 - table.column0
                                     let to = row * columns
-                                    for column in 0..<columns {
-                                        let precision = inverse[from + column] * inverse[from + column]
-                                        sums[to + column] += precision * (level - gains[from + column])
-                                        weights[to + column] += precision
-                                    }
+                                    accumulateResiduals(
+                                        level: level,
+                                        gains: UnsafeBufferPointer(rebasing: gains[from..<from + columns]),
+                                        inverseSigmas: UnsafeBufferPointer(rebasing: inverse[from..<from + columns]),
+                                        sums: UnsafeMutableBufferPointer(rebasing: sums[to..<to + columns]),
+                                        weights: UnsafeMutableBufferPointer(rebasing: weights[to..<to + columns]))
                                 }
                             }
                         }
@@ -371,33 +526,32 @@ public struct GridFilter: Sendable {
                         logs[index] = -penalty * delta * delta
                     }
                     // Second pass: each reading's robust likelihood, around the cell's offset.
-                    logLikelihood.withUnsafeBufferPointer { curve in
-                        for observation in observations {
-                            let table = grid.tables[observation.slot]
-                            let level = Float(observation.level - offset)
-                            table.gains.withUnsafeBufferPointer { gains in
-                                table.inverseSigmas.withUnsafeBufferPointer { inverse in
-                                    table.logSigmas.withUnsafeBufferPointer { logSigmas in
-                                        for row in 0..<rows {
-                                            let from =
-                                                (row0 + row - table.row0) * table.columns + column0 - table.column0
-                                            let to = row * columns
-                                            for column in 0..<columns {
-                                                let z =
-                                                    (level - gains[from + column] - sums[to + column])
-                                                    * inverse[from + column]
-                                                let position = (z - low) * scale
-                                                let slot = position <= 0 ? 0 : min(Int(position), top)
-                                                logs[to + column] += curve[slot] - logSigmas[from + column]
-                                            }
-                                        }
+                    for observation in observations {
+                        let table = grid.tables[observation.slot]
+                        let level = Float(observation.level - offset)
+                        table.gains.withUnsafeBufferPointer { gains in
+                            table.inverseSigmas.withUnsafeBufferPointer { inverse in
+                                table.logSigmas.withUnsafeBufferPointer { logSigmas in
+                                    for row in 0..<rows {
+                                        let from = (row0 + row - table.row0) * table.columns + column0 - table.column0
+                                        let to = row * columns
+                                        accumulateLikelihood(
+                                            level: level, floor: outlierLog,
+                                            gains: UnsafeBufferPointer(rebasing: gains[from..<from + columns]),
+                                            inverseSigmas: UnsafeBufferPointer(
+                                                rebasing: inverse[from..<from + columns]),
+                                            logSigmas: UnsafeBufferPointer(rebasing: logSigmas[from..<from + columns]),
+                                            deltas: UnsafeBufferPointer(rebasing: sums[to..<to + columns]),
+                                            logs: UnsafeMutableBufferPointer(rebasing: logs[to..<to + columns]))
                                     }
                                 }
                             }
                         }
                     }
-                    posterior.probabilities.withUnsafeBufferPointer { p in
-                        for index in 0..<count where p[index] > 0 { maximum = max(maximum, logs[index]) }
+                    workProbabilities.withUnsafeBufferPointer { p in
+                        maximum = largest(
+                            UnsafeBufferPointer(rebasing: logs[0..<count]),
+                            whereAbove0: UnsafeBufferPointer(rebasing: p[0..<count]))
                     }
                 }
             }
@@ -405,66 +559,80 @@ public struct GridFilter: Sendable {
         guard maximum.isFinite else { return false }
         // Learn the offset as if the readings were fewer: shadowing makes consecutive ones agree more than chance.
         let correlation = Float(configuration.readingCorrelation)
-        var total: Float = 0
-        var deltaMean = 0.0
-        var deltaSquare = 0.0
-        var precisionMean = 0.0
-        posterior.probabilities.withUnsafeMutableBufferPointer { p in
-            for index in 0..<count where p[index] > 0 {
-                let value = p[index] * exponential(logs[index] - maximum)
-                p[index] = value
-                total += value
-                let readings = weights[index] - priorPrecision
-                let delta = Double(sums[index] * weights[index] / (readings + correlation * priorPrecision))
-                deltaMean += Double(value) * delta
-                deltaSquare += Double(value) * delta * delta
-                precisionMean += Double(value) * Double(readings)
+        var totals = SIMD4<Float>.zero  // probability, × offset, × offset², × readings' precision
+        workProbabilities.withUnsafeMutableBufferPointer { p in
+            sums.withUnsafeMutableBufferPointer { sums in
+                weights.withUnsafeMutableBufferPointer { weights in
+                    logs.withUnsafeBufferPointer { logs in
+                        // Element by element (vectorised): the new probabilities, and each cell's offset estimate.
+                        for index in 0..<count {
+                            p[index] *= fastExponential(min(logs[index] - maximum, 0))
+                            let readings = weights[index] - priorPrecision
+                            sums[index] = sums[index] * weights[index] / (readings + correlation * priorPrecision)
+                            weights[index] = readings
+                        }
+                    }
+                    totals = weightedMoments(
+                        UnsafeBufferPointer(rebasing: p[0..<count]), UnsafeBufferPointer(rebasing: sums[0..<count]),
+                        UnsafeBufferPointer(rebasing: weights[0..<count]))
+                }
             }
-            if total > 0 {
+            let total = totals[0]
+            if total > 0, total.isFinite {
                 let inverse = 1 / total
                 for index in 0..<count { p[index] *= inverse }
             }
         }
+        let total = totals[0]
+        let deltaMean = totals[1]
+        let deltaSquare = totals[2]
+        let precisionMean = totals[3]
         guard total > 0, total.isFinite else { return false }
-        deltaMean /= Double(total)
-        deltaSquare /= Double(total)
-        precisionMean /= Double(total)
-        let spread = max(deltaSquare - deltaMean * deltaMean, 0)
-        posterior.offset += deltaMean
+        let mean = Double(deltaMean / total)
+        let spread = max(Double(deltaSquare / total) - mean * mean, 0)
+        posterior.offset += mean
         let minimum = configuration.minimumOffsetSigma * configuration.minimumOffsetSigma
         posterior.offsetVariance = max(
-            1 / (1 / variance + precisionMean / Double(correlation)) + spread, minimum)
+            1 / (1 / variance + Double(precisionMean / total) / Double(correlation)) + spread, minimum)
         return true
     }
 
-    /// Drops the cells far below the peak, keeping a margin around the rest.
-    private func prune(_ posterior: inout GridPosterior) {
-        let columns = posterior.columns
-        let rows = posterior.rows
-        guard let peak = posterior.probabilities.max(), peak > 0 else { return }
-        let threshold = peak * Float(configuration.pruneRatio)
-        var first = (column: columns, row: rows)
-        var last = (column: -1, row: -1)
-        for row in 0..<rows {
-            for column in 0..<columns where posterior.probabilities[row * columns + column] >= threshold {
-                first = (min(first.column, column), min(first.row, row))
-                last = (max(last.column, column), max(last.row, row))
+    /// Makes the work window the tag's posterior, without the cells far below the peak (a margin kept around the
+    /// rest), normalised.
+    private func keep(_ posterior: inout GridPosterior) {
+        let window = work
+        let columns = window.columns
+        let margin = Int((configuration.margin / configuration.cellSize).rounded(.up))
+        // Nothing above the threshold (an all-zero window): keep it all.
+        let box =
+            boundingBox(ratio: Float(configuration.pruneRatio), margin: margin)
+            ?? Window(column0: 0, row0: 0, columns: columns, rows: window.rows)
+        let column0 = box.column0
+        let row0 = box.row0
+        let column1 = box.column0 + box.columns
+        let row1 = box.row0 + box.rows
+        posterior.column0 = window.column0 + column0
+        posterior.row0 = window.row0 + row0
+        posterior.columns = column1 - column0
+        posterior.rows = row1 - row0
+        let keptCount = posterior.columns * posterior.rows
+        posterior.probabilities.removeAll(keepingCapacity: true)
+        posterior.probabilities.reserveCapacity(keptCount)
+        var total: Float = 0
+        workProbabilities.withUnsafeBufferPointer { p in
+            for row in row0..<row1 {
+                let base = row * columns
+                for column in column0..<column1 {
+                    total += p[base + column]
+                    posterior.probabilities.append(p[base + column])
+                }
             }
         }
-        guard last.column >= 0 else { return }
-        let margin = Int((configuration.margin / configuration.cellSize).rounded(.up))
-        let column0 = max(first.column - margin, 0)
-        let row0 = max(first.row - margin, 0)
-        let column1 = min(last.column + margin + 1, columns)
-        let row1 = min(last.row + margin + 1, rows)
-        guard column0 > 0 || row0 > 0 || column1 < columns || row1 < rows else { return }
-        reshape(
-            &posterior, column0: posterior.column0 + column0, row0: posterior.row0 + row0,
-            columns: column1 - column0, rows: row1 - row0)
-        let total = posterior.probabilities.reduce(0, +)
         if total > 0 {
             let inverse = 1 / total
-            for index in posterior.probabilities.indices { posterior.probabilities[index] *= inverse }
+            posterior.probabilities.withUnsafeMutableBufferPointer { p in
+                for index in 0..<keptCount { p[index] *= inverse }
+            }
         }
     }
 
@@ -476,20 +644,31 @@ public struct GridFilter: Sendable {
         var sxx = 0.0
         var syy = 0.0
         var total = 0.0
-        for row in 0..<posterior.rows {
-            let y = Double(row)
-            let gridBase = (posterior.row0 + row) * grid.columns + posterior.column0
-            for column in 0..<posterior.columns {
-                let p = Double(posterior.probabilities[row * posterior.columns + column])
-                guard p > 0 else { continue }
-                let x = Double(column)
-                sx += p * x
-                sy += p * y
-                sxx += p * x * x
-                syy += p * y * y
-                total += p
-                let zone = grid.zoneOfCell[gridBase + column]
-                if zone >= 0 { zoneMass[Int(zone)] += p }
+        posterior.probabilities.withUnsafeBufferPointer { probabilities in
+            grid.zoneOfCell.withUnsafeBufferPointer { zoneOfCell in
+                for row in 0..<posterior.rows {
+                    let y = Double(row)
+                    let gridBase = (posterior.row0 + row) * grid.columns + posterior.column0
+                    var rowTotal: Float = 0
+                    var rowX: Float = 0
+                    var rowXX: Float = 0
+                    for column in 0..<posterior.columns {
+                        let p = probabilities[row * posterior.columns + column]
+                        guard p > 0 else { continue }
+                        let x = Float(column)
+                        rowTotal += p
+                        rowX += p * x
+                        rowXX += p * x * x
+                        let zone = zoneOfCell[gridBase + column]
+                        if zone >= 0 { zoneMass[Int(zone)] += Double(p) }
+                    }
+                    let mass = Double(rowTotal)
+                    total += mass
+                    sx += Double(rowX)
+                    sxx += Double(rowXX)
+                    sy += mass * y
+                    syy += mass * y * y
+                }
             }
         }
         guard total > 0 else {
@@ -506,8 +685,151 @@ public struct GridFilter: Sendable {
             y: grid.origin.y + (Double(posterior.row0) + my + 0.5) * size)
         // A single cell still leaves the tag anywhere in it: add the cell's own spread.
         let spread = (variance * size * size + size * size / 6).squareRoot()
-        return Summary(mean: mean, spread: spread, zoneMass: zoneMass.map { $0 / total })
+        let inverse = 1 / total
+        for index in zoneMass.indices { zoneMass[index] *= inverse }
+        return Summary(mean: mean, spread: spread, zoneMass: zoneMass)
     }
+}
+
+/// y += a·x, elementwise.
+@inline(__always)
+private func addScaled(_ a: Float, _ x: UnsafeBufferPointer<Float>, to y: UnsafeMutableBufferPointer<Float>) {
+    for index in 0..<y.count { y[index] += a * x[index] }
+}
+
+/// The first pass of the weighing, along one row of cells: each reading's precision-weighted residual, and its
+/// precision.
+@inline(__always)
+private func accumulateResiduals(
+    level: Float,
+    gains: UnsafeBufferPointer<Float>,
+    inverseSigmas: UnsafeBufferPointer<Float>,
+    sums: UnsafeMutableBufferPointer<Float>,
+    weights: UnsafeMutableBufferPointer<Float>
+) {
+    for index in 0..<sums.count {
+        let precision = inverseSigmas[index] * inverseSigmas[index]
+        sums[index] += precision * (level - gains[index])
+        weights[index] += precision
+    }
+}
+
+/// The second pass of the weighing, along one row of cells: the reading's robust log likelihood around each
+/// cell's offset.
+@inline(__always)
+private func accumulateLikelihood(
+    level: Float,
+    floor: Float,
+    gains: UnsafeBufferPointer<Float>,
+    inverseSigmas: UnsafeBufferPointer<Float>,
+    logSigmas: UnsafeBufferPointer<Float>,
+    deltas: UnsafeBufferPointer<Float>,
+    logs: UnsafeMutableBufferPointer<Float>
+) {
+    for index in 0..<logs.count {
+        let z = (level - gains[index] - deltas[index]) * inverseSigmas[index]
+        logs[index] += max(-0.5 * z * z - logSigmas[index], floor)
+    }
+}
+
+/// Σp, Σp·d, Σp·d², Σp·r over the cells, four lanes at a time (a plain loop would add one cell at a time: floating
+/// point sums are not reordered for us).
+@inline(__always)
+private func weightedMoments(
+    _ p: UnsafeBufferPointer<Float>,
+    _ d: UnsafeBufferPointer<Float>,
+    _ r: UnsafeBufferPointer<Float>
+) -> SIMD4<Float> {
+    var total = SIMD4<Float>.zero
+    var first = SIMD4<Float>.zero
+    var second = SIMD4<Float>.zero
+    var precision = SIMD4<Float>.zero
+    let whole = p.count & ~3
+    var index = 0
+    while index < whole {
+        let mass = SIMD4(p[index], p[index &+ 1], p[index &+ 2], p[index &+ 3])
+        let delta = SIMD4(d[index], d[index &+ 1], d[index &+ 2], d[index &+ 3])
+        let readings = SIMD4(r[index], r[index &+ 1], r[index &+ 2], r[index &+ 3])
+        let weighted = mass * delta
+        total += mass
+        first += weighted
+        second += weighted * delta
+        precision += mass * readings
+        index &+= 4
+    }
+    var result = SIMD4(total.sum(), first.sum(), second.sum(), precision.sum())
+    while index < p.count {
+        result += SIMD4(p[index], p[index] * d[index], p[index] * d[index] * d[index], p[index] * r[index])
+        index &+= 1
+    }
+    return result
+}
+
+/// The largest of `values` (0 when there are none: they are probabilities).
+@inline(__always)
+private func largest(_ values: UnsafeBufferPointer<Float>) -> Float {
+    var lanes = SIMD4<Float>.zero
+    let whole = values.count & ~3
+    var index = 0
+    while index < whole {
+        let value = SIMD4(values[index], values[index &+ 1], values[index &+ 2], values[index &+ 3])
+        lanes.replace(with: value, where: value .> lanes)
+        index &+= 4
+    }
+    var result = lanes.max()
+    while index < values.count {
+        result = max(result, values[index])
+        index &+= 1
+    }
+    return result
+}
+
+/// The largest of `values` among the cells whose `mass` is above 0; −∞ when there is none.
+@inline(__always)
+private func largest(_ values: UnsafeBufferPointer<Float>, whereAbove0 mass: UnsafeBufferPointer<Float>) -> Float {
+    var lanes = SIMD4<Float>(repeating: -.infinity)
+    let whole = values.count & ~3
+    let none = SIMD4<Float>(repeating: -.infinity)
+    var index = 0
+    while index < whole {
+        let value = SIMD4(values[index], values[index &+ 1], values[index &+ 2], values[index &+ 3])
+        let weight = SIMD4(mass[index], mass[index &+ 1], mass[index &+ 2], mass[index &+ 3])
+        let candidate = none.replacing(with: value, where: weight .> 0)
+        lanes.replace(with: candidate, where: candidate .> lanes)
+        index &+= 4
+    }
+    var result = lanes.max()
+    while index < values.count {
+        if mass[index] > 0 { result = max(result, values[index]) }
+        index &+= 1
+    }
+    return result
+}
+
+/// `index` folded into `first...last` by reflection at the ends, as often as it takes.
+@inline(__always)
+private func fold(_ index: Int, _ first: Int, _ last: Int) -> Int {
+    if index >= first, index <= last { return index }
+    let length = last - first + 1
+    var offset = (index - first) % (2 * length)
+    if offset < 0 { offset += 2 * length }
+    if offset >= length { offset = 2 * length - 1 - offset }
+    return first + offset
+}
+
+/// e to the power `x` for x ≤ 0, to about 1e-7 relative; e^−87 below −87 (2^n stays a normal float). Inlined, unlike `expf`, which matters once per
+/// cell per update.
+@inline(__always)
+private func fastExponential(_ x: Float) -> Float {
+    // e^x = 2^(x·log2 e) = 2^n · 2^f, n an integer, f in [−0.5, 0.5]. Adding 1.5 × 2^23 rounds t to an integer and
+    // leaves it in the low bits, so that no conversion (which checks its range, and stops vectorisation) is needed.
+    let t = max(x, -87) * 1.442_695_04
+    let shifted = t + 12_582_912
+    let f = t - (shifted - 12_582_912)
+    // 2^f by its Taylor series in f·ln 2, to the sixth power.
+    let u = f * 0.693_147_18
+    let p = 1 + u * (1 + u * (0.5 + u * (0.166_666_67 + u * (0.041_666_668 + u * (0.008_333_334 + u * 0.001_388_889)))))
+    return p * Float(bitPattern: (shifted.bitPattern &- 0x4B40_0000 &+ 127) &<< 23)
 }
 
 /// One tag's posterior: a window of its floor's grid with a probability per cell, and its learned power offset.

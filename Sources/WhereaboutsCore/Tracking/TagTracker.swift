@@ -28,6 +28,8 @@ struct TagTracker: Sendable {
     private var gridIndexByFloor: [UInt16: Int] = [:]
     private var gridRadio: RadioConstants
     private var filter: GridFilter
+    /// The grid filter's input for one tag, reused from tag to tag.
+    private var observations: [GridFilter.Observation] = []
 
     /// No tags yet.
     init(map: FloorMap, configuration: LocatorEngine.Configuration) {
@@ -93,7 +95,26 @@ struct TagTracker: Sendable {
 
     /// Every tag held, in the order first heard: how long it has been silent, and whether it has a position.
     func silences(now: Double) -> [(tag: TagIdentity, silence: Double, hasTrack: Bool)] {
-        tags.map { ($0.identity, now - $0.lastHeard, $0.track != nil) }
+        tags.map { ($0.identity, now - $0.lastHeard, $0.hasPosition) }
+    }
+
+    /// Drops the longest-silent tags the map does not name until at most `count` tags are held (or only named ones
+    /// are left); returns them, each with whether it had a position.
+    mutating func evictLongestSilent(keeping count: Int) -> [(tag: TagIdentity, hadPosition: Bool)] {
+        let excess = tags.count - max(count, 0)
+        guard excess > 0 else { return [] }
+        var unnamed: [(lastHeard: Double, index: Int)] = []
+        unnamed.reserveCapacity(tags.count)
+        for (index, tag) in tags.enumerated() where tag.name == nil { unnamed.append((tag.lastHeard, index)) }
+        unnamed.sort { ($0.lastHeard, $0.index) < ($1.lastHeard, $1.index) }
+        var evicted: [(tag: TagIdentity, hadPosition: Bool)] = []
+        var drop = [Bool](repeating: false, count: tags.count)
+        for candidate in unnamed.prefix(excess) {
+            drop[candidate.index] = true
+            evicted.append((tags[candidate.index].identity, tags[candidate.index].hasPosition))
+        }
+        remove(where: drop)
+        return evicted
     }
 
     /// Drops a timed-out tag's position and floor; its filters stay for when it is heard again.
@@ -106,8 +127,22 @@ struct TagTracker: Sendable {
 
     /// Drops all state of these tags.
     mutating func forget(_ drop: Set<TagIdentity>) {
-        tags = tags.filter { !drop.contains($0.identity) }
+        remove(where: tags.map { drop.contains($0.identity) })
+    }
+
+    /// Removes the tags whose flag is set, keeping the others in order, and the tags waiting for an estimate.
+    private mutating func remove(where drop: [Bool]) {
+        var newIndex = [Int](repeating: -1, count: tags.count)
+        var kept: [TagState] = []
+        kept.reserveCapacity(tags.count)
+        for index in tags.indices where !drop[index] {
+            newIndex[index] = kept.count
+            kept.append(tags[index])
+        }
+        tags = kept
+        // A new dictionary rather than removals: a dictionary never gives back the room it once needed.
         tagIndexByIdentity = Dictionary(tags.enumerated().map { ($1.identity, $0) }, uniquingKeysWith: { a, _ in a })
+        dirtyTags = dirtyTags.compactMap { newIndex[$0] >= 0 ? newIndex[$0] : nil }
     }
 
     /// The motion statistic of a tag now: about 1 for a still tag, growing as it moves.
@@ -197,30 +232,29 @@ struct TagTracker: Sendable {
         now: Double,
         radio: RadioConstants
     ) -> TagEstimate? {
-        var state = tags[tagIndex]
-        tags[tagIndex].posterior = nil  // one reference to the probabilities while they change
-        defer { tags[tagIndex] = state }
+        // In place on the tag's state: a copy of it would share its buffers and make every write copy them.
         let grid = grids[gridIndex]
-        let power = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
-        var observations: [GridFilter.Observation] = []
-        observations.reserveCapacity(state.pending.count)
-        for pending in state.pending {
+        let power = tags[tagIndex].measuredPowerOverride ?? tags[tagIndex].advertisedPower ?? map.model.measuredPower
+        observations.removeAll(keepingCapacity: true)
+        for pending in tags[tagIndex].pending {
             let slot = grid.slotOfAgent[pending.agentIndex]
             guard slot >= 0 else { continue }
             let rssi = pending.rssiSum / Double(pending.count)
             observations.append(
                 GridFilter.Observation(slot: slot, level: rssi + radio.rssiOffsets[pending.agentIndex] - power))
         }
-        state.pending.removeAll(keepingCapacity: true)
-        guard
-            let summary = filter.update(
-                &state.posterior, observations: observations, grid: grid, gridIndex: gridIndex, now: now)
-        else { return nil }
+        tags[tagIndex].pending.removeAll(keepingCapacity: true)
+        var posterior = tags[tagIndex].posterior
+        tags[tagIndex].posterior = nil  // one reference to the probabilities while they change
+        let summary = filter.update(
+            &posterior, observations: observations, grid: grid, gridIndex: gridIndex, now: now)
+        tags[tagIndex].posterior = posterior
+        guard let summary else { return nil }
         let agentsUsed = observations.count
         let quality: Fix.Quality = agentsUsed >= 3 ? .converged : agentsUsed == 2 ? .twoAgents : .singleAgent
         return TagEstimate(
-            tag: state.identity,
-            name: state.name,
+            tag: tags[tagIndex].identity,
+            name: tags[tagIndex].name,
             floor: grid.major,
             position: summary.mean,
             accuracy: summary.spread,
@@ -405,6 +439,9 @@ private struct TagState: Sendable {
     // The grid filter's: readings since the last update, summed per agent, and the posterior.
     var pending: [PendingReading] = []
     var posterior: GridPosterior?
+
+    /// Whether it has a position (a track, or the grid filter's posterior).
+    var hasPosition: Bool { track != nil || posterior != nil }
 
     init(identity: TagIdentity, name: String?, measuredPowerOverride: Double?) {
         self.identity = identity

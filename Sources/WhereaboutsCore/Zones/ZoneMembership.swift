@@ -86,11 +86,13 @@ struct ZoneMembership: Sendable {
         move(tag, from: left, to: nil, time: time, transitions: &transitions)
     }
 
-    /// Drops what is kept of tags the engine no longer holds (they are in no zone).
-    mutating func forget(_ tags: Set<TagIdentity>) {
+    /// Drops what is kept of tags the engine no longer holds (they are in no zone): their state is unknown again
+    /// until they are seen again.
+    mutating func forget<Tags: Sequence<TagIdentity>>(_ tags: Tags) {
         for tag in tags {
             hysteresisByTag[tag] = nil
             probabilityByTag[tag] = nil
+            everSeen.remove(tag)
         }
     }
 
