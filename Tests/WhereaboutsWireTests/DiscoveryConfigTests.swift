@@ -67,7 +67,7 @@ struct DiscoveryConfigTests {
         #expect(config.topic.name == "homeassistant/sensor/\(node)/\(WireFixtures.tagText)_zone/config")
         let object = try object(config)
         #expect(object["state_topic"] == .string(topics.tagZone(tag: WireFixtures.tag).name))
-        #expect(object["json_attributes_topic"] == object["state_topic"])
+        #expect(object["json_attributes_topic"] == nil, "attributes from the same message would be a second row")
         #expect(object["name"] == "Zone")
         #expect(object["device"]?.object?["name"] == "Keys")
         #expect(object["availability_topic"] == .string(topics.locatorStatus.name))
@@ -85,7 +85,8 @@ struct DiscoveryConfigTests {
         #expect(object["value_template"] == nil, "Home Assistant's tracker takes the raw payload, not a template's")
         #expect(object["payload_home"] == "home" && object["payload_not_home"] == "not_home")
         #expect(object["payload_reset"] == "None")
-        #expect(object["source_type"] == "bluetooth_le")
+        #expect(object["source_type"] == "gps", "a person takes a room's name only from a GPS tracker")
+        #expect(object["json_attributes_topic"] == nil)
         #expect(
             object["device"]
                 == (try self.object(.tagZone(topics: topics, tag: WireFixtures.tag, tagName: "Keys")))["device"])

@@ -92,9 +92,6 @@ public struct DiscoveryConfig: Sendable, Equatable {
         "{% if \(knownGuard) %}{{ value_json.zone_name if value_json.zone_name else 'outside' }}"
         + "{% elif value_json is defined and value_json.state == 'lost' %}lost{% else %}None{% endif %}"
 
-    /// A JSON payload as attributes, or none when the payload is not JSON.
-    public static let attributesTemplate = "{{ value_json | tojson if value_json is defined else '{}' }}"
-
     // MARK: - Site
 
     /// A `binary_sensor` (device class `connectivity`) on while the locator is online; the site's device.
@@ -174,9 +171,9 @@ public struct DiscoveryConfig: Sendable, Equatable {
         let state = topics.tagZone(tag: tag).name
         return DiscoveryConfig(component: .sensor, topics: topics, object: "\(tag)_zone") { uniqueID in
             [
+                // No attributes: Home Assistant writes state and attributes from one message as two rows.
                 ("name", "Zone"), ("unique_id", .string(uniqueID.rawValue)), ("state_topic", .string(state)),
-                ("value_template", .string(tagZoneTemplate)), ("json_attributes_topic", .string(state)),
-                ("json_attributes_template", .string(attributesTemplate)), ("icon", "mdi:map-marker"),
+                ("value_template", .string(tagZoneTemplate)), ("icon", "mdi:map-marker"),
                 ("device", tagDevice(topics: topics, tag: tag, name: tagName)),
             ]
         }
@@ -184,6 +181,9 @@ public struct DiscoveryConfig: Sendable, Equatable {
 
     /// A `device_tracker` whose location is the tag's zone name (`home` in no zone, `not_home` when lost), read as
     /// plain text from the tag's location topic; a `person` can follow it. It takes its device's name.
+    ///
+    /// Its source type is `gps` although it has no coordinates: a `person` takes a location name only from a GPS
+    /// tracker, and only `home`/`not_home` from any other (Home Assistant's person integration).
     public static func tagTracker(topics: Topics, tag: TagIdentity, tagName: String?) -> DiscoveryConfig {
         DiscoveryConfig(component: .deviceTracker, topics: topics, object: "\(tag)_tracker") { uniqueID in
             [
@@ -191,9 +191,7 @@ public struct DiscoveryConfig: Sendable, Equatable {
                 ("state_topic", .string(topics.tagLocation(tag: tag).name)),
                 ("payload_home", .string(TagZone.noZoneLocation)),
                 ("payload_not_home", .string(TagZone.lostLocation)),
-                ("payload_reset", .string(TagZone.unknownLocation)), ("source_type", "bluetooth_le"),
-                ("json_attributes_topic", .string(topics.tagZone(tag: tag).name)),
-                ("json_attributes_template", .string(attributesTemplate)),
+                ("payload_reset", .string(TagZone.unknownLocation)), ("source_type", "gps"),
                 ("device", tagDevice(topics: topics, tag: tag, name: tagName)),
             ]
         }
