@@ -14,6 +14,11 @@ public import WhereaboutsWire
 /// - Occupancy is not published during a warm-up after start, so a restart never publishes a false empty: the
 ///   retained values of the previous run stand until this run has heard the tags again.
 /// - After every (re)connection, all retained state is published again.
+/// - Each tag's zone summary (``TagZone``, and its plain-text location) is published only when the tag's zone or
+///   its state changes: `unknown` while the agents that would hear it are offline, `lost` when it is not heard while
+///   they are up.
+/// - Home Assistant discovery configs that the map no longer has are removed, whether the map changed under a
+///   running locator (SIGHUP) or while it was stopped (learned from the broker's retained configs at start).
 public struct LocatorPipeline: Sendable {
     /// Settings of the pipeline.
     public struct Configuration: Sendable {
@@ -78,6 +83,20 @@ public struct LocatorPipeline: Sendable {
     private var inherited: [TagIdentity: Double] = [:]
     /// The most inherited positions remembered (a bound against a flood of retained topics).
     static let inheritedLimit = 100_000
+    /// The zone summary last published for each tag, tracked or lost.
+    private var lastZones: [TagIdentity: TagZone] = [:]
+    /// The floor of each tag the engine tracks now (the ones not lost).
+    private var trackedFloors: [TagIdentity: UInt16] = [:]
+    /// Since when each floor has had an agent online (a floor with none is absent).
+    private var floorOnlineSince: [UInt16: Double] = [:]
+    /// When the tags' zone states were last re-evaluated against the agents' liveness.
+    private var lastZoneSweep = -Double.infinity
+    /// The discovery config topics of the map, to tell ours from leftovers.
+    private var configTopics: Set<Topic> = []
+    /// Tracked tags the map does not name, already logged as invisible to Home Assistant (bounded).
+    private var unmappedLogged: Set<TagIdentity> = []
+    /// The most unmapped tags logged one by one.
+    static let unmappedLogLimit = 20
     /// Missing batches per agent as of the last gap report, and when that was.
     private var reportedMissing: [AgentID: Int] = [:]
     private var lastGapReport = -Double.infinity
@@ -99,17 +118,21 @@ public struct LocatorPipeline: Sendable {
         calibration = LocatorCalibration(map: map, configuration: configuration.calibration)
         calibration.prepare(&engine)
         decoder = BatchDecoder(limits: configuration.limits, tolerance: configuration.tolerance)
+        configTopics = Set(discoveryConfigs().map(\.topic))
     }
 
-    /// The subscriptions the shell makes (and remakes after every reconnect). The tags' positions are read back
-    /// (without our own publications) to learn what an earlier run left retained.
+    /// The subscriptions the shell makes (and remakes after every reconnect). The tags' positions and zone
+    /// summaries, and our discovery configs, are read back (without our own publications) to learn what an earlier
+    /// run left retained.
     public var subscriptions: [Subscription] {
         var list = [
             Subscription(filter: topics.allReadings, qos: 1), Subscription(filter: topics.allAgentStatuses, qos: 1),
             Subscription(filter: topics.allPositions, qos: 0, noLocal: true),
+            Subscription(filter: topics.allTagZones, qos: 0, noLocal: true),
         ]
         if configuration.homeAssistantDiscovery {
             list.append(Subscription(filter: Topics.homeAssistantStatusFilter, qos: 1))
+            list.append(Subscription(filter: topics.allDiscoveryConfigs, qos: 0, noLocal: true))
         }
         return list
     }
@@ -130,6 +153,9 @@ public struct LocatorPipeline: Sendable {
                     Publication(
                         topic: topics.position(tag: published.payload.tag), payload: published.payload.payload, qos: 1,
                         retain: true)))
+        }
+        for tag in lastZones.keys.sorted() {
+            if let summary = lastZones[tag] { actions += zonePublications(summary) }
         }
         return actions
     }
@@ -153,9 +179,11 @@ public struct LocatorPipeline: Sendable {
             ]
         }
         var actions: [LocatorAction] = []
+        // Occupancy of removed zones is cleared after their configs, so that no entity reads the empty payload.
+        var clearedOccupancy: [LocatorAction] = []
         let kept = Set(newMap.zones.map(\.key))
         for zone in map.zones where !kept.contains(zone.key) {
-            actions.append(
+            clearedOccupancy.append(
                 .publish(
                     Publication(
                         topic: topics.occupancy(floor: zone.floor, zone: zone.minor), payload: "", qos: 1, retain: true)
@@ -171,11 +199,18 @@ public struct LocatorPipeline: Sendable {
         reportedEvictions = 0  // the new engine counts from 0
         for tag in lastPositions.keys { inherited[tag] = now }
         lastPositions.removeAll()
+        // Zone summaries carry names from the old map: publish them afresh as tags are heard again; those not heard
+        // in time are said lost (or cleared) like the positions.
+        for tag in lastZones.keys { inherited[tag] = now }
+        lastZones.removeAll()
+        trackedFloors.removeAll()
         let newConfigs = discoveryConfigs()
         let newTopics = Set(newConfigs.map(\.topic))
+        configTopics = newTopics
         for topic in oldConfigs.subtracting(newTopics).sorted(by: { $0.name < $1.name }) {
             actions.append(.publish(Publication(topic: topic, payload: "", qos: 1, retain: true)))
         }
+        actions += clearedOccupancy
         actions += discoveryActions()
         actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now)))
         return actions
@@ -206,6 +241,19 @@ public struct LocatorPipeline: Sendable {
                 inherited[tag] = inherited[tag] ?? now
             }
             return []
+        case .tagZone(let tag):
+            // Likewise a zone summary: said lost (or cleared, for a tag the map does not name) unless heard in time.
+            if !payload.isEmpty, lastZones[tag] == nil, inherited.count < Self.inheritedLimit {
+                inherited[tag] = inherited[tag] ?? now
+            }
+            return []
+        case .discoveryConfig(let topic):
+            // One of our retained configs: an earlier run's (ours are not sent back to us). Removed when the map no
+            // longer has it, so that Home Assistant drops the entity instead of keeping it with an old state.
+            guard configuration.homeAssistantDiscovery, !payload.isEmpty, !configTopics.contains(topic) else {
+                return []
+            }
+            return [.publish(Publication(topic: topic, payload: "", qos: 1, retain: true))]
         case nil:
             // A readings topic whose agent level is not a valid id: refused like a bad `agent` member, and counted.
             let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
@@ -340,11 +388,13 @@ public struct LocatorPipeline: Sendable {
         }
         for estimate in update.estimates {
             if let publication = positionPublication(estimate, now: now) { actions.append(.publish(publication)) }
+            logIfUnmapped(estimate.tag, actions: &actions)
         }
         for tag in update.lostTags where lastPositions.removeValue(forKey: tag) != nil {
             // A tag that left: clear its retained position so that no dashboard shows a ghost.
             actions.append(.publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
         }
+        actions += zoneSummaryActions(update, now: now)
         actions += clearStalePositions(now: now)
         for received in pendingReceiveTimes { latencies.append(max(now - received, 0)) }
         pendingReceiveTimes.removeAll(keepingCapacity: true)
@@ -371,16 +421,141 @@ public struct LocatorPipeline: Sendable {
     }
 
     /// Clears the retained positions no tracked tag stands behind any more: those an earlier run left (or this run
-    /// published under the map before a reload) whose tag has not been heard again within the tag timeout.
+    /// published under the map before a reload) whose tag has not been heard again within the tag timeout. Their
+    /// zone summaries say `lost` (or `unknown`, when no agent is online) for a tag the map names, and are cleared for
+    /// any other.
     private mutating func clearStalePositions(now: Double) -> [LocatorAction] {
         let timeout = map.model.tagTimeout
         var actions: [LocatorAction] = []
         for (tag, since) in inherited where now - since >= timeout {
             inherited[tag] = nil
-            guard lastPositions[tag] == nil else { continue }
-            actions.append(.publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
+            if lastPositions[tag] == nil {
+                actions.append(
+                    .publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
+            }
+            guard lastZones[tag] == nil else { continue }
+            if map.knownTag(tag) != nil {
+                let anyOnline = !floorOnlineSince.isEmpty
+                actions += publishZone(lostSummary(tag, floor: nil, unknown: !anyOnline))
+            } else {
+                actions += clearZone(tag)
+            }
         }
         return actions.sorted { $0.topicName < $1.topicName }
+    }
+
+    // MARK: - Zone summaries
+
+    /// Publishes the zone summaries that changed: those of the tags just estimated or lost, and, once a second, any
+    /// whose state the agents' liveness changed (a zone whose agents went offline makes its tags `unknown`).
+    private mutating func zoneSummaryActions(_ update: EngineUpdate, now: Double) -> [LocatorAction] {
+        refreshOnlineFloors(now: now)
+        guard warmedUp else {
+            // Held back like occupancy: a tag is placed in its zone only after a few readings, and a restart must
+            // not make every tag pass through "in no zone". The first sweep after the warm-up publishes them.
+            for estimate in update.estimates { trackedFloors[estimate.tag] = estimate.floor }
+            for tag in update.lostTags { trackedFloors[tag] = nil }
+            return []
+        }
+        var actions: [LocatorAction] = []
+        for estimate in update.estimates {
+            trackedFloors[estimate.tag] = estimate.floor
+            actions += publishZone(trackedSummary(estimate.tag, floor: estimate.floor))
+        }
+        for tag in update.lostTags {
+            let floor = trackedFloors.removeValue(forKey: tag) ?? lastZones[tag]?.floor
+            let summary = lostSummary(tag, floor: floor, unknown: floor.map { floorOnlineSince[$0] == nil } ?? true)
+            if summary.state == .lost, map.knownTag(tag) == nil {
+                actions += clearZone(tag)
+            } else {
+                actions += publishZone(summary)
+            }
+        }
+        guard now - lastZoneSweep >= LocatorEngine.sweepInterval else { return actions }
+        lastZoneSweep = now
+        for (tag, floor) in trackedFloors.sorted(by: { $0.key < $1.key }) {
+            actions += publishZone(trackedSummary(tag, floor: floor))
+        }
+        for (tag, summary) in lastZones.sorted(by: { $0.key < $1.key })
+        where trackedFloors[tag] == nil && summary.state == .unknown {
+            // Lost while its agents were down: once they have been back for a tag timeout without hearing it, it
+            // has left.
+            guard let floor = summary.floor, let since = floorOnlineSince[floor], now - since >= map.model.tagTimeout
+            else { continue }
+            if map.knownTag(tag) == nil {
+                actions += clearZone(tag)
+            } else {
+                actions += publishZone(lostSummary(tag, floor: floor, unknown: false))
+            }
+        }
+        return actions
+    }
+
+    /// Notes which floors have an agent online now, and since when.
+    private mutating func refreshOnlineFloors(now: Double) {
+        var online: Set<UInt16> = []
+        for (index, agent) in map.agents.enumerated() where engine.isAgentOnline(index, now: now) {
+            online.insert(agent.floor)
+        }
+        for floor in floorOnlineSince.keys where !online.contains(floor) { floorOnlineSince[floor] = nil }
+        for floor in online where floorOnlineSince[floor] == nil { floorOnlineSince[floor] = now }
+    }
+
+    /// The summary of a tracked tag: its zone, `unknown` while the zone's (or, in no zone, the floor's) agents are
+    /// offline.
+    private func trackedSummary(_ tag: TagIdentity, floor: UInt16) -> TagZone {
+        let zone = engine.zone(of: tag)
+        let unknown = zone.map { engine.occupancy(of: $0)?.state != .known } ?? (floorOnlineSince[floor] == nil)
+        return TagZone(
+            tag: tag, name: map.knownTag(tag)?.name, state: unknown ? .unknown : .known, floor: zone?.floor ?? floor,
+            floorName: map.floor(major: zone?.floor ?? floor)?.name, zone: zone?.minor,
+            zoneName: zone.flatMap { key in map.zones.first { $0.key == key }?.name })
+    }
+
+    /// The summary of a tag no longer heard: `lost`, or `unknown` (keeping its floor) when no agent could hear it.
+    private func lostSummary(_ tag: TagIdentity, floor: UInt16?, unknown: Bool) -> TagZone {
+        TagZone(
+            tag: tag, name: map.knownTag(tag)?.name, state: unknown ? .unknown : .lost, floor: unknown ? floor : nil,
+            floorName: unknown ? floor.flatMap { map.floor(major: $0)?.name } : nil, zone: nil, zoneName: nil)
+    }
+
+    /// Publishes a summary (and its plain-text location) unless it is the one last published.
+    private mutating func publishZone(_ summary: TagZone) -> [LocatorAction] {
+        guard lastZones[summary.tag] != summary else { return [] }
+        lastZones[summary.tag] = summary
+        return zonePublications(summary)
+    }
+
+    private func zonePublications(_ summary: TagZone) -> [LocatorAction] {
+        [
+            .publish(
+                Publication(topic: topics.tagZone(tag: summary.tag), payload: summary.payload, qos: 1, retain: true)),
+            .publish(
+                Publication(
+                    topic: topics.tagLocation(tag: summary.tag), payload: summary.location, qos: 1, retain: true)
+            ),
+        ]
+    }
+
+    /// Clears a tag's retained summary and location (a tag the map does not name, gone).
+    private mutating func clearZone(_ tag: TagIdentity) -> [LocatorAction] {
+        lastZones[tag] = nil
+        return [
+            .publish(Publication(topic: topics.tagZone(tag: tag), payload: "", qos: 1, retain: true)),
+            .publish(Publication(topic: topics.tagLocation(tag: tag), payload: "", qos: 1, retain: true)),
+        ]
+    }
+
+    /// Says once (for the first few such tags) that a tracked tag is not in the map, so Home Assistant does not
+    /// show it, and how to add it.
+    private mutating func logIfUnmapped(_ tag: TagIdentity, actions: inout [LocatorAction]) {
+        guard configuration.homeAssistantDiscovery, map.knownTag(tag) == nil,
+            unmappedLogged.count < Self.unmappedLogLimit, unmappedLogged.insert(tag).inserted
+        else { return }
+        actions.append(
+            .log(
+                "tag \(tag) is tracked but not in the map's \"tags\", so Home Assistant does not show it: add "
+                    + "{\"id\": \"\(tag)\", \"name\": \"…\"} to the map and reload the locator (SIGHUP)"))
     }
 
     /// One log line per agent whose batches went missing since the last report (at most once a minute).
@@ -429,23 +604,26 @@ public struct LocatorPipeline: Sendable {
         discoveryConfigs().map { .publish(Publication(topic: $0.topic, payload: $0.payload, qos: 1, retain: true)) }
     }
 
-    /// The Home Assistant discovery configs of the map's zones and known tags (none when discovery is off).
+    /// The Home Assistant discovery configs of the site, the map's zones and known tags (none when discovery is
+    /// off).
     private func discoveryConfigs() -> [DiscoveryConfig] {
         guard configuration.homeAssistantDiscovery else { return [] }
-        var configs: [DiscoveryConfig] = []
+        let siteName = map.site.name
+        var configs: [DiscoveryConfig] = [.locator(topics: topics, siteName: siteName)]
         for zone in map.zones {
             let floorName = map.floor(major: zone.floor)?.name
             configs.append(
                 .zoneCount(
-                    topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName)
-            )
+                    topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName,
+                    siteName: siteName))
             configs.append(
                 .zoneOccupied(
-                    topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName)
-            )
+                    topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName,
+                    siteName: siteName))
         }
         for tag in map.knownTags {
             configs.append(.tagZone(topics: topics, tag: tag.identity, tagName: tag.name))
+            configs.append(.tagTracker(topics: topics, tag: tag.identity, tagName: tag.name))
         }
         return configs
     }

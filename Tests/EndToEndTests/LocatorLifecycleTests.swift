@@ -101,6 +101,44 @@ struct LocatorLifecycleTests {
         }
     }
 
+    @Test("discovery configs an earlier run left for a zone and a tag the map no longer has are removed at start")
+    func leftoverDiscovery() async throws {
+        let tests = try LocatorEndToEndTests()
+        try await tests.withSite { broker, _, _, scratch in
+            let homeAssistant = try Collector(broker: broker, filters: ["homeassistant/#"])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await homeAssistant.run() }
+                try await homeAssistant.waitUntilSubscribed()
+                let node = tests.topics.discoveryNode
+                let gone = try #require(TagIdentity("ibeacon-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d-7-99"))
+                let leftovers = [
+                    "homeassistant/sensor/\(node)/f1_z9_count/config",
+                    "homeassistant/binary_sensor/\(node)/f1_z9_occupied/config",
+                    "homeassistant/sensor/\(node)/\(gone)_zone/config",
+                    "homeassistant/device_tracker/\(node)/\(gone)_tracker/config",
+                ]
+                let foreign = "homeassistant/sensor/whereabouts_00000000000000000000000000000000/f1_z9_count/config"
+                for topic in leftovers + [foreign] {
+                    _ = try homeAssistant.client.publish(
+                        topic: topic, payload: Array(#"{"name":"old"}"#.utf8), qos: .atLeastOnce, retain: true)
+                }
+                let locator = try LocatorProcess(
+                    map: try Fixtures.path("corridor.json"), broker: broker, scratch: scratch,
+                    extra: ["--warm-up", "1"])
+                try await waitFor("the leftover configs to be removed") {
+                    leftovers.allSatisfy { homeAssistant.last($0) == "" }
+                }
+                let current = "homeassistant/sensor/\(node)/f1_z1_count/config"
+                #expect(homeAssistant.last(current)?.contains("\"unique_id\"") == true)
+                #expect(homeAssistant.all(current).allSatisfy { !$0.isEmpty }, "the map's own configs stay")
+                #expect(homeAssistant.last(foreign) == #"{"name":"old"}"#, "another site's configs are not ours")
+                #expect(await locator.stop() == 0)
+                homeAssistant.client.disconnect()
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test("a recording whose last line a crash tore is repaired when the locator opens it, and the log says so")
     func tornRecording() async throws {
         let tests = try LocatorEndToEndTests()

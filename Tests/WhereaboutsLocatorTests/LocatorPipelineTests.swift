@@ -166,7 +166,8 @@ struct LocatorPipelineTests {
             if case .publish(let publication) = action { return publication }
             return nil
         }
-        #expect(configs.count == harness.map.zones.count * 2 + harness.map.knownTags.count)
+        // The site's locator sensor, two entities per zone, a zone sensor and a device tracker per named tag.
+        #expect(configs.count == 1 + harness.map.zones.count * 2 + harness.map.knownTags.count * 2)
         #expect(
             configs.allSatisfy {
                 $0.retain && $0.topic.name.hasPrefix("homeassistant/") && $0.topic.name.hasSuffix("/config")

@@ -10,40 +10,127 @@ struct DiscoveryConfigTests {
 
     @Test("zone count sensor: golden topic and payload")
     func zoneCountGolden() {
-        let config = DiscoveryConfig.zoneCount(topics: topics, floor: 1, zone: 7, zoneName: "Kitchen")
+        let config = DiscoveryConfig.zoneCount(
+            topics: topics, floor: 1, zone: 7, zoneName: "Kitchen", floorName: "Ground floor", siteName: "Office")
         #expect(config.topic.name == "homeassistant/sensor/\(node)/f1_z7_count/config")
         let prefix = "whereabouts/v1/\(WireFixtures.siteText)"
+        let occupancy = "\(prefix)/floors/1/zones/7/occupancy"
         let golden =
-            #"{"name":"Kitchen occupancy","unique_id":"\#(node)_f1_z7_count","#
-            + #""state_topic":"\#(prefix)/floors/1/zones/7/occupancy","value_template":"{{ value_json.count }}","#
-            + #""state_class":"measurement","icon":"mdi:account-group","device":{"identifiers":["\#(node)_f1"],"#
-            + #""name":"Floor 1","manufacturer":"Whereabouts","model":"Zone occupancy"},"#
+            #"{"name":"Count","unique_id":"\#(node)_f1_z7_count","state_topic":"\#(occupancy)","#
+            + #""value_template":"{{ value_json.count if value_json is defined and value_json.state == 'known' else None }}","#
+            + #""unit_of_measurement":"tags","state_class":"measurement","icon":"mdi:account-group","#
+            + #""json_attributes_topic":"\#(occupancy)","json_attributes_template":"\#(DiscoveryConfig.whoTemplate)","#
+            + #""device":{"identifiers":["\#(node)_f1_z7"],"name":"Kitchen","suggested_area":"Kitchen","#
+            + #""manufacturer":"Whereabouts","model":"Zone on Ground floor, Office","via_device":"\#(node)"},"#
             + #""availability_topic":"\#(prefix)/locator/status","payload_available":"online","#
-            + #""payload_not_available":"offline"}"#
+            + #""payload_not_available":"offline","origin":{"name":"Whereabouts"}}"#
         #expect(config.payload == golden)
     }
 
-    @Test("zone occupied binary sensor: occupancy class and ON/OFF template")
-    func zoneOccupied() throws {
-        let config = DiscoveryConfig.zoneOccupied(
-            topics: topics, floor: 2, zone: 3, zoneName: "Lab", floorName: "Level 2")
-        #expect(config.topic.name == "homeassistant/binary_sensor/\(node)/f2_z3_occupied/config")
-        let object = try #require(JSONParser().parse(config.payload).object)
-        #expect(object["device_class"] == "occupancy")
-        #expect(object["value_template"] == "{{ 'ON' if value_json.count > 0 else 'OFF' }}")
-        #expect(object["state_topic"] == .string(topics.occupancy(floor: 2, zone: 3).name))
-        #expect(object["device"]?.object?["name"] == "Level 2")
+    @Test("zone entities give None (unknown in Home Assistant) unless the occupancy's state is known")
+    func unknownZoneState() throws {
+        let count = try object(DiscoveryConfig.zoneCount(topics: topics, floor: 1, zone: 7, zoneName: "Kitchen"))
+        let occupied = try object(
+            DiscoveryConfig.zoneOccupied(topics: topics, floor: 1, zone: 7, zoneName: "Kitchen"))
+        for template in [count["value_template"], occupied["value_template"]] {
+            let text = try #require(template?.string)
+            #expect(text.contains("value_json.state == 'known'"))
+            #expect(text.hasSuffix("else None }}"))
+        }
     }
 
-    @Test("tag sensor reads its zone name from the tag's position topic")
+    @Test("zone occupied binary sensor: occupancy class, ON/OFF, on the zone's device")
+    func zoneOccupied() throws {
+        let config = DiscoveryConfig.zoneOccupied(
+            topics: topics, floor: 2, zone: 3, zoneName: "Lab", floorName: "Level 2", siteName: "Plant")
+        #expect(config.topic.name == "homeassistant/binary_sensor/\(node)/f2_z3_occupied/config")
+        let object = try object(config)
+        #expect(object["device_class"] == "occupancy")
+        #expect(object["name"] == "Occupied")
+        #expect(object["state_topic"] == .string(topics.occupancy(floor: 2, zone: 3).name))
+        #expect(object["device"]?.object?["name"] == "Lab")
+        #expect(object["device"]?.object?["suggested_area"] == "Lab")
+        #expect(object["device"]?.object?["model"] == "Zone on Level 2, Plant")
+    }
+
+    @Test("who is in a zone: the count's attributes come from the occupancy topic")
+    func whoIsInTheZone() throws {
+        let object = try object(DiscoveryConfig.zoneCount(topics: topics, floor: 1, zone: 7, zoneName: "Kitchen"))
+        #expect(object["json_attributes_topic"] == .string(topics.occupancy(floor: 1, zone: 7).name))
+        let template = try #require(object["json_attributes_template"]?.string)
+        #expect(template.contains("'who'") && template.contains("value_json.tags"))
+    }
+
+    @Test("tag sensor reads the tag's zone topic, not its position, and says outside, lost or unknown")
     func tagZone() throws {
         let config = DiscoveryConfig.tagZone(topics: topics, tag: WireFixtures.tag, tagName: "Keys")
         #expect(config.topic.name == "homeassistant/sensor/\(node)/\(WireFixtures.tagText)_zone/config")
-        let object = try #require(JSONParser().parse(config.payload).object)
-        #expect(object["state_topic"] == .string(topics.position(tag: WireFixtures.tag).name))
-        #expect(object["json_attributes_topic"] == object["state_topic"])
-        #expect(object["name"] == "Keys zone")
+        let object = try object(config)
+        #expect(object["state_topic"] == .string(topics.tagZone(tag: WireFixtures.tag).name))
+        #expect(object["json_attributes_topic"] == nil, "attributes from the same message would be a second row")
+        #expect(object["name"] == "Zone")
+        #expect(object["device"]?.object?["name"] == "Keys")
         #expect(object["availability_topic"] == .string(topics.locatorStatus.name))
+        let template = try #require(object["value_template"]?.string)
+        #expect(template.contains("'outside'") && template.contains("lost") && template.hasSuffix("None{% endif %}"))
+    }
+
+    @Test("device tracker: plain-text location topic, named after its device, home/not_home/None payloads")
+    func tagTracker() throws {
+        let config = DiscoveryConfig.tagTracker(topics: topics, tag: WireFixtures.tag, tagName: "Keys")
+        #expect(config.topic.name == "homeassistant/device_tracker/\(node)/\(WireFixtures.tagText)_tracker/config")
+        let object = try object(config)
+        #expect(object["name"] == .null)
+        #expect(object["state_topic"] == .string(topics.tagLocation(tag: WireFixtures.tag).name))
+        #expect(object["value_template"] == nil, "Home Assistant's tracker takes the raw payload, not a template's")
+        #expect(object["payload_home"] == "home" && object["payload_not_home"] == "not_home")
+        #expect(object["payload_reset"] == "None")
+        #expect(object["source_type"] == "gps", "a person takes a room's name only from a GPS tracker")
+        #expect(object["json_attributes_topic"] == nil)
+        #expect(
+            object["device"]
+                == (try self.object(.tagZone(topics: topics, tag: WireFixtures.tag, tagName: "Keys")))["device"])
+    }
+
+    @Test("the site's device carries the site name and the locator's connectivity, with no availability of its own")
+    func locator() throws {
+        let object = try object(DiscoveryConfig.locator(topics: topics, siteName: "Head Office"))
+        #expect(object["device"]?.object?["name"] == "Head Office")
+        #expect(object["device"]?.object?["identifiers"] == [.string(node)])
+        #expect(object["state_topic"] == .string(topics.locatorStatus.name))
+        #expect(object["availability_topic"] == nil)
+        #expect(object["device_class"] == "connectivity")
+    }
+
+    @Test("no entity name repeats its device's name; every template checks value_json is defined")
+    func namesAndTemplates() throws {
+        var configs: [DiscoveryConfig] = [.locator(topics: topics, siteName: "Office")]
+        for name in ["Alice", "Kitchen", "Alice zone", ""] {
+            configs.append(.zoneCount(topics: topics, floor: 1, zone: 2, zoneName: name))
+            configs.append(.zoneOccupied(topics: topics, floor: 1, zone: 2, zoneName: name))
+            configs.append(.tagZone(topics: topics, tag: WireFixtures.tag, tagName: name))
+            configs.append(.tagTracker(topics: topics, tag: WireFixtures.tag, tagName: name))
+        }
+        for config in configs {
+            let object = try object(config)
+            let device = try #require(object["device"]?.object?["name"]?.string)
+            #expect(!device.isEmpty)
+            if let name = object["name"]?.string {
+                #expect(!name.lowercased().contains(device.lowercased()), "\(name) repeats \(device)")
+            }
+            #expect(object["origin"]?.object?["name"] == "Whereabouts")
+            for key in ["value_template", "json_attributes_template"] {
+                guard let template = object[key]?.string else { continue }
+                // Jinja evaluates the condition of `a if c else b` first, so a guard anywhere in the expression
+                // keeps an empty payload from reaching `value_json.…` (the real check: scripts/check-home-assistant.sh).
+                #expect(template.contains("value_json is defined"), "\(key): \(template)")
+            }
+            if object["json_attributes_topic"] != nil { #expect(object["json_attributes_template"] != nil) }
+        }
+    }
+
+    func object(_ config: DiscoveryConfig) throws -> JSONObject {
+        try #require(JSONParser().parse(config.payload).object)
     }
 
     @Test("hostile names stay inside JSON strings; ids and topic levels stay whitelisted")
@@ -54,7 +141,10 @@ struct DiscoveryConfigTests {
         for name in names {
             configs.append(.zoneCount(topics: topics, floor: 65535, zone: 0, zoneName: name, floorName: name))
             configs.append(.zoneOccupied(topics: topics, floor: 0, zone: 65535, zoneName: name))
-            for tag in tags { configs.append(.tagZone(topics: topics, tag: tag, tagName: name)) }
+            for tag in tags {
+                configs.append(.tagZone(topics: topics, tag: tag, tagName: name))
+                configs.append(.tagTracker(topics: topics, tag: tag, tagName: name))
+            }
         }
         for config in configs {
             let object = try #require(JSONParser().parse(config.payload).object)
@@ -70,6 +160,7 @@ struct DiscoveryConfigTests {
                 #expect(DiscoveryID(identifier.string ?? "") != nil)
             }
             #expect(object["payload_available"] == "online")
+            #expect(object["device"]?.object?["name"]?.string?.isEmpty == false)
         }
         #expect(Set(configs.map(\.uniqueID)).count == configs.count / names.count)
     }

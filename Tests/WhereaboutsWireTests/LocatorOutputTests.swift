@@ -44,6 +44,33 @@ struct LocatorOutputTests {
         #expect(try TagPosition(payload: outside.payload) == outside)
     }
 
+    @Test("tag zone: golden encoding, no coordinates or time, and round trip")
+    func tagZone() throws {
+        let zone = TagZone(
+            tag: tag, name: "Keys", state: .known, floor: 1, floorName: "Ground floor", zone: 7, zoneName: "Kitchen")
+        let golden =
+            #"{"tag":"\#(tagText)","name":"Keys","state":"known","floor":1,"floor_name":"Ground floor","zone":7,"#
+            + #""zone_name":"Kitchen"}"#
+        #expect(zone.payload == golden)
+        #expect(try TagZone(payload: golden) == zone)
+        let lost = TagZone(tag: tag, name: nil, state: .lost, floor: nil, floorName: nil, zone: nil, zoneName: nil)
+        #expect(try TagZone(payload: lost.payload) == lost)
+        #expect(throws: PayloadError.self) { try TagZone(payload: #"{"tag":"\#(tagText)","state":"away"}"#) }
+    }
+
+    @Test(
+        "tag location: the zone's name, home in no zone, not_home when lost, None when it cannot be known",
+        arguments: [
+            (TagZone.State.known, UInt16?(7), String?("Kitchen"), "Kitchen"), (.known, nil, nil, "home"),
+            (.known, 7, "", "home"), (.lost, nil, nil, "not_home"), (.unknown, 7, "Kitchen", "None"),
+            (.unknown, nil, nil, "None"),
+        ])
+    func tagLocation(state: TagZone.State, zone: UInt16?, zoneName: String?, location: String) {
+        let summary = TagZone(
+            tag: tag, name: "Keys", state: state, floor: 1, floorName: nil, zone: zone, zoneName: zoneName)
+        #expect(summary.location == location)
+    }
+
     @Test("event: golden published form, recording subset, and both decode")
     func event() throws {
         let event = ZoneEvent(

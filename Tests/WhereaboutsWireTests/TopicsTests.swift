@@ -21,6 +21,10 @@ struct TopicsTests {
         #expect(topics.calibration.name == "\(prefix)/calibration")
         #expect(topics.allReadings.filter == "\(prefix)/agents/+/readings")
         #expect(topics.allAgentStatuses.filter == "\(prefix)/agents/+/status")
+        #expect(topics.tagZone(tag: WireFixtures.tag).name == "\(prefix)/tags/\(WireFixtures.tagText)/zone")
+        #expect(topics.tagLocation(tag: WireFixtures.tag).name == "\(prefix)/tags/\(WireFixtures.tagText)/location")
+        #expect(topics.allTagZones.filter == "\(prefix)/tags/+/zone")
+        #expect(topics.allDiscoveryConfigs.filter == "homeassistant/+/whereabouts_\(WireFixtures.siteHex)/+/config")
     }
 
     @Test("prints the site in lower case whatever case it was parsed from")
@@ -45,6 +49,26 @@ struct TopicsTests {
         #expect(topics.parse(topics.readings(agent: agent).name) == .readings(agent))
         #expect(topics.parse(topics.agentStatus(agent: agent).name) == .agentStatus(agent))
         #expect(topics.parse("homeassistant/status") == .homeAssistantStatus)
+        #expect(topics.parse(topics.tagZone(tag: WireFixtures.tag).name) == .tagZone(WireFixtures.tag))
+        #expect(topics.parse(topics.position(tag: WireFixtures.tag).name) == .position(WireFixtures.tag))
+        let config = DiscoveryConfig.tagTracker(topics: topics, tag: WireFixtures.tag, tagName: nil)
+        #expect(topics.parse(config.topic.name) == .discoveryConfig(config.topic))
+    }
+
+    @Test(
+        "reads back only this site's discovery configs, with ids Home Assistant accepts",
+        arguments: [
+            "homeassistant/sensor/whereabouts_00000000000000000000000000000000/f1_z1_count/config",
+            "homeassistant/sensor/whereabouts_e2c56db5dffb48d2b060d0f5a71096e0/f1_z1_count",
+            "homeassistant/light/whereabouts_e2c56db5dffb48d2b060d0f5a71096e0/f1_z1_count/config",
+            "homeassistant/sensor/whereabouts_e2c56db5dffb48d2b060d0f5a71096e0/f1+z1/config",
+            "homeassistant/sensor/whereabouts_e2c56db5dffb48d2b060d0f5a71096e0//config",
+            "homeassistant/sensor/whereabouts_e2c56db5dffb48d2b060d0f5a71096e0/a/b/config",
+            "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/tags/x/zone",
+            "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/tags/ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-7/location",
+        ])
+    func rejectsForeignConfigs(_ topic: String) {
+        #expect(topics.parse(topic) == nil)
     }
 
     @Test(

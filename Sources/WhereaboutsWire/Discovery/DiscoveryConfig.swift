@@ -5,9 +5,19 @@ public import WhereaboutsJSON
 ///
 /// Ids are built only from whitelisted parts: the fixed word `whereabouts`, the site UUID's 32 hex digits,
 /// floor and zone numbers, and canonical tag identities (`[a-z0-9-]`). Names from the map appear only as
-/// JSON string values, never in a topic or an id. Every entity's availability follows the locator's status
-/// topic, whose `offline` is the locator's last will. Republish all configs when Home Assistant sends
-/// `online` on ``Topics/homeAssistantStatus``.
+/// JSON string values, never in a topic or an id. Every entity but the locator's own connectivity sensor is
+/// available while the locator's status topic says `online` (its last will says `offline`). Republish all configs
+/// when Home Assistant sends `online` on ``Topics/homeAssistantStatus``.
+///
+/// What Home Assistant shows (MQTT entity names are the device's name followed by the entity's):
+/// - a device for the site (the map's site name) with a `Locator` connectivity sensor;
+/// - a device per zone, named after the zone and suggested to the area of that name, with `Count` (tags, a
+///   sensor whose attributes list `who` is in the zone) and `Occupied` (a binary sensor);
+/// - a device per tag the map names, with `Zone` (a sensor: the zone's name, `outside`, `lost`) and a device
+///   tracker (the zone's name, `home`, `not_home`) that a `person` can follow.
+///
+/// Every template gives `None` (Home Assistant's `unknown`) unless the payload's `state` is `known`, and never reads
+/// `value_json` without checking it is defined, so an empty or foreign payload never raises a template error.
 public struct DiscoveryConfig: Sendable, Equatable {
     /// The entity kind.
     public let component: DiscoveryComponent
@@ -26,98 +36,198 @@ public struct DiscoveryConfig: Sendable, Equatable {
     /// The retained payload: compact, deterministic JSON.
     public var payload: String { JSONWriter().string(json) }
 
+    /// The `origin` block: who published the config (Home Assistant logs it with discovery problems).
+    public static let origin: JSONValue = .object(JSONObject([("name", "Whereabouts")]))
+
+    /// The unit of the zone counts.
+    public static let countUnit = "tags"
+
     private init(
-        component: DiscoveryComponent, topics: Topics, object: String,
+        component: DiscoveryComponent, topics: Topics, object: String, followsLocator: Bool = true,
         body: (_ uniqueID: DiscoveryID) -> [(key: String, value: JSONValue)]
     ) {
-        let node = Self.nodeID(site: topics.site)
+        let node = topics.discoveryNode
         self.component = component
         self.node = node
         self.object = DiscoveryID(assembled: object)
         uniqueID = DiscoveryID(assembled: node.rawValue + "_" + object)
-        let availability: [(key: String, value: JSONValue)] = [
-            ("availability_topic", .string(topics.locatorStatus.name)),
-            ("payload_available", .string(Availability.online.payload)),
-            ("payload_not_available", .string(Availability.offline.payload)),
-        ]
-        json = .object(JSONObject(body(uniqueID) + availability))
+        var members = body(uniqueID)
+        if followsLocator {
+            members += [
+                ("availability_topic", .string(topics.locatorStatus.name)),
+                ("payload_available", .string(Availability.online.payload)),
+                ("payload_not_available", .string(Availability.offline.payload)),
+            ]
+        }
+        members.append(("origin", Self.origin))
+        json = .object(JSONObject(members))
     }
 
     /// `whereabouts_<32 hex digits of the site UUID>`.
     public static func nodeID(site: BeaconUUID) -> DiscoveryID {
-        DiscoveryID(assembled: "whereabouts_" + site.description.filter { $0 != "-" })
+        Topics(site: site).discoveryNode
+    }
+
+    // MARK: - Templates
+
+    /// `value_json`, guarded: an empty or non-JSON payload leaves it undefined, and reading it then is an error.
+    static let knownGuard = "value_json is defined and value_json.state == 'known'"
+
+    /// The count while the zone's state is `known`, otherwise `None`.
+    public static let countTemplate = "{{ value_json.count if \(knownGuard) else None }}"
+
+    /// `ON`/`OFF` while the zone's state is `known`, otherwise `None`.
+    public static let occupiedTemplate =
+        "{{ ('ON' if value_json.count > 0 else 'OFF') if \(knownGuard) else None }}"
+
+    /// The attributes of a zone's count: `who` (names, or tag ids where the map names none) and `tags` (ids).
+    public static let whoTemplate =
+        "{% if value_json is defined and value_json.tags is defined %}{% set ns = namespace(who=[]) %}"
+        + "{% for t in value_json.tags %}{% set ns.who = ns.who + [t.name if t.name else t.id] %}{% endfor %}"
+        + "{{ {'who': ns.who, 'tags': value_json.tags | map(attribute='id') | list} | tojson }}"
+        + "{% else %}{}{% endif %}"
+
+    /// The zone's name, `outside` (heard, in no zone), `lost`, or `None` when it cannot be known.
+    public static let tagZoneTemplate =
+        "{% if \(knownGuard) %}{{ value_json.zone_name if value_json.zone_name else 'outside' }}"
+        + "{% elif value_json is defined and value_json.state == 'lost' %}lost{% else %}None{% endif %}"
+
+    // MARK: - Site
+
+    /// A `binary_sensor` (device class `connectivity`) on while the locator is online; the site's device.
+    public static func locator(topics: Topics, siteName: String) -> DiscoveryConfig {
+        DiscoveryConfig(component: .binarySensor, topics: topics, object: "locator", followsLocator: false) {
+            uniqueID in
+            [
+                ("name", "Locator"), ("unique_id", .string(uniqueID.rawValue)),
+                ("state_topic", .string(topics.locatorStatus.name)), ("device_class", "connectivity"),
+                ("payload_on", .string(Availability.online.payload)),
+                ("payload_off", .string(Availability.offline.payload)), ("entity_category", "diagnostic"),
+                ("device", siteDevice(topics: topics, name: siteName)),
+            ]
+        }
     }
 
     // MARK: - Zones
 
-    /// A `sensor` with the number of tags in a zone, read from the zone's occupancy topic.
+    /// A `sensor` with the number of tags in a zone, read from the zone's occupancy topic, whose attributes say who
+    /// they are.
     ///
     /// - Parameters:
     ///   - topics: The site's topics.
     ///   - floor: The zone's floor (major).
     ///   - zone: The zone (minor).
-    ///   - zoneName: The zone's name for people.
+    ///   - zoneName: The zone's name for people: its device's name and suggested area.
     ///   - floorName: The floor's name for people; defaults to "Floor <major>".
+    ///   - siteName: The site's name for people.
     public static func zoneCount(
-        topics: Topics, floor: UInt16, zone: UInt16, zoneName: String, floorName: String? = nil
+        topics: Topics, floor: UInt16, zone: UInt16, zoneName: String, floorName: String? = nil,
+        siteName: String = "Whereabouts"
     ) -> DiscoveryConfig {
         DiscoveryConfig(component: .sensor, topics: topics, object: "f\(floor)_z\(zone)_count") { uniqueID in
-            [
-                ("name", .string("\(zoneName) occupancy")), ("unique_id", .string(uniqueID.rawValue)),
-                ("state_topic", .string(topics.occupancy(floor: floor, zone: zone).name)),
-                ("value_template", "{{ value_json.count }}"), ("state_class", "measurement"),
-                ("icon", "mdi:account-group"), ("device", floorDevice(topics: topics, floor: floor, name: floorName)),
+            let state = topics.occupancy(floor: floor, zone: zone).name
+            return [
+                ("name", "Count"), ("unique_id", .string(uniqueID.rawValue)), ("state_topic", .string(state)),
+                ("value_template", .string(countTemplate)), ("unit_of_measurement", .string(countUnit)),
+                ("state_class", "measurement"), ("icon", "mdi:account-group"),
+                ("json_attributes_topic", .string(state)), ("json_attributes_template", .string(whoTemplate)),
+                (
+                    "device",
+                    zoneDevice(
+                        topics: topics, floor: floor, zone: zone, name: zoneName, floorName: floorName,
+                        siteName: siteName)
+                ),
             ]
         }
     }
 
     /// A `binary_sensor` (device class `occupancy`) that is on while a zone has at least one tag.
     public static func zoneOccupied(
-        topics: Topics, floor: UInt16, zone: UInt16, zoneName: String, floorName: String? = nil
+        topics: Topics, floor: UInt16, zone: UInt16, zoneName: String, floorName: String? = nil,
+        siteName: String = "Whereabouts"
     ) -> DiscoveryConfig {
         DiscoveryConfig(component: .binarySensor, topics: topics, object: "f\(floor)_z\(zone)_occupied") {
             uniqueID in
             [
-                ("name", .string("\(zoneName) occupied")), ("unique_id", .string(uniqueID.rawValue)),
+                ("name", "Occupied"), ("unique_id", .string(uniqueID.rawValue)),
                 ("state_topic", .string(topics.occupancy(floor: floor, zone: zone).name)),
-                ("value_template", "{{ 'ON' if value_json.count > 0 else 'OFF' }}"), ("device_class", "occupancy"),
-                ("payload_on", "ON"), ("payload_off", "OFF"),
-                ("device", floorDevice(topics: topics, floor: floor, name: floorName)),
+                ("value_template", .string(occupiedTemplate)), ("device_class", "occupancy"), ("payload_on", "ON"),
+                ("payload_off", "OFF"),
+                (
+                    "device",
+                    zoneDevice(
+                        topics: topics, floor: floor, zone: zone, name: zoneName, floorName: floorName,
+                        siteName: siteName)
+                ),
             ]
         }
     }
 
     // MARK: - Tags
 
-    /// A `sensor` showing the name of the zone a tag is in (`away` outside every zone), with the position
-    /// payload as its attributes.
+    /// A `sensor` showing the name of the zone a tag is in (`outside` in no zone, `lost` when not heard), read from
+    /// the tag's zone topic, which changes only when the zone does.
     public static func tagZone(topics: Topics, tag: TagIdentity, tagName: String?) -> DiscoveryConfig {
-        let label = tagName ?? tag.description
-        let position = topics.position(tag: tag).name
+        let state = topics.tagZone(tag: tag).name
         return DiscoveryConfig(component: .sensor, topics: topics, object: "\(tag)_zone") { uniqueID in
             [
-                ("name", .string("\(label) zone")), ("unique_id", .string(uniqueID.rawValue)),
-                ("state_topic", .string(position)),
-                ("value_template", "{{ value_json.zone_name if value_json.zone_name else 'away' }}"),
-                ("json_attributes_topic", .string(position)), ("icon", "mdi:map-marker"),
-                (
-                    "device",
-                    .object(
-                        JSONObject([
-                            ("identifiers", .array([.string("\(nodeID(site: topics.site))_\(tag)")])),
-                            ("name", .string(label)), ("manufacturer", "Whereabouts"), ("model", "BLE tag"),
-                        ]))
-                ),
+                // No attributes: Home Assistant writes state and attributes from one message as two rows.
+                ("name", "Zone"), ("unique_id", .string(uniqueID.rawValue)), ("state_topic", .string(state)),
+                ("value_template", .string(tagZoneTemplate)), ("icon", "mdi:map-marker"),
+                ("device", tagDevice(topics: topics, tag: tag, name: tagName)),
             ]
         }
     }
 
-    private static func floorDevice(topics: Topics, floor: UInt16, name: String?) -> JSONValue {
+    /// A `device_tracker` whose location is the tag's zone name (`home` in no zone, `not_home` when lost), read as
+    /// plain text from the tag's location topic; a `person` can follow it. It takes its device's name.
+    ///
+    /// Its source type is `gps` although it has no coordinates: a `person` takes a location name only from a GPS
+    /// tracker, and only `home`/`not_home` from any other (Home Assistant's person integration).
+    public static func tagTracker(topics: Topics, tag: TagIdentity, tagName: String?) -> DiscoveryConfig {
+        DiscoveryConfig(component: .deviceTracker, topics: topics, object: "\(tag)_tracker") { uniqueID in
+            [
+                ("name", .null), ("unique_id", .string(uniqueID.rawValue)),
+                ("state_topic", .string(topics.tagLocation(tag: tag).name)),
+                ("payload_home", .string(TagZone.noZoneLocation)),
+                ("payload_not_home", .string(TagZone.lostLocation)),
+                ("payload_reset", .string(TagZone.unknownLocation)), ("source_type", "gps"),
+                ("device", tagDevice(topics: topics, tag: tag, name: tagName)),
+            ]
+        }
+    }
+
+    // MARK: - Devices
+
+    private static func siteDevice(topics: Topics, name: String) -> JSONValue {
         .object(
             JSONObject([
-                ("identifiers", .array([.string("\(nodeID(site: topics.site))_f\(floor)")])),
-                ("name", .string(name ?? "Floor \(floor)")), ("manufacturer", "Whereabouts"),
-                ("model", "Zone occupancy"),
+                ("identifiers", .array([.string(topics.discoveryNode.rawValue)])),
+                ("name", .string(name.isEmpty ? "Whereabouts" : name)), ("manufacturer", "Whereabouts"),
+                ("model", "Locator"),
+            ]))
+    }
+
+    private static func zoneDevice(
+        topics: Topics, floor: UInt16, zone: UInt16, name: String, floorName: String?, siteName: String
+    ) -> JSONValue {
+        let label = name.isEmpty ? "Zone \(floor)/\(zone)" : name
+        return .object(
+            JSONObject([
+                ("identifiers", .array([.string("\(topics.discoveryNode)_f\(floor)_z\(zone)")])),
+                ("name", .string(label)), ("suggested_area", .string(label)), ("manufacturer", "Whereabouts"),
+                ("model", .string("Zone on \(floorName ?? "Floor \(floor)"), \(siteName)")),
+                ("via_device", .string(topics.discoveryNode.rawValue)),
+            ]))
+    }
+
+    private static func tagDevice(topics: Topics, tag: TagIdentity, name: String?) -> JSONValue {
+        .object(
+            JSONObject([
+                ("identifiers", .array([.string("\(topics.discoveryNode)_\(tag)")])),
+                ("name", .string(name.flatMap { $0.isEmpty ? nil : $0 } ?? tag.description)),
+                ("manufacturer", "Whereabouts"), ("model", "BLE tag"),
+                ("via_device", .string(topics.discoveryNode.rawValue)),
             ]))
     }
 }

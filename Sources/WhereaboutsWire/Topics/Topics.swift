@@ -10,13 +10,16 @@ public import WhereaboutsCore
 /// | `…/agents/<agent>/status` | agent | retained `online`/`offline`, `offline` is the last will |
 /// | `…/floors/<major>/zones/<minor>/occupancy` | locator | retained |
 /// | `…/tags/<tag>/position` | locator | retained |
+/// | `…/tags/<tag>/zone` | locator | retained, changes only with the tag's zone or its state |
+/// | `…/tags/<tag>/location` | locator | retained plain text for Home Assistant's device tracker |
 /// | `…/events` | locator | QoS 1 |
 /// | `…/locator/status` | locator | retained `online`/`offline`, last will |
 /// | `…/locator/metrics` | locator | every 10 s |
 /// | `…/calibration` | locator | retained |
 ///
 /// Home Assistant's discovery topics sit outside the prefix: `homeassistant/<component>/<node>/<object>/config`
-/// and the birth topic `homeassistant/status`.
+/// and the birth topic `homeassistant/status`. The locator reads back its own discovery configs (those under its
+/// node) at start, to remove the ones the map no longer has.
 public struct Topics: Sendable, Hashable {
     /// The first level of every Whereabouts topic.
     public static let root = "whereabouts"
@@ -69,6 +72,20 @@ public struct Topics: Sendable, Hashable {
     /// `…/tags/+/position`: every tag's position, what a restarted locator reads back to clear stale ones.
     public var allPositions: TopicFilter { TopicFilter(prefixLevels + ["tags", "+", "position"]) }
 
+    /// `…/tags/<tag>/zone`: a tag's retained zone summary, published again only when the zone or its state changes.
+    public func tagZone(tag: TagIdentity) -> Topic {
+        Topic(prefixLevels + ["tags", tag.description, "zone"])
+    }
+
+    /// `…/tags/+/zone`: every tag's zone summary, read back at start like the positions.
+    public var allTagZones: TopicFilter { TopicFilter(prefixLevels + ["tags", "+", "zone"]) }
+
+    /// `…/tags/<tag>/location`: plain text for Home Assistant's device tracker: the zone's name, `home` (heard, in
+    /// no zone), `not_home` (lost) or `None` (cannot be known: its agents are offline).
+    public func tagLocation(tag: TagIdentity) -> Topic {
+        Topic(prefixLevels + ["tags", tag.description, "location"])
+    }
+
     /// `…/events`: zone enter and exit events (QoS 1, not retained).
     public var events: Topic { Topic(prefixLevels + ["events"]) }
 
@@ -97,6 +114,17 @@ public struct Topics: Sendable, Hashable {
         Topic([homeAssistantPrefix, component.rawValue, node.rawValue, object.rawValue, "config"])
     }
 
+    /// The discovery node id of the site: `whereabouts_<32 hex digits of the site UUID>`.
+    public var discoveryNode: DiscoveryID {
+        DiscoveryID(assembled: "whereabouts_" + site.description.filter { $0 != "-" })
+    }
+
+    /// `homeassistant/+/<node>/+/config`: every discovery config of this site, what the locator reads back at
+    /// start to learn which configs an earlier run (or an earlier map) left.
+    public var allDiscoveryConfigs: TopicFilter {
+        TopicFilter([Self.homeAssistantPrefix, "+", discoveryNode.rawValue, "+", "config"])
+    }
+
     // MARK: - Parsing
 
     /// Identifies a topic the locator received, or returns nil for anything else.
@@ -108,10 +136,20 @@ public struct Topics: Sendable, Hashable {
         if levels.count == 2, levels[0] == Self.homeAssistantPrefix, levels[1] == "status" {
             return .homeAssistantStatus
         }
+        if levels.count == 5, levels[0] == Self.homeAssistantPrefix, levels[4] == "config",
+            let component = DiscoveryComponent(rawValue: String(levels[1])),
+            levels[2] == discoveryNode.rawValue, let object = DiscoveryID(String(levels[3]))
+        {
+            return .discoveryConfig(Self.discovery(component: component, node: discoveryNode, object: object))
+        }
         guard levels.count == 6, levels[0] == Self.root, levels[1] == Self.version, levels[2] == site.description
         else { return nil }
-        if levels[3] == "tags", levels[5] == "position", let tag = TagIdentity(wire: String(levels[4])) {
-            return .position(tag)
+        if levels[3] == "tags", let tag = TagIdentity(wire: String(levels[4])) {
+            switch levels[5] {
+            case "position": return .position(tag)
+            case "zone": return .tagZone(tag)
+            default: return nil
+            }
         }
         guard levels[3] == "agents", let agent = AgentID(String(levels[4])) else { return nil }
         switch levels[5] {
@@ -130,8 +168,12 @@ public enum ReceivedTopic: Sendable, Hashable {
     case agentStatus(AgentID)
     /// A tag's retained position (the locator reads back what an earlier run left).
     case position(TagIdentity)
+    /// A tag's retained zone summary (read back at start, like the positions).
+    case tagZone(TagIdentity)
     /// Home Assistant's birth or death message.
     case homeAssistantStatus
+    /// A retained discovery config of this site's node, rebuilt from its validated levels (read back at start).
+    case discoveryConfig(Topic)
 }
 
 /// The Home Assistant entity kinds Whereabouts announces.
