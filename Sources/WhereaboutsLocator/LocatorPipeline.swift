@@ -129,6 +129,7 @@ public struct LocatorPipeline: Sendable {
             Subscription(filter: topics.allReadings, qos: 1), Subscription(filter: topics.allAgentStatuses, qos: 1),
             Subscription(filter: topics.allPositions, qos: 0, noLocal: true),
             Subscription(filter: topics.allTagZones, qos: 0, noLocal: true),
+            Subscription(filter: topics.allOccupancy, qos: 0, noLocal: true),
         ]
         if configuration.homeAssistantDiscovery {
             list.append(Subscription(filter: Topics.homeAssistantStatusFilter, qos: 1))
@@ -241,6 +242,15 @@ public struct LocatorPipeline: Sendable {
                 inherited[tag] = inherited[tag] ?? now
             }
             return []
+        case .occupancy(let floor, let zone):
+            // A zone an earlier run (or an earlier map) published and this map does not have: clear it, so that no
+            // dashboard keeps showing a room that is gone.
+            guard !payload.isEmpty, !map.zones.contains(where: { $0.key == ZoneKey(floor: floor, minor: zone) })
+            else { return [] }
+            return [
+                .publish(
+                    Publication(topic: topics.occupancy(floor: floor, zone: zone), payload: "", qos: 1, retain: true))
+            ]
         case .tagZone(let tag):
             // Likewise a zone summary: said lost (or cleared, for a tag the map does not name) unless heard in time.
             if !payload.isEmpty, lastZones[tag] == nil, inherited.count < Self.inheritedLimit {

@@ -268,3 +268,22 @@ struct HostileNumberingTests {
         #expect(harness.records.count == 1)
     }
 }
+
+@Suite("Locator pipeline, what an earlier run left")
+struct LeftoverStateTests {
+    @Test("a retained occupancy of a zone the map no longer has is cleared; one of a zone it has is left alone")
+    func leftoverOccupancy() throws {
+        var harness = try PipelineHarness()
+        let prefix = harness.pipeline.topics.prefix
+        let gone = "\(prefix)/floors/1/zones/99/occupancy"
+        let kept = "\(prefix)/floors/1/zones/1/occupancy"
+        harness.perform(harness.pipeline.receive(topic: gone, payload: Array("{}".utf8), now: 1))
+        harness.perform(harness.pipeline.receive(topic: kept, payload: Array("{}".utf8), now: 1))
+        // An empty payload is a clearing already done; a non-canonical number is not our topic.
+        harness.perform(harness.pipeline.receive(topic: "\(prefix)/floors/1/zones/98/occupancy", payload: [], now: 1))
+        harness.perform(harness.pipeline.receive(topic: "\(prefix)/floors/01/zones/97/occupancy", payload: [1], now: 1))
+        #expect(harness.publications.map(\.topic.name) == [gone])
+        #expect(harness.publications.first?.payload == "")
+        #expect(harness.publications.first?.retain == true)
+    }
+}

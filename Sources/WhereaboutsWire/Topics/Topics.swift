@@ -142,6 +142,13 @@ public struct Topics: Sendable, Hashable {
         {
             return .discoveryConfig(Self.discovery(component: component, node: discoveryNode, object: object))
         }
+        if levels.count == 8, levels[0] == Self.root, levels[1] == Self.version, levels[2] == site.description,
+            levels[3] == "floors", levels[5] == "zones", levels[7] == "occupancy",
+            let floor = UInt16(String(levels[4])), String(floor) == levels[4],
+            let zone = UInt16(String(levels[6])), String(zone) == levels[6]
+        {
+            return .occupancy(floor: floor, zone: zone)
+        }
         guard levels.count == 6, levels[0] == Self.root, levels[1] == Self.version, levels[2] == site.description
         else { return nil }
         if levels[3] == "tags", let tag = TagIdentity(wire: String(levels[4])) {
@@ -170,6 +177,8 @@ public enum ReceivedTopic: Sendable, Hashable {
     case position(TagIdentity)
     /// A tag's retained zone summary (read back at start, like the positions).
     case tagZone(TagIdentity)
+    /// A zone's retained occupancy (read back at start: a zone the map no longer has is cleared).
+    case occupancy(floor: UInt16, zone: UInt16)
     /// Home Assistant's birth or death message.
     case homeAssistantStatus
     /// A retained discovery config of this site's node, rebuilt from its validated levels (read back at start).
