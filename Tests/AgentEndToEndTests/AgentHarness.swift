@@ -247,7 +247,7 @@ func observing<Result>(
 }
 
 /// Polls `condition` until it holds; throws after `timeout` (which only turns a hang into a failure).
-func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () -> Bool) async throws {
+func waitUntil(_ what: String, timeout: Duration = .seconds(60), _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else { throw HarnessError("timed out waiting for \(what)") }

@@ -208,8 +208,11 @@ final class TestAgent: Sendable {
     }
 }
 
-/// Polls a condition every 20 ms until it holds, or fails the test after `timeout`.
-func waitFor(_ what: String, timeout: Duration = .seconds(20), _ condition: @Sendable () -> Bool) async throws {
+/// Polls a condition every 20 ms until it holds, or fails the test after `timeout`. The default is generous on
+/// purpose: the whole suite runs in one process on two cores, and a test waiting for a broker or a child process must
+/// not fail because a CPU-bound test next to it held the machine for a while. A condition that never holds still
+/// fails; only slowness is forgiven.
+func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: @Sendable () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         if ContinuousClock.now > deadline {
