@@ -21,8 +21,8 @@ import Synchronization
 /// the credentials or the client id ends ``run()`` with ``MQTTConnectionFailure/refused(_:)``, because
 /// retrying cannot help; every other failure is retried.
 ///
-/// **Threading.** Each ``run()`` drives `mosquitto_loop` on a thread of its own (a Dispatch queue, not
-/// Swift's cooperative pool, since the loop blocks in `select`). libmosquitto's callbacks run on that
+/// **Threading.** Each ``run()`` drives `mosquitto_loop` on a thread of its own (a detached pthread, not a
+/// Dispatch queue or Swift's cooperative pool, since the loop blocks in `select`). libmosquitto's callbacks run on that
 /// thread; they only copy data into Swift values and hand it to the two streams or to `Mutex`-guarded
 /// state, never blocking. ``publish(topic:payload:qos:retain:messageExpiry:)``, ``subscribe(_:qos:)`` and
 /// ``unsubscribe(_:)`` may be called from any task; they queue the packet with libmosquitto, which the loop
@@ -104,8 +104,10 @@ public final class MQTTClient: Sendable {
         else { throw MQTTError.invalidArgument }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let queue = DispatchQueue(label: "whereabouts.mqtt.\(configuration.clientID)")
-                queue.async {
+                // A thread of its own, not a Dispatch queue: on Linux Dispatch's workers are the same few threads
+                // Swift's tasks run on, and a loop that blocks in select() for the client's whole life would hold
+                // one of them (or wait behind busy tasks for one).
+                let started = LoopThread.start {
                     do {
                         try self.serve()
                         continuation.resume()
@@ -113,6 +115,7 @@ public final class MQTTClient: Sendable {
                         continuation.resume(throwing: error)
                     }
                 }
+                if !started { continuation.resume(throwing: MQTTError.noMemory) }
             }
         } onCancel: {
             core.requestStop(.disconnect)
