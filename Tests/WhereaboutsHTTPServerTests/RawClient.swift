@@ -66,13 +66,15 @@ final class RawClient: Sendable {
     }
 
     /// Reads until the server closes, the timeout passes, or `limit` bytes arrived.
-    func readToEnd(limit: Int = 1 << 20) -> (bytes: [UInt8], closed: Bool) {
+    /// `progress` hears the running total after every receive.
+    func readToEnd(limit: Int = 1 << 20, progress: (Int) -> Void = { _ in }) -> (bytes: [UInt8], closed: Bool) {
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while out.count < limit {
             let count = recv(descriptor, &buffer, buffer.count, 0)
             if count > 0 {
                 out += buffer[0..<count]
+                progress(out.count)
             } else {
                 // 0 is an orderly close, ECONNRESET an abrupt one; EAGAIN is the timeout.
                 return (out, count == 0 || errno == ECONNRESET)
