@@ -183,7 +183,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsLocator",
-                "WhereaboutsMQTT", "BrokerFixture",
+                "WhereaboutsMQTT", "BrokerFixture", "TestFixtures",
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -327,11 +327,63 @@ private struct MapReader {
         return zones.map(\.zone)
     }
 
+    /// An agent's radio map: a raster of residuals (dB) and their standard deviations, as `calibrate` writes it.
+    mutating func radioSurface(_ value: JSONValue, _ path: String) -> RadioSurface? {
+        let keys: Set = [
+            "origin", "cell_size", "columns", "rows", "mean", "sd", "prior_sd", "length_scale", "noise_sd",
+        ]
+        guard let object = object(value, path, allowed: keys) else { return nil }
+        let origin = point(object["origin"], "\(path).origin")
+        let cellSize = number(object["cell_size"], "\(path).cell_size", in: 0.1...5)
+        let columns = number(object["columns"], "\(path).columns", in: 1...4000)
+        let rows = number(object["rows"], "\(path).rows", in: 1...4000)
+        let prior = number(object["prior_sd"], "\(path).prior_sd", in: 0.1...30)
+        let lengthScale = number(object["length_scale"], "\(path).length_scale", in: 0.01...1000, required: false)
+        let noise = number(object["noise_sd"], "\(path).noise_sd", in: 0...100, required: false)
+        for (key, field) in [("columns", columns), ("rows", rows)] where field.map({ $0.rounded() != $0 }) ?? false {
+            problem("\(path).\(key)", "must be a whole number")
+        }
+        guard let origin, let cellSize, let columns, let rows, let prior, columns.rounded() == columns,
+            rows.rounded() == rows
+        else { return nil }
+        let count = Int(columns) * Int(rows)
+        guard count <= 4_000_000 else {
+            problem(path, "a radio map holds at most 4,000,000 cells, not \(count)")
+            return nil
+        }
+        func values(_ key: String, in range: ClosedRange<Double>) -> [Double]? {
+            guard let elements = array(object[key], "\(path).\(key)") else { return nil }
+            guard elements.count == count else {
+                problem("\(path).\(key)", "must hold columns × rows = \(count) numbers, not \(elements.count)")
+                return nil
+            }
+            var result: [Double] = []
+            result.reserveCapacity(count)
+            for (index, element) in elements.enumerated() {
+                guard case .number(let number) = element, number.isFinite, range.contains(number) else {
+                    problem(
+                        "\(path).\(key)[\(index)]",
+                        "must be a number between \(range.lowerBound) and \(range.upperBound)")
+                    return nil
+                }
+                result.append(number)
+            }
+            return result
+        }
+        guard let mean = values("mean", in: -60...60), let deviation = values("sd", in: 0.01...60) else { return nil }
+        var surface = RadioSurface(
+            origin: origin, cellSize: cellSize, columns: Int(columns), rows: Int(rows), mean: mean,
+            deviation: deviation, priorDeviation: prior)
+        surface.lengthScale = lengthScale
+        surface.noiseDeviation = noise
+        return surface
+    }
+
     mutating func readAgents(_ value: JSONValue?, floors: [UInt16: Floor]) -> [Agent] {
         guard let elements = array(value, "$.agents") else { return [] }
         var agents: [Agent] = []
         var seen: [String: String] = [:]
-        let keys: Set = ["id", "floor", "x", "y", "z", "rssi_offset", "path_loss_exponent"]
+        let keys: Set = ["id", "floor", "x", "y", "z", "rssi_offset", "path_loss_exponent", "radio_map"]
         for (index, element) in elements.enumerated() {
             let path = "$.agents[\(index)]"
             guard let object = object(element, path, allowed: keys) else { continue }
@@ -359,21 +411,22 @@ private struct MapReader {
                 in: 1...6,
                 required: false
             )
+            let surface = object["radio_map"].flatMap { radioSurface($0, "\(path).radio_map") }
             guard let id, let floor, let x, let y, let z else { continue }
             let position = Point(x: x, y: y)
             if !floor.outline.contains(position) {
                 problem(path, "agent \"\(id)\" at \(position) is outside the outline of floor \(floor.major)")
             }
-            agents.append(
-                Agent(
-                    id: id,
-                    floor: floor.major,
-                    position: position,
-                    height: z,
-                    rssiOffset: offset,
-                    pathLossExponent: exponent
-                )
+            var agent = Agent(
+                id: id,
+                floor: floor.major,
+                position: position,
+                height: z,
+                rssiOffset: offset,
+                pathLossExponent: exponent
             )
+            agent.radioSurface = surface
+            agents.append(agent)
         }
         return agents
     }

@@ -6,24 +6,27 @@ public import WhereaboutsJSON
 /// ``apply(agents:powers:to:)`` writes fitted constants in, keeping everything else of the user's file as it was.
 /// Agents get `rssi_offset` and `path_loss_exponent` (replaced where present, added after their other members
 /// where not); tags get `measured_power`, and a tag the map does not list yet is appended to `tags` (created
-/// when missing) with its identity as its name. Values are rounded to 0.01 dB, 0.001 and 0.1 dBm.
+/// when missing) with its identity as its name. Values are rounded to 0.01 dB, 0.001 and 0.1 dBm. Agents given a
+/// radio map get it as `radio_map` (docs/map.md).
 public enum MapDocument {
     /// The document with the constants written in. Agents and tags the document does not have, and members that
     /// are not objects, are left alone.
     public static func apply(
         agents: [String: AgentConstants],
         powers: [TagIdentity: Double],
+        radioMaps: [String: RadioSurface] = [:],
         to document: JSONValue
     ) -> JSONValue {
         guard var root = document.object else { return document }
-        if !agents.isEmpty, let elements = root["agents"]?.array {
+        if !agents.isEmpty || !radioMaps.isEmpty, let elements = root["agents"]?.array {
             root["agents"] = .array(
                 elements.map { element in
-                    guard var agent = element.object, let id = agent["id"]?.string, let constants = agents[id] else {
-                        return element
+                    guard var agent = element.object, let id = agent["id"]?.string else { return element }
+                    if let constants = agents[id] {
+                        agent["rssi_offset"] = .number(constants.rssiOffset.rounded(toDecimals: 2))
+                        agent["path_loss_exponent"] = .number(constants.pathLossExponent.rounded(toDecimals: 3))
                     }
-                    agent["rssi_offset"] = .number(constants.rssiOffset.rounded(toDecimals: 2))
-                    agent["path_loss_exponent"] = .number(constants.pathLossExponent.rounded(toDecimals: 3))
+                    if let surface = radioMaps[id] { agent["radio_map"] = json(surface) }
                     return .object(agent)
                 })
         }
@@ -48,6 +51,27 @@ public enum MapDocument {
             if root["tags"] == nil || root["tags"]?.array != nil { root["tags"] = .array(elements) }
         }
         return .object(root)
+    }
+
+    /// A radio surface as the map file holds it: residuals to 0.1 dB, deviations to 0.01 dB.
+    static func json(_ surface: RadioSurface) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            (
+                "origin",
+                .array([
+                    .number(surface.origin.x.rounded(toDecimals: 3)), .number(surface.origin.y.rounded(toDecimals: 3)),
+                ])
+            ),
+            ("cell_size", .number(surface.cellSize)),
+            ("columns", .number(Double(surface.columns))),
+            ("rows", .number(Double(surface.rows))),
+            ("prior_sd", .number(surface.priorDeviation.rounded(toDecimals: 2))),
+        ]
+        if let scale = surface.lengthScale { members.append(("length_scale", .number(scale.rounded(toDecimals: 2)))) }
+        if let noise = surface.noiseDeviation { members.append(("noise_sd", .number(noise.rounded(toDecimals: 2)))) }
+        members.append(("mean", .array(surface.mean.map { .number($0.rounded(toDecimals: 1)) })))
+        members.append(("sd", .array(surface.deviation.map { .number(max($0, 0.01).rounded(toDecimals: 2)) })))
+        return .object(JSONObject(members))
     }
 
     /// The parser for map files: the map loader and the editor read with the same size and depth limits.

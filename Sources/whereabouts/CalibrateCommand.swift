@@ -13,13 +13,15 @@ import WhereaboutsWire
 enum CalibrateCommand {
     static let usage = """
         usage: whereabouts calibrate --map M --readings R.jsonl --truth T.jsonl (--out M2 | --in-place)
-                                     [--folds 5] [--window 1] [--no-tag-power]
+                                     [--folds 5] [--window 1] [--no-tag-power] [--no-radio-map]
 
           --out M2          write the calibrated map here (M is left alone)
           --in-place        write it over M, after copying M to M.bak
           --folds K         time blocks for the held-out error (2…20, default 5)
           --window S        seconds per sample and (agent, tag) (default 1)
           --no-tag-power    do not write tags' measured power (the walk's tags are not ones you track)
+          --no-radio-map    do not write a radio map (each agent's residual surface; with one, the locator uses
+                            the grid tracker: docs/calibration.md)
 
         Agents with too little data (under 30 samples, or under 2 m of distance spread) keep their map values and
         are named; if no agent can be fitted, nothing is written and the exit status is 2.
@@ -27,7 +29,7 @@ enum CalibrateCommand {
 
     static let table: [Setting] = [
         .value("map"), .value("readings"), .value("truth"), .value("out"), .switchFlag("in-place"), .value("folds"),
-        .value("window"), .switchFlag("no-tag-power"),
+        .value("window"), .switchFlag("no-tag-power"), .switchFlag("no-radio-map"),
     ]
 
     static func run(_ settings: Settings) throws -> ExitStatus {
@@ -40,6 +42,7 @@ enum CalibrateCommand {
         let folds = try settings.integer("folds", in: 2...20) ?? 5
         let window = try settings.number("window", in: 0.1...60) ?? 1
         let tagPowers = try !settings.switchValue("no-tag-power")
+        let writesRadioMap = try !settings.switchValue("no-radio-map")
 
         let mapBytes = try FileAccess.read(mapPath)
         let (readings, badReadings) = try RecordingFiles.records(readingsPath, as: RecordedReading.self)
@@ -67,9 +70,26 @@ enum CalibrateCommand {
 
         let text: String
         do {
-            text = try MapDocument.text(calibration.calibratedDocument(result, tagPowers: tagPowers))
-        } catch {
+            // The radio map is learned against the trend with every fitted value, tag powers included: without
+            // them the residuals would carry the tags' power error.
+            let radioMap = writesRadioMap ? try calibration.radioMap(result) : [:]
+            if writesRadioMap {
+                let skipped = calibration.map.agents.map(\.id).filter { radioMap[$0] == nil }
+                printError(
+                    "radio map: \(radioMap.count) agents"
+                        + (skipped.isEmpty
+                            ? "" : "; none for \(skipped.joined(separator: ", ")) (the walk passed too few places)"))
+            }
+            text = try MapDocument.text(
+                calibration.calibratedDocument(result, tagPowers: tagPowers, radioMap: radioMap))
+        } catch let error as CalibrationError {
+            printError("whereabouts: \(error)")
+            return .failure
+        } catch let error as MapProblems {
             printError("whereabouts: \(CalibrationError.editedMapInvalid(error))")
+            return .failure
+        } catch {
+            printError("whereabouts: \(error)")
             return .failure
         }
         if inPlace {
@@ -94,16 +114,19 @@ enum CalibrateCommand {
         func padLeft(_ text: String, _ width: Int) -> String {
             String(repeating: " ", count: max(width - text.count, 0)) + text
         }
-        lines.append(pad("held-out error (\(heldOut.folds) time blocks)", 33) + pad("map constants", 17) + "fitted")
+        lines.append(
+            pad("held-out error (\(heldOut.folds) time blocks)", 33) + pad("map constants", 17) + pad("fitted", 17)
+                + "fitted + radio map")
         func position(_ summary: ErrorSummary?) -> String {
             summary.map { "\(fixed($0.median)) / \(fixed($0.p90))" } ?? "-"
         }
         lines.append(
             pad("  position median / p90 (m)", 33) + pad(position(heldOut.positionBefore), 17)
-                + position(heldOut.positionAfter))
+                + pad(position(heldOut.positionAfter), 17) + position(heldOut.positionWithRadioMap))
         lines.append(
             pad("  RSSI residual RMS (dB)", 33) + pad(heldOut.residualBefore.map { fixed($0) } ?? "-", 17)
-                + (heldOut.residualAfter.map { fixed($0) } ?? "-"))
+                + pad(heldOut.residualAfter.map { fixed($0) } ?? "-", 17)
+                + (heldOut.residualWithRadioMap.map { fixed($0) } ?? "-"))
         lines.append("")
         lines.append("agent                samples  offset dB  exponent  residual dB (map -> fitted)  status")
         for agent in result.agents {

@@ -46,6 +46,25 @@ struct KolakowskiCalibrationTests {
         print(
             "kolakowski robot path, grid: default \(metres(gridBefore.median)) / \(metres(gridBefore.p90)), "
                 + "calibrated \(metres(gridAfter.median)) / \(metres(gridAfter.p90))")
+        let radioMap = try calibration.radioMap(result)
+        for (id, surface) in radioMap.sorted(by: { $0.key < $1.key }) {
+            print(
+                "kolakowski radio map \(id): signal \(surface.priorDeviation) dB, length \(surface.lengthScale ?? 0) m, "
+                    + "noise \(surface.noiseDeviation ?? 0) dB")
+        }
+        let mapped = try replayError(
+            map: try calibration.calibratedMap(result, radioMap: radioMap), readings: robotReadings, truth: robotTruth,
+            positioning: .automatic)
+        print("kolakowski robot path, grid with the radio map: \(metres(mapped.median)) / \(metres(mapped.p90))")
+        #expect(radioMap.count == mapDocument.object?["agents"]?.array?.count)
+        // The issue's goal for the calibrated tracker on this path (issue 11): the radio map, learned on the
+        // calibration runs, meets it on the robot's path, which the calibration never saw.
+        #expect(mapped.median <= 0.9)
+        #expect(mapped.p90 <= 2.0)
+        // And on held-out time blocks of the calibration runs, against the fitted constants alone.
+        let mappedHeldOut = try #require(heldOut.positionWithRadioMap)
+        #expect(mappedHeldOut.median < (try #require(heldOut.positionAfter)).median)
+        #expect(try #require(heldOut.residualWithRadioMap) < (try #require(heldOut.residualAfter)))
         // The reference: a plain script (least squares on 2 s windows, one global power and exponent fitted by
         // linear regression on the calibration runs) reaches 1.45 m / 2.70 m on this path.
         #expect(after.median < 1.45)

@@ -1,4 +1,4 @@
-import WhereaboutsCore
+public import WhereaboutsCore
 
 /// One RSSI sample for the path-loss fit: a transmitter heard by an agent at a known distance.
 public struct PathLossObservation: Sendable, Hashable {
@@ -14,14 +14,25 @@ public struct PathLossObservation: Sendable, Hashable {
     public var variance: Double
     /// When (Unix seconds); used to split the data into time blocks.
     public var time: Double
+    /// Where the transmitter stood on the receiver's floor, when known (a survey with truth): the radio map's input.
+    public var position: Point?
 
-    public init(transmitter: Int, receiver: Int, distance: Double, rssi: Double, variance: Double, time: Double) {
+    public init(
+        transmitter: Int,
+        receiver: Int,
+        distance: Double,
+        rssi: Double,
+        variance: Double,
+        time: Double,
+        position: Point? = nil
+    ) {
         self.transmitter = transmitter
         self.receiver = receiver
         self.distance = distance
         self.rssi = rssi
         self.variance = variance
         self.time = time
+        self.position = position
     }
 }
 

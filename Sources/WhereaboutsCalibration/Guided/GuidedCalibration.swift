@@ -137,7 +137,8 @@ public struct GuidedCalibration: Sendable {
                     rssi: bucket.mean,
                     variance: settings.modelSigma * settings.modelSigma
                         + bucket.varianceOfMean(advertVariance: settings.advertVariance),
-                    time: time
+                    time: time,
+                    position: position.point
                 ))
         }
         samples.sort { ($0.time, $0.receiver, $0.transmitter) < ($1.time, $1.receiver, $1.transmitter) }
@@ -188,6 +189,10 @@ public struct GuidedCalibration: Sendable {
         public var residualBefore: Double?
         /// … and with the constants fitted on the other blocks.
         public var residualAfter: Double?
+        /// Positioning error with the fitted constants and a radio map learned on the other blocks.
+        public var positionWithRadioMap: ErrorSummary?
+        /// RMS of the held-out residuals against the fitted trend plus that radio map, dB.
+        public var residualWithRadioMap: Double?
     }
 
     /// K-fold validation by time blocks: the samples, in time order, are cut into `folds` blocks of equal size;
@@ -203,8 +208,10 @@ public struct GuidedCalibration: Sendable {
         let folds = max(2, min(requested, samples.count))
         var residualsBefore: [Double] = []
         var residualsAfter: [Double] = []
+        var residualsMapped: [Double] = []
         var errorsBefore: [Double] = []
         var errorsAfter: [Double] = []
+        var errorsMapped: [Double] = []
         let inForce = mapConstants
         for fold in 0..<folds {
             let start = fold == 0 ? -Double.infinity : samples[fold * samples.count / folds].time
@@ -229,18 +236,34 @@ public struct GuidedCalibration: Sendable {
                             power: powers[tag.identity] ?? tag.inForce, offset: new.rssiOffset,
                             exponent: new.pathLossExponent, distance: sample.distance))
             }
+            let radioMap = (try? self.radioMap(result, holdingOut: block)) ?? [:]
+            if let calibrated = try? calibratedMap(result) {
+                let everything = residuals(on: calibrated, powers: powers)
+                for (agentIndex, agentResiduals) in everything {
+                    let surface = radioMap[calibrated.agents[agentIndex].id]
+                    for (sample, residual) in zip(samplesWithPositions(of: agentIndex), agentResiduals)
+                    where block.contains(sample.time) {
+                        residualsMapped.append(residual.residual - (surface?.residual(at: residual.point).mean ?? 0))
+                    }
+                }
+            }
             guard let replay else { continue }
             let blockReadings = readings.filter { block.contains($0.time) }
             guard !blockReadings.isEmpty, let calibrated = try? calibratedMap(result) else { continue }
             errorsBefore += positionErrors(replay(map, blockReadings))
             errorsAfter += positionErrors(replay(calibrated, blockReadings))
+            if !radioMap.isEmpty, let mapped = try? calibratedMap(result, radioMap: radioMap) {
+                errorsMapped += positionErrors(replay(mapped, blockReadings))
+            }
         }
         return HeldOutReport(
             folds: folds,
             positionBefore: ErrorSummary(errorsBefore),
             positionAfter: ErrorSummary(errorsAfter),
             residualBefore: rootMeanSquare(residualsBefore),
-            residualAfter: rootMeanSquare(residualsAfter)
+            residualAfter: rootMeanSquare(residualsAfter),
+            positionWithRadioMap: ErrorSummary(errorsMapped),
+            residualWithRadioMap: rootMeanSquare(residualsMapped)
         )
     }
 
@@ -253,19 +276,82 @@ public struct GuidedCalibration: Sendable {
         }
     }
 
-    /// The map document with a result written into it.
-    public func calibratedDocument(_ result: CalibrationResult, tagPowers: Bool = true) -> JSONValue {
+    /// The map document with a result written into it, and a radio map when one is given.
+    public func calibratedDocument(
+        _ result: CalibrationResult,
+        tagPowers: Bool = true,
+        radioMap: [String: RadioSurface] = [:]
+    ) -> JSONValue {
         MapDocument.apply(
-            agents: result.fittedAgents, powers: tagPowers ? result.fittedPowers : [:], to: document)
+            agents: result.fittedAgents, powers: tagPowers ? result.fittedPowers : [:], radioMaps: radioMap,
+            to: document)
     }
 
-    /// The map with a result applied, loaded from ``calibratedDocument(_:tagPowers:)``.
-    public func calibratedMap(_ result: CalibrationResult, tagPowers: Bool = true) throws(CalibrationError) -> FloorMap
-    {
-        switch FloorMap.load(calibratedDocument(result, tagPowers: tagPowers)) {
+    /// The map with a result applied, loaded from ``calibratedDocument(_:tagPowers:radioMap:)``.
+    public func calibratedMap(
+        _ result: CalibrationResult,
+        tagPowers: Bool = true,
+        radioMap: [String: RadioSurface] = [:]
+    ) throws(CalibrationError) -> FloorMap {
+        switch FloorMap.load(calibratedDocument(result, tagPowers: tagPowers, radioMap: radioMap)) {
         case .success(let loaded): return loaded
         case .failure(let problems): throw .editedMapInvalid(problems)
         }
+    }
+
+    // MARK: - Radio map
+
+    /// The survey's residuals per agent against the trend of `map` (its offsets, exponents, walls and tag powers):
+    /// the raw RSSI plus the agent's offset, less the tag's power at 1 m and the path gain to where the tag stood.
+    /// Samples in `heldOut` are left out.
+    public func residuals(on map: FloorMap, powers: [TagIdentity: Double], holdingOut heldOut: Range<Double>? = nil)
+        -> [Int: [ResidualSample]]
+    {
+        let wallsByFloor = Dictionary(grouping: map.walls, by: \.floor)
+        var result: [Int: [ResidualSample]] = [:]
+        for sample in samples {
+            guard let position = sample.position, !(heldOut?.contains(sample.time) ?? false) else { continue }
+            let agent = map.agents[sample.receiver]
+            let tag = tags[sample.transmitter].identity
+            let power = map.knownTag(tag)?.measuredPower ?? powers[tag] ?? tags[sample.transmitter].inForce
+            let exponent = agent.pathLossExponent ?? map.model.pathLossExponent
+            let gain = pathGain(
+                from: agent.position, heightAboveTag: agent.height - map.model.tagHeight, exponent: exponent,
+                walls: wallsByFloor[agent.floor] ?? [], to: position)
+            let residual = sample.rssi + agent.rssiOffset - power - gain
+            result[sample.receiver, default: []].append(ResidualSample(point: position, residual: residual))
+        }
+        return result
+    }
+
+    /// The samples of one agent that have a position, in the order ``residuals(on:powers:holdingOut:)`` lists them.
+    private func samplesWithPositions(of agentIndex: Int) -> [PathLossObservation] {
+        samples.filter { $0.receiver == agentIndex && $0.position != nil }
+    }
+
+    /// A radio map learned from the survey on top of a result's constants: per agent, a ``RadioSurface`` over
+    /// its floor (agents the survey covers too little get none, and keep the path-loss model alone).
+    ///
+    /// - Parameters:
+    ///   - holdingOut: samples in this time range are left out (for validation).
+    ///   - cellSize: the raster's cell, in metres.
+    public func radioMap(
+        _ result: CalibrationResult,
+        holdingOut heldOut: Range<Double>? = nil,
+        cellSize: Double = 0.5,
+        fit: ResidualSurfaceFit = ResidualSurfaceFit()
+    ) throws(CalibrationError) -> [String: RadioSurface] {
+        let calibrated = try calibratedMap(result)
+        let residuals = self.residuals(on: calibrated, powers: result.fittedPowers, holdingOut: heldOut)
+        var surfaces: [String: RadioSurface] = [:]
+        for (agentIndex, agentResiduals) in residuals {
+            let agent = calibrated.agents[agentIndex]
+            guard let floor = calibrated.floors.first(where: { $0.major == agent.floor }) else { continue }
+            if let surface = fit.fit(agentResiduals, bounds: floor.outline.bounds, cellSize: cellSize) {
+                surfaces[agent.id] = surface
+            }
+        }
+        return surfaces
     }
 }
 

@@ -156,6 +156,8 @@ public struct Agent: Sendable, Hashable {
     public var rssiOffset: Double
     /// This agent's path-loss exponent, or nil for the map's default.
     public var pathLossExponent: Double?
+    /// What a survey learned of this agent beyond the path-loss model (the radio map), or nil.
+    public var radioSurface: RadioSurface? = nil
 
     package init(
         id: String,

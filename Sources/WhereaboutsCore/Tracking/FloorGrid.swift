@@ -218,22 +218,29 @@ struct FloorGrid: Sendable {
         var inverseSigmas = [Float](repeating: 0, count: width * height)
         var logSigmas = [Float](repeating: 0, count: width * height)
         let dz2 = heightAboveTag * heightAboveTag
+        let surface = agent.radioSurface
         for row in 0..<height {
             for column in 0..<width {
                 let centre = Point(
                     x: origin.x + (Double(column0 + column) + 0.5) * cellSize,
                     y: origin.y + (Double(row0 + row) + 0.5) * cellSize)
-                let dx = centre.x - agent.position.x
-                let dy = centre.y - agent.position.y
-                let distance = max((dx * dx + dy * dy + dz2).squareRoot(), 0.1)
-                var gain = -10 * exponent * logarithm10(distance)
-                if !walls.isEmpty {
-                    let path = Segment(agent.position, centre)
-                    for wall in walls where wall.segment.properlyIntersects(path) { gain -= wall.loss }
+                var gain = pathGain(
+                    from: agent.position, heightAboveTag: heightAboveTag, exponent: exponent, walls: walls, to: centre)
+                var variance: Double
+                if let surface {
+                    // The survey's residual corrects the trend; its uncertainty replaces the guess that the model's
+                    // error grows with distance.
+                    let residual = surface.residual(at: centre)
+                    gain += residual.mean
+                    variance = sigma * sigma + residual.variance
+                } else {
+                    let dx = centre.x - agent.position.x
+                    let dy = centre.y - agent.position.y
+                    let growth = sigmaPerMetre * max((dx * dx + dy * dy + dz2).squareRoot(), 0.1)
+                    variance = sigma * sigma + growth * growth
                 }
                 gains[row * width + column] = Float(gain)
-                let growth = sigmaPerMetre * distance
-                let cellSigma = (sigma * sigma + growth * growth).squareRoot()
+                let cellSigma = variance.squareRoot()
                 inverseSigmas[row * width + column] = Float(1 / cellSigma)
                 logSigmas[row * width + column] = Float(naturalLog(cellSigma))
             }

@@ -38,7 +38,7 @@ struct TagTracker: Sendable {
         wallsByFloor = configuration.usesWalls ? Dictionary(grouping: map.walls, by: \.floor) : [:]
         gridRadio = RadioConstants(map: map)
         filter = GridFilter(configuration: configuration.grid)
-        if configuration.positioning == .grid {
+        if configuration.positioning.resolved(for: map) == .grid {
             for floor in map.floors {
                 gridIndexByFloor[floor.major] = grids.count
                 grids.append(

@@ -1,0 +1,75 @@
+import BrokerFixture
+import Foundation
+import TestFixtures
+import Testing
+import WhereaboutsCore
+import WhereaboutsJSON
+import WhereaboutsMapFile
+
+/// `whereabouts calibrate`, `replay` and `evaluate` as a user runs them, on the Kolakowski flat (CC BY 4.0; see
+/// Tests/TestFixtures/Fixtures/kolakowski/CREDIT.md).
+@Suite("The survey from the command line")
+struct CalibrateCommandTests {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    /// Runs one of our tools to its end; its exit code and what it printed.
+    func run(_ tool: String, _ arguments: [String], scratch: ScratchDirectory) async throws -> (Int32?, String) {
+        let log = scratch.file("\(tool)-\(UUID().uuidString).log")
+        let process = try ChildProcess(executable: BuiltProducts.path(tool), arguments: arguments, outputPath: log)
+        #expect(await process.waitForExit(timeout: .seconds(300)))
+        return (process.exitCode, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+    }
+
+    @Test("calibrate writes a radio map; replay with that map meets the issue's goal on the robot's path")
+    func surveyToReplay() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let calibrated = scratch.file("calibrated.json")
+        let (status, output) = try await run(
+            "whereabouts",
+            [
+                "calibrate", "--map", Self.repositoryRoot + "/maps/kolakowski-flat.json",
+                "--readings", try TestFixtures.path("kolakowski/calibration-readings-1s.jsonl"),
+                "--truth", try TestFixtures.path("kolakowski/calibration-truth.jsonl"), "--out", calibrated,
+            ], scratch: scratch)
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("fitted + radio map"), "\(output)")
+        #expect(output.contains("radio map: 6 agents"), "\(output)")
+        let map = try FloorMap.parse(Array(try Data(contentsOf: URL(fileURLWithPath: calibrated)))).get()
+        #expect(map.agents.allSatisfy { $0.radioSurface != nil })
+
+        let positions = scratch.file("positions.jsonl")
+        let (replayStatus, replayOutput) = try await run(
+            "whereabouts",
+            [
+                "replay", "--map", calibrated, "--readings", try TestFixtures.path("kolakowski/robot-readings.jsonl"),
+                "--positions", positions,
+            ], scratch: scratch)
+        #expect(replayStatus == 0, "\(replayOutput)")
+        let (evaluateStatus, report) = try await run(
+            "whereabouts",
+            [
+                "evaluate", "--positions", positions, "--truth", try TestFixtures.path("kolakowski/robot-truth.jsonl"),
+                "--map", calibrated, "--json",
+            ], scratch: scratch)
+        #expect(evaluateStatus == 0, "\(report)")
+        let line = try #require(report.split(separator: "\n").last { $0.hasPrefix("{") })
+        let error = try JSONParser().parse(Array(line.utf8)).object?["error_m"]?.object
+        let median = try #require(error?["median"]?.double)
+        let p90 = try #require(error?["p90"]?.double)
+        print("kolakowski robot path from the command line, calibrated with the radio map: \(median) / \(p90) m")
+        #expect(median <= 0.9)
+        #expect(p90 <= 2.0)
+
+        let (refused, refusal) = try await run(
+            "whereabouts",
+            [
+                "calibrate", "--map", Self.repositoryRoot + "/maps/kolakowski-flat.json", "--readings", positions,
+                "--truth", try TestFixtures.path("kolakowski/calibration-truth.jsonl"), "--out",
+                scratch.file("never.json"),
+            ], scratch: scratch)
+        #expect(refused == 2, "\(refusal)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("never.json")))
+    }
+}
