@@ -515,7 +515,7 @@ public struct LocatorPipeline: Sendable {
     /// offline.
     private func trackedSummary(_ tag: TagIdentity, floor: UInt16) -> TagZone {
         let zone = engine.zone(of: tag)
-        let unknown = zone.map { engine.occupancy(of: $0)?.state != .known } ?? (floorOnlineSince[floor] == nil)
+        let unknown = zone.map { engine.state(of: $0) != .known } ?? (floorOnlineSince[floor] == nil)
         return TagZone(
             tag: tag, name: map.knownTag(tag)?.name, state: unknown ? .unknown : .known, floor: zone?.floor ?? floor,
             floorName: map.floor(major: zone?.floor ?? floor)?.name, zone: zone?.minor,

@@ -270,6 +270,12 @@ public struct LocatorEngine: Sendable {
         liveness.isOnline(agentIndex, now: now)
     }
 
+    /// Whether a zone's occupancy can be known now (its agents are heard), or nil for a zone the map lacks. Cheap:
+    /// ``occupancy(of:)`` also lists and sorts the zone's members.
+    public func state(of zone: ZoneKey) -> ZoneState? {
+        zones.state(of: zone)
+    }
+
     /// Who is in a zone, and whether that can be known.
     public func occupancy(of zone: ZoneKey) -> Occupancy? {
         zones.occupancy(of: zone)

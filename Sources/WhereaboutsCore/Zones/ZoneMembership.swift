@@ -144,6 +144,11 @@ struct ZoneMembership: Sendable {
         zoneIndexByKey[zone].map { states[$0] == .unknown } ?? false
     }
 
+    /// Whether a zone's occupancy can be known now, without listing who is in it.
+    func state(of zone: ZoneKey) -> ZoneState? {
+        zoneIndexByKey[zone].map { states[$0] }
+    }
+
     /// Who is in a zone, and whether that can be known.
     func occupancy(of zone: ZoneKey) -> Occupancy? {
         zoneIndexByKey[zone].map(occupancy)
