@@ -118,6 +118,12 @@ start_locator "$out/map50.json"
 "$bench" latency --broker "$broker" --seconds 60 | record
 stop_locator
 
+echo "== real time at 10,000 tags and 200 agents: latency and the locator's share of the cores (60 s)" >&2
+start_locator "$out/map200.json"
+"$bench" latency --broker "$broker" --agents 200 --tags 10000 --seconds 60 --locator-pid "$locator" \
+    --label latency_10000 | record
+stop_locator
+
 echo "== agent: replaying 1,000 adverts/s for 30 s into the broker" >&2
 "$bench" capture --out "$out/adverts.btsnoop" --rate 1000 --seconds 30 --tags 200 > /dev/null
 "$bin/whereabouts-agent" --id a0 --site "$site" --broker "$broker" --source "btsnoop:$out/adverts.btsnoop" \

@@ -1,4 +1,5 @@
 import CommandLineSupport
+import Glibc
 import Synchronization
 import WhereaboutsCore
 import WhereaboutsJSON
@@ -57,7 +58,7 @@ enum LatencyCommand {
 
     static let table: [Setting] = [
         .value("broker"), .value("label"), .value("agents"), .value("tags"), .value("probes"), .value("seconds"),
-        .value("max-windows"), .value("hold-windows"), .value("seed"),
+        .value("max-windows"), .value("hold-windows"), .value("seed"), .value("locator-pid"),
     ]
 
     static func run(_ settings: Settings) async throws -> ExitStatus {
@@ -70,6 +71,7 @@ enum LatencyCommand {
         let holdWindows = try settings.integer("hold-windows") ?? 2
         let seed = UInt64(try settings.integer("seed") ?? 7)
         let label = settings.value("label") ?? "latency"
+        let locatorPID = try settings.integer("locator-pid").flatMap { Int32(exactly: $0) }
 
         let layout = try BenchMap(agents: agents)
         let map = layout.map
@@ -109,6 +111,11 @@ enum LatencyCommand {
 
         var readings = 0
         var windowsSent = 0
+        // The locator's CPU time over the sending (with --locator-pid): at real time, its share of the cores is the
+        // headroom figure of issue 16.
+        var firstSample: ProcessSample?
+        var lastSample: ProcessSample?
+        var sendingTime = 0.0
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await connection.client.run() }
             group.addTask { await connection.watchEvents() }
@@ -131,6 +138,7 @@ enum LatencyCommand {
             try await connection.waitUntilConnected()
             let epoch = Int(WallClock.now() * 1000)
             let start = Measure.monotonic()
+            firstSample = locatorPID.flatMap { ProcessSample(pid: $0) }
             for window in 0..<seconds {
                 let due = start + Double(window)
                 let wait = due - Measure.monotonic()
@@ -178,18 +186,44 @@ enum LatencyCommand {
                 }
                 windowsSent += 1
             }
+            sendingTime = Measure.monotonic() - start
+            lastSample = locatorPID.flatMap { ProcessSample(pid: $0) }
             try await Task.sleep(for: .seconds(1))
             connection.client.disconnect()
             try await group.waitForAll()
         }
-        let final = state.withLock { $0 }
+        var locator: (first: ProcessSample, last: ProcessSample, seconds: Double)?
+        if let firstSample, let lastSample { locator = (firstSample, lastSample, sendingTime) }
+        emit(
+            label: label, agents: agents, tagCount: tagCount, probes: probes.count, windows: windowsSent,
+            readings: readings, final: state.withLock { $0 }, locator: locator)
+        return .success
+    }
+
+    /// Prints the figures: the latency distribution, and the locator's CPU when it was watched.
+    private static func emit(
+        label: String, agents: Int, tagCount: Int, probes: Int, windows: Int, readings: Int, final: State,
+        locator: (first: ProcessSample, last: ProcessSample, seconds: Double)?
+    ) {
         let sorted = final.latencies.sorted()
         func milliseconds(_ p: Double) -> JSONValue { Measure.quantile(sorted, p).map { .number($0 * 1000) } ?? .null }
-        Measure.emit([
+        var locatorFields: [(String, JSONValue)] = []
+        if let locator, locator.seconds > 0, readings > 0 {
+            let cpu = locator.last.cpuSeconds - locator.first.cpuSeconds
+            let cores = Double(max(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 1))
+            locatorFields = [
+                ("locator_cpu_seconds", .number(cpu)),
+                ("locator_cpu_share_of_cores", .number(cpu / locator.seconds / cores)),
+                ("locator_cpu_us_per_reading", .number(1e6 * cpu / Double(readings))),
+                ("locator_vmhwm_kb", .number(Double(locator.last.peakResidentKB))),
+                ("cores", .number(cores)),
+            ]
+        }
+        let fields: [(String, JSONValue)] = [
             ("figure", .string(label)),
             ("agents", .number(Double(agents))), ("tags", .number(Double(tagCount))),
-            ("probes", .number(Double(probes.count))), ("windows", .number(Double(windowsSent))),
-            ("readings_per_second", .number(Double(readings) / Double(max(windowsSent, 1)))),
+            ("probes", .number(Double(probes))), ("windows", .number(Double(windows))),
+            ("readings_per_second", .number(Double(readings) / Double(max(windows, 1)))),
             ("samples", .number(Double(sorted.count))),
             ("p50_ms", milliseconds(0.5)), ("p90_ms", milliseconds(0.9)), ("p99_ms", milliseconds(0.99)),
             ("max_ms", milliseconds(1)),
@@ -214,8 +248,8 @@ enum LatencyCommand {
                 "mean_windows_to_decide",
                 .number(final.decisionWindows.reduce(0, +) / Double(max(final.decisionWindows.count, 1)))
             ),
-        ])
-        return .success
+        ]
+        Measure.emit(fields + locatorFields)
     }
 
     /// An occupancy message arrived: if it names a moving probe in its new room, that is a sample.

@@ -56,6 +56,7 @@ def main():
     reference = best("bluetooth_data_tools_decode", lambda line: line["cached"]["events_per_cpu_second"])
     reference_uncached = best("bluetooth_data_tools_decode", lambda line: line["uncached"]["events_per_cpu_second"])
     latency = first("latency")
+    realtime = first("latency_10000")
     agent = first("agent")
     scale = first("scale")
     ceilings = [line["readings"] / (line["end"] - line["start"]) for line in every("ceiling")]
@@ -86,6 +87,13 @@ def main():
         "latency_load_readings_per_second": latency["readings_per_second"],
         "latency_p50_batch_to_decision_ms": latency["p50_to_decision_ms"],
         "latency_p50_decision_to_arrival_ms": latency["p50_decision_to_arrival_ms"],
+        "realtime_10000_readings_per_second": realtime["readings_per_second"],
+        "realtime_10000_p50_ms": realtime["p50_ms"],
+        "realtime_10000_p99_ms": realtime["p99_ms"],
+        "realtime_10000_samples": realtime["samples"],
+        "realtime_10000_locator_share_of_cores": realtime["locator_cpu_share_of_cores"],
+        "realtime_10000_locator_cpu_us_per_reading": realtime["locator_cpu_us_per_reading"],
+        "realtime_10000_headroom": 1 / max(realtime["locator_cpu_share_of_cores"], 1e-9),
         "decode_events_per_cpu_second": decode["events_per_cpu_second"],
         "bdt_events_per_cpu_second": reference["cached"]["events_per_cpu_second"],
         "bdt_uncached_events_per_cpu_second": reference_uncached["uncached"]["events_per_cpu_second"],
@@ -111,7 +119,18 @@ def main():
         ("Agent decoding", f["decode_vs_bdt"] >= 20, "≥ 20× bluetooth-data-tools"),
         ("Agent resident memory", f["agent_vmhwm_mb"] <= 10, "≤ 10 MB"),
         ("Locator at 10,000 tags", f["locator_10000_tags_vmhwm_mb"] <= 200, "≤ 200 MB"),
+        ("Locator end to end (issue 16)", f["locator_readings_per_second"] >= 1_000_000
+         and f["locator_share_of_ceiling"] >= 0.35, "≥ 1,000,000 readings/s and ≥ 35 % of the ceiling"),
+        ("Real time at 10,000 tags and 200 agents: headroom (issue 16)", f["realtime_10000_headroom"] >= 3,
+         "≥ 3× (the locator's CPU ≤ 33 % of the cores)"),
+        ("Engine cost per reading, 100 → 10,000 tags (issue 16)", f["cost_per_reading_10000_vs_100_tags"] <= 1.2,
+         "≤ 1.2×"),
+        ("Latency p99 while 10,000 tags run (issue 16)", f["realtime_10000_p99_ms"] is not None
+         and f["realtime_10000_p99_ms"] <= 50, "≤ 50 ms"),
     ]
+    def milliseconds(value):
+        return "-" if value is None else f"{value:.0f} ms"
+
     rows = [
         ("Engine (1,000 tags, 50 agents)",
          f"{f['engine_readings_per_cpu_second']:,.0f} readings/s per core; {f['engine_solves_per_cpu_second']:,.0f} "
@@ -133,6 +152,11 @@ def main():
          f"p50 {f['latency_p50_batch_to_decision_ms']:.0f} ms to the decision, "
          f"{f['latency_p50_decision_to_arrival_ms']:.0f} ms from there to the subscriber",
          "—", "—"),
+        (f"Real time at 10,000 tags and 200 agents ({f['realtime_10000_readings_per_second']:,.0f} readings/s)",
+         f"locator CPU {100 * f['realtime_10000_locator_share_of_cores']:.1f} % of the cores "
+         f"({f['realtime_10000_locator_cpu_us_per_reading']:.1f} µs per reading); latency p50 "
+         f"{milliseconds(f['realtime_10000_p50_ms'])}, p99 {milliseconds(f['realtime_10000_p99_ms'])} "
+         f"({f['realtime_10000_samples']:.0f} samples)", "—", f"{f['realtime_10000_headroom']:.1f}× headroom"),
         ("Agent decoding (287 captured HCI events)",
          f"{f['decode_events_per_cpu_second']:,.0f} events/s per core",
          f"bluetooth-data-tools: {f['bdt_events_per_cpu_second']:,.0f} events/s (uncached parser "
@@ -158,6 +182,12 @@ def main():
         "Agent decoding": f"{f['decode_vs_bdt']:.1f}×",
         "Agent resident memory": f"{f['agent_vmhwm_mb']:.1f} MB (VmHWM)",
         "Locator at 10,000 tags": f"{f['locator_10000_tags_vmhwm_mb']:.0f} MB (VmHWM)",
+        "Locator end to end (issue 16)": f"{f['locator_readings_per_second']:,.0f} readings/s, "
+        f"{100 * f['locator_share_of_ceiling']:.0f} %",
+        "Real time at 10,000 tags and 200 agents: headroom (issue 16)": f"{f['realtime_10000_headroom']:.1f}×",
+        "Engine cost per reading, 100 → 10,000 tags (issue 16)": f"{f['cost_per_reading_10000_vs_100_tags']:.2f}×",
+        "Latency p99 while 10,000 tags run (issue 16)": f"{f['realtime_10000_p99_ms']:.0f} ms"
+        if f["realtime_10000_p99_ms"] is not None else "no samples",
     }
     markdown += ["", "| Target | Wanted | Measured | Met |", "|---|---|---|---|"]
     markdown += [f"| {name} | {wanted} | {results[name]} | {'met' if met else '**missed**'} |"
