@@ -1,3 +1,4 @@
+import ControllerEmulator
 import Foundation
 import Testing
 import WhereaboutsAdvertising
