@@ -65,9 +65,10 @@ public final class LiveScan: Sendable {
                     failure = error
                 }
             }
+            let reason = failure.map { "\($0)" } ?? "its scan ended"
             logger.error(
-                "Bluetooth controller \(opener.name) failed: \(failure.map { "\($0)" } ?? "its scan ended"); "
-                    + "opening it again in \(Self.firstRetryDelay) s")
+                (reason.contains(opener.name) ? reason : "Bluetooth controller \(opener.name) failed: \(reason)")
+                    + "; opening it again in \(Self.firstRetryDelay) s")
             guard let reopened = await reopen(replacing: current) else {
                 _ = await feed.send(.sourceEnded(problem: nil))
                 return

@@ -132,6 +132,110 @@ struct AgentEmulatorTests {
     }
 }
 
+extension AgentEmulatorTests {
+    @Test("when btvirt dies mid-scan, each agent names its controller, retries with backoff, then scans again")
+    func controllerVanishes() async throws {
+        let air = try await Air(scannerRelay: .init(rssi: Self.rssi))
+        let tag = try #require(Self.tag)
+        try await observing(air.broker, agent: air.scannerID) { observer in
+            let advertiser = try await air.startAdvertiser()
+            let scanner = try await air.startScanner()
+            try await air.pulse()
+            let heardBefore = air.scanner.reportsForwarded
+            try await waitUntil("the first adverts published", agent: scanner) {
+                (try? ReceivedBatches(observer, agent: air.scannerID))?.adverts[tag] ?? 0 >= heardBefore
+            }
+
+            air.emulator.stop()
+            let scannerName = "h4:\(air.scanner.path)"
+            let advertiserName = "h4:\(air.advertiser.path)"
+            try await waitUntil("B naming its lost controller", agent: scanner) {
+                scanner.output.contains("error: Bluetooth controller \(scannerName) went away")
+            }
+            try await waitUntil("A naming its lost controller", agent: advertiser) {
+                advertiser.output.contains("error: Bluetooth controller \(advertiserName) went away")
+            }
+            // Retries, each wait twice the one before: 1 s, then 2 s, then 4 s between attempts.
+            try await waitUntil("B's second attempt", agent: scanner) {
+                scanner.output.contains("again (attempt 2)")
+            }
+            #expect(scanner.output.contains("again (attempt 1)") && scanner.output.contains("next attempt in 2.0 s"))
+            #expect(scanner.output.contains("again (attempt 2)") && scanner.output.contains("next attempt in 4.0 s"))
+            #expect(scanner.process.isRunning && advertiser.process.isRunning, "an agent exited:\n\(scanner.output)")
+
+            try air.emulator.restart()
+            try await waitUntil("B scanning again", agent: scanner) {
+                scanner.output.contains("Bluetooth controller \(scannerName) is back after")
+            }
+            try await waitUntil("A advertising again", agent: advertiser) {
+                advertiser.output.contains("Bluetooth controller \(advertiserName) is back after")
+            }
+            #expect(advertiser.output.contains("advertising \(tag)"))
+            // The new controllers share the new air: B hears A again, through the same process and broker session.
+            try await air.pulse()
+            let heard = air.scanner.reportsForwarded
+            #expect(heard > heardBefore)
+            try await waitUntil("adverts heard after the emulator came back", agent: scanner) {
+                (try? ReceivedBatches(observer, agent: air.scannerID))?.adverts[tag] ?? 0 >= heard
+            }
+            #expect(air.scanner.accepted >= 4, "the first connection, two failed attempts, the one that worked")
+
+            scanner.process.send(SIGTERM)
+            advertiser.process.send(SIGTERM)
+            #expect(try await scanner.exitCode(within: .seconds(30)) == 0, "\(scanner.output)")
+            #expect(try await advertiser.exitCode(within: .seconds(30)) == 0, "\(advertiser.output)")
+            let built = try #require(scanner.counter("batches"), "\(scanner.output)")
+            try await waitUntil("\(built) batches") {
+                (try? ReceivedBatches(observer, agent: air.scannerID))?.unique.count ?? 0 >= built
+            }
+            let batches = try ReceivedBatches(observer, agent: air.scannerID)
+            // One run throughout: one epoch, seqs without a gap (empty windows while the controller was away).
+            #expect(Set(batches.raw.map(\.epoch)).count == 1)
+            #expect(batches.unique.map(\.seq) == Array(0..<built))
+            #expect(batches.adverts == [tag: heard])
+        }
+    }
+}
+
+extension AgentEmulatorTests {
+    @Test("a scan that goes silent after steady reports is restarted by the watchdog, and btvirt reports A again")
+    func watchdogRestartsSilentScan() async throws {
+        let air = try await Air(scannerRelay: .init(rssi: Self.rssi))
+        let tag = try #require(Self.tag)
+        try await observing(air.broker, agent: air.scannerID) { observer in
+            let advertiser = try await air.startAdvertiser()
+            let scanner = try await air.startScanner(["--watchdog-timeout", "5"])
+            // The watchdog arms after 10 reports since the scan started: B's scan start gave one, the pulses the rest.
+            for _ in 0..<10 { try await air.pulse() }
+            let steady = air.scanner.reportsForwarded
+            #expect(steady >= 11)
+            #expect(air.scanner.commands.filter { $0 == 0x200B }.count == 1, "scan parameters set once so far")
+            // Then nothing: A keeps advertising, but btvirt reports only when scanning or advertising is enabled.
+            try await waitUntil("the watchdog's restart", agent: scanner) {
+                scanner.output.contains("restarting the scan") && scanner.output.contains("scan restarted on h4:")
+            }
+            // Re-enabling the scan makes btvirt report A once more: a reading the pulses did not cause.
+            try await waitUntil("the restarted scan's report", agent: scanner) {
+                air.scanner.reportsForwarded > steady
+            }
+            try await waitUntil("the restarted scan's reading published", agent: scanner) {
+                (try? ReceivedBatches(observer, agent: air.scannerID))?.adverts[tag] ?? 0 > steady
+            }
+            #expect(air.scanner.commands.filter { $0 == 0x200B }.count >= 2, "the scan was set up again")
+
+            scanner.process.send(SIGTERM)
+            advertiser.process.send(SIGTERM)
+            #expect(try await scanner.exitCode(within: .seconds(30)) == 0, "\(scanner.output)")
+            #expect(try await advertiser.exitCode(within: .seconds(30)) == 0, "\(advertiser.output)")
+            #expect((scanner.counter("scan-restarts") ?? 0) >= 1, "\(scanner.output)")
+            // The watchdog restarts the scan; it never reopens the controller.
+            #expect(!scanner.output.contains("opening it again"), "\(scanner.output)")
+            let readings = try ReceivedBatches(observer, agent: air.scannerID).unique.flatMap(\.accepted)
+            #expect(readings.allSatisfy { $0.tag == tag && $0.rssi == Double(Self.rssi) })
+        }
+    }
+}
+
 /// Polls `condition`; on timeout the error carries the agent's output.
 func waitUntil(
     _ what: String, agent: AgentRun, timeout: Duration = .seconds(60), _ condition: () -> Bool
