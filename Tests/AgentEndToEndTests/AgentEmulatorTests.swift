@@ -236,6 +236,60 @@ extension AgentEmulatorTests {
     }
 }
 
+extension AgentEmulatorTests {
+    /// btvirt sets no extended-scanning bit in either controller's supported commands; its LE-only controller refuses
+    /// the extended commands (Unknown HCI Command), its dual-mode one accepts them. B's relay can claim the bits.
+    @Test(
+        "B scans with the extended commands where the supported-commands bits have them, with legacy ones otherwise",
+        arguments: [
+            (dualMode: false, claimsExtended: false, expected: "legacy"),
+            (dualMode: true, claimsExtended: false, expected: "legacy"),
+            (dualMode: true, claimsExtended: true, expected: "extended"),
+            // The bits claimed, the commands refused as unknown: legacy after all.
+            (dualMode: false, claimsExtended: true, expected: "legacy"),
+        ])
+    func extendedOrLegacy(dualMode: Bool, claimsExtended: Bool, expected: String) async throws {
+        let air = try await Air(
+            scannerSocket: { dualMode ? $0.dualMode : $0.lowEnergy },
+            scannerRelay: .init(rssi: Self.rssi, claimsExtendedScanning: claimsExtended))
+        let tag = try #require(Self.tag)
+        try await observing(air.broker, agent: air.scannerID) { observer in
+            let advertiser = try await air.startAdvertiser()
+            let scanner = try await air.startScanner()
+            #expect(scanner.output.contains("(passive, \(expected) scanning)"), "\(scanner.output)")
+            let commands = air.scanner.commands
+            let extendedParameters = commands.firstIndex(of: 0x2041)
+            let legacyParameters = commands.firstIndex(of: 0x200B)
+            switch (expected, claimsExtended) {
+            case ("extended", _):
+                #expect(extendedParameters != nil && commands.contains(0x2042))
+                #expect(legacyParameters == nil && !commands.contains(0x200C), "no legacy scan command: \(commands)")
+            case (_, true):
+                // Tried, refused, and legacy set up after.
+                let tried = try #require(extendedParameters, "\(commands)")
+                let fellBack = try #require(legacyParameters, "\(commands)")
+                #expect(tried < fellBack)
+                #expect(commands.last == 0x200C)
+            default:
+                #expect(extendedParameters == nil && !commands.contains(0x2042), "no extended command: \(commands)")
+                #expect(legacyParameters != nil && commands.contains(0x200C))
+            }
+            for _ in 0..<2 { try await air.pulse() }
+            let reports = air.scanner.reportsForwarded
+            try await waitUntil("\(reports) adverts published", agent: scanner) {
+                (try? ReceivedBatches(observer, agent: air.scannerID))?.adverts[tag] ?? 0 >= reports
+            }
+            #expect(try ReceivedBatches(observer, agent: air.scannerID).adverts == [tag: reports])
+            scanner.process.send(SIGTERM)
+            advertiser.process.send(SIGTERM)
+            #expect(try await scanner.exitCode(within: .seconds(30)) == 0, "\(scanner.output)")
+            #expect(try await advertiser.exitCode(within: .seconds(30)) == 0, "\(advertiser.output)")
+            // Scanning is turned off with the commands that turned it on.
+            #expect(air.scanner.commands.last == (expected == "extended" ? 0x2042 : 0x200C))
+        }
+    }
+}
+
 /// Polls `condition`; on timeout the error carries the agent's output.
 func waitUntil(
     _ what: String, agent: AgentRun, timeout: Duration = .seconds(60), _ condition: () -> Bool
