@@ -71,7 +71,9 @@ struct AgentEmulatorTests {
         func startScanner(_ extra: [String] = []) async throws -> AgentRun {
             let run = try AgentRun(
                 arguments(scannerID, relay: scanner) + ["--no-advertise"] + extra, in: scratch, name: "scanner")
-            try await waitUntil("agent B scanning", agent: run) { run.output.contains("scanning on h4:\(scanner.path)") }
+            try await waitUntil("agent B scanning", agent: run) {
+                run.output.contains("scanning on h4:\(scanner.path)")
+            }
             return run
         }
 

@@ -137,7 +137,8 @@ struct HCIHostRelayTests {
     func extendedWhereClaimed(dualMode: Bool, extended: Bool) async throws {
         let emulator = try BtvirtEmulator()
         let relay = try H4Relay(
-            listeningAt: emulator.directory + "/relay.sock", upstream: dualMode ? emulator.dualMode : emulator.lowEnergy,
+            listeningAt: emulator.directory + "/relay.sock",
+            upstream: dualMode ? emulator.dualMode : emulator.lowEnergy,
             settings: .init(rssi: -70, claimsExtendedScanning: true))
         let scanner = HCIHost(transport: try H4StreamTransport(path: relay.path))
         let advertiser = HCIHost(transport: try H4StreamTransport(path: emulator.lowEnergy))
