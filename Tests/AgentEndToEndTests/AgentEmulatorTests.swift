@@ -211,7 +211,7 @@ extension AgentEmulatorTests {
             for _ in 0..<10 { try await air.pulse() }
             let steady = air.scanner.reportsForwarded
             #expect(steady >= 11)
-            #expect(air.scanner.commands.filter { $0 == 0x200B }.count == 1, "scan parameters set once so far")
+            let setUps = air.scanner.commands.filter { $0 == 0x200B }.count
             // Then nothing: A keeps advertising, but btvirt reports only when scanning or advertising is enabled.
             try await waitUntil("the watchdog's restart", agent: scanner) {
                 scanner.output.contains("restarting the scan") && scanner.output.contains("scan restarted on h4:")
@@ -223,7 +223,7 @@ extension AgentEmulatorTests {
             try await waitUntil("the restarted scan's reading published", agent: scanner) {
                 (try? ReceivedBatches(observer, agent: air.scannerID))?.adverts[tag] ?? 0 > steady
             }
-            #expect(air.scanner.commands.filter { $0 == 0x200B }.count >= 2, "the scan was set up again")
+            #expect(air.scanner.commands.filter { $0 == 0x200B }.count > setUps, "the scan was set up again")
 
             scanner.process.send(SIGTERM)
             advertiser.process.send(SIGTERM)
