@@ -34,9 +34,11 @@ public final class RawSocketTransport: HCITransport {
 
     public func write(_ packet: [UInt8]) throws(HCIError) {
         guard !waiter.isWoken else { throw .closed }
-        // One write is one packet on an HCI socket.
+        // One send is one packet on an HCI socket; MSG_NOSIGNAL: a controller gone is an error, never a SIGPIPE.
         while true {
-            let written = packet.withUnsafeBytes { Glibc.write(waiter.descriptor, $0.baseAddress, $0.count) }
+            let written = packet.withUnsafeBytes {
+                send(waiter.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written >= 0 { return }
             let error = Errno.current
             if error.code == EINTR { continue }
