@@ -8,13 +8,13 @@ import WhereaboutsHCI
 /// The host logic over H4 against BlueZ's own controller code (btvirt), not ours: what a scanner hears from an
 /// advertiser, which scanning commands the supported-commands bits choose, and a controller that goes away.
 @Suite(
-    "HCI host against btvirt", .serialized, .timeLimit(.minutes(1)),
+    "HCI host against btvirt", .serialized, .timeLimit(.minutes(3)),
     .enabled(if: BtvirtEmulator.isAvailable, "btvirt cannot run here (see the printed reason)"))
 struct HCIHostEmulatorTests {
     static let uuid = BeaconUUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0")
 
     /// Waits for the first LE advertising report in `events` carrying a beacon, within `timeout`.
-    static func firstReport(in events: AsyncStream<[UInt8]>, timeout: Duration = .seconds(5)) async -> [UInt8]? {
+    static func firstReport(in events: AsyncStream<[UInt8]>, timeout: Duration = .seconds(60)) async -> [UInt8]? {
         await withTaskGroup(of: [UInt8]?.self) { group in
             group.addTask {
                 for await event in events where event.count > 40 { return event }
@@ -47,7 +47,7 @@ struct HCIHostEmulatorTests {
         let uuid = try #require(Self.uuid)
         let beacon = IBeaconAdvertisement(uuid: uuid, major: 3, minor: 44, measuredPower: -59)
         try await advertiser.startAdvertising(beacon, parameters: try #require(LEAdvertisingParameters()))
-        let report = try #require(await Self.firstReport(in: events), "no advertising report within 5 s")
+        let report = try #require(await Self.firstReport(in: events), "no advertising report within 60 s")
 
         let parser = HCIEventParser()
         var counters = DropCounters()
@@ -122,7 +122,7 @@ struct HCIHostBtsnoopTests {
 /// What only a relay in front of btvirt can show at the host level: the supported-commands bits deciding, a
 /// controller that claims what it refuses, and a shut-down that leaves the controller as it was found.
 @Suite(
-    "HCI host against btvirt, through a relay", .serialized, .timeLimit(.minutes(1)),
+    "HCI host against btvirt, through a relay", .serialized, .timeLimit(.minutes(3)),
     .enabled(if: BtvirtEmulator.isAvailable, "btvirt cannot run here (see the printed reason)"))
 struct HCIHostRelayTests {
     static func beacon() throws -> IBeaconAdvertisement {
@@ -156,7 +156,7 @@ struct HCIHostRelayTests {
         #expect(relay.commands.last == (extended ? 0x2042 : 0x200C))
         let beacon = try Self.beacon()
         try await advertiser.startAdvertising(beacon, parameters: try #require(LEAdvertisingParameters()))
-        let report = try #require(await HCIHostEmulatorTests.firstReport(in: events), "no report within 5 s")
+        let report = try #require(await HCIHostEmulatorTests.firstReport(in: events), "no report within 60 s")
         var decoder = SightingDecoder(filter: SightingFilter(siteUUID: beacon.uuid))
         #expect(decoder.sightings(in: report, framing: .h4).map(\.rssi) == [-70])
     }
@@ -194,7 +194,7 @@ struct HCIHostRelayTests {
         try await advertiser.initialize()
         let events = try await scanner.startScanning(try #require(LEScanParameters()))
         try await advertiser.startAdvertising(try Self.beacon(), parameters: try #require(LEAdvertisingParameters()))
-        let report = try #require(await HCIHostEmulatorTests.firstReport(in: events), "no report within 5 s")
+        let report = try #require(await HCIHostEmulatorTests.firstReport(in: events), "no report within 60 s")
         #expect(report.count > 40 && report[1] == 0x3E)
         // A terminal cannot be shut down: close() must still wake the reader, which ends the scan's stream.
         scanner.close()
