@@ -119,6 +119,9 @@ let package = Package(
 
         // MARK: - Tests (one target per module; fixtures beside the tests, or in TestFixtures when shared)
         .target(name: "BrokerFixture", path: "Tests/BrokerFixture"),
+        // BlueZ's controller emulator (btvirt) in a directory of its own, and an H4 relay that stands in for what
+        // it cannot do (real RSSI, extended-scanning bits, a stream of reports, a controller that vanishes).
+        .target(name: "ControllerEmulator", dependencies: ["BrokerFixture"], path: "Tests/ControllerEmulator"),
         // Data files that several test targets read, each kept once with its licence or credit beside it.
         .target(name: "TestFixtures", path: "Tests/TestFixtures", resources: [.copy("Fixtures")]),
         .testTarget(name: "WhereaboutsJSONTests", dependencies: ["WhereaboutsJSON"]),
@@ -146,7 +149,8 @@ let package = Package(
         .testTarget(name: "WhereaboutsAdvertisingTests", dependencies: ["WhereaboutsAdvertising", "TestFixtures"]),
         // The test machines have no Bluetooth controller: the host logic runs against btvirt (BlueZ's emulator) over H4.
         .testTarget(
-            name: "WhereaboutsHCITests", dependencies: ["WhereaboutsHCI", "WhereaboutsAdvertising", "WhereaboutsCore"]),
+            name: "WhereaboutsHCITests",
+            dependencies: ["WhereaboutsHCI", "WhereaboutsAdvertising", "WhereaboutsCore", "ControllerEmulator"]),
         .testTarget(
             name: "WhereaboutsRuntimeTests",
             dependencies: [
@@ -192,7 +196,7 @@ let package = Package(
             name: "AgentEndToEndTests",
             dependencies: [
                 "BrokerFixture", "TestFixtures", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsAdvertising",
-                "WhereaboutsCore",
+                "WhereaboutsCore", "ControllerEmulator",
             ]
         ),
     ],

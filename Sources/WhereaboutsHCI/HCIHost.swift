@@ -3,13 +3,15 @@ import Glibc
 import Synchronization
 public import WhereaboutsAdvertising
 
-/// The host side of HCI over any ``HCITransport``: commands matched to their Command Complete or Command Status,
-/// LE scanning (extended where the controller's supported-commands bits have it, legacy otherwise) that yields raw
-/// events, and iBeacon advertising beside the scan.
+/// The host side of HCI over any ``HCITransport``: the one controller logic the agent runs, over the kernel's raw
+/// socket, an H4 stream or a btsnoop file.
 ///
-/// One reader thread (a dispatch work item) takes every packet off the transport; commands are sent one at a time
-/// and wait for their answer, with a timeout. When the transport ends while in use, the scan's stream ends and
-/// ``failure`` says the controller went away, naming it.
+/// Commands are matched to their Command Complete or Command Status, one at a time (callers wait their turn), each
+/// with a timeout. LE scanning is extended where the controller's supported-commands bits have it and legacy
+/// otherwise (and legacy after all if the controller then refuses the extended commands as unknown); it yields raw
+/// events. An iBeacon can be advertised beside the scan. One reader thread of its own takes every packet off the
+/// transport. When the transport ends while in use, the scan's stream ends and ``failure`` says the controller
+/// went away, naming it.
 public final class HCIHost: Sendable {
     /// The transport's name for the controller.
     public var name: String { transport.name }
@@ -21,33 +23,57 @@ public final class HCIHost: Sendable {
     private let droppedCount = Atomic<Int>(0)
 
     private struct State {
-        var pending: (opcode: UInt16, continuation: CheckedContinuation<Result<[UInt8], HCIError>, Never>)?
+        var pending: Pending?
+        var serial = 0
+        /// Whether a command holds the turn; `turns` wait for it in order.
+        var busy = false
+        var turns: [CheckedContinuation<Void, Never>] = []
         var scan: AsyncStream<[UInt8]>.Continuation?
         var supported: SupportedCommands?
+        var extendedRefused = false
+        var advertising = false
         var ended = false
         var failure: HCIError?
         var closing = false
+    }
+
+    private struct Pending {
+        var serial: Int
+        var opcode: UInt16
+        var continuation: CheckedContinuation<Result<[UInt8], HCIError>, Never>
     }
 
     /// Starts reading from `transport`; call ``initialize()`` next.
     public init(transport: any HCITransport, commandTimeoutMilliseconds: Int = 2000) {
         self.transport = transport
         self.commandTimeoutMilliseconds = commandTimeoutMilliseconds
-        DispatchQueue.global().async { [self] in readLoop() }
+        if !ReaderThread.start({ [self] in readLoop() }) {
+            end(failure: .systemCall("pthread_create", errno: EAGAIN, message: "no thread to read \(transport.name)"))
+            transport.close()
+        }
     }
 
     /// Why the controller stopped, if it failed or went away.
     public var failure: HCIError? { state.withLock { $0.failure } }
-    /// Whether the controller has the extended scanning commands (known after ``initialize()``).
-    public var usesExtendedScanning: Bool { state.withLock { $0.supported?.extendedScanning ?? false } }
+    /// Whether scanning uses the extended commands (known after ``initialize()``; false again once the controller
+    /// refused them).
+    public var usesExtendedScanning: Bool {
+        state.withLock { ($0.supported?.extendedScanning ?? false) && !$0.extendedRefused }
+    }
     /// Events dropped because the consumer fell behind (the stream keeps the newest 1024).
     public var droppedEvents: Int { droppedCount.load(ordering: .relaxed) }
 
-    /// Resets the controller, unmasks LE events, and reads its supported commands.
+    /// Readies the controller and reads its supported commands.
+    ///
+    /// A controller of the host's own is reset and its event masks set to let LE events through; a shared one
+    /// (``HCITransport/sharesController``: the kernel set it up, and bluetoothd uses it) is left as it is.
     public func initialize() async throws(HCIError) {
-        _ = try await command(.reset)
-        _ = try await command(.setEventMask)
-        _ = try await command(.leSetEventMask)
+        if !transport.sharesController {
+            // Statuses not required, as before: a controller that refuses a mask bit still reports adverts.
+            _ = try await command(.reset)
+            _ = try await command(.setEventMask)
+            _ = try await command(.leSetEventMask)
+        }
         let answer = try await command(.readLocalSupportedCommands)
         let supported = SupportedCommands(returnParameters: answer[...])
         state.withLock { $0.supported = supported }
@@ -55,9 +81,19 @@ public final class HCIHost: Sendable {
 
     /// Starts scanning (stopping a scan left on first) and returns the raw events, H4-framed.
     public func startScanning(_ parameters: LEScanParameters) async throws(HCIError) -> AsyncStream<[UInt8]> {
-        let extended = usesExtendedScanning
+        var extended = usesExtendedScanning
+        // Another scanner (bluetoothd) may have left scanning on; parameters cannot change while it is.
         _ = try? await command(extended ? .leSetExtendedScanEnable(false) : .leSetScanEnable(false))
-        try await require(extended ? .leSetExtendedScanParameters(parameters) : .leSetScanParameters(parameters))
+        if extended {
+            do throws(HCIError) {
+                try await require(.leSetExtendedScanParameters(parameters))
+            } catch .commandFailed(_, status: 0x01) {
+                // Unknown HCI Command: the bits promised what the controller does not have.
+                state.withLock { $0.extendedRefused = true }
+                extended = false
+            }
+        }
+        if !extended { try await require(.leSetScanParameters(parameters)) }
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(1024))
         let previous = state.withLock { state in
             defer {
@@ -94,18 +130,32 @@ public final class HCIHost: Sendable {
         guard let data = HCICommand.leSetAdvertisingData(advertisement.advertisingData) else {
             throw .commandFailed(opcode: 0x2008, status: 0x12)
         }
+        // Parameters cannot change while advertising is on.
         _ = try? await command(.leSetAdvertisingEnable(false))
         try await require(.leSetAdvertisingParameters(parameters))
         try await require(data)
         try await require(.leSetAdvertisingEnable(true))
+        state.withLock { $0.advertising = true }
     }
 
     /// Stops advertising.
     public func stopAdvertising() async throws(HCIError) {
         try await require(.leSetAdvertisingEnable(false))
+        state.withLock { $0.advertising = false }
     }
 
-    /// Ends the transport; the scan stream ends without a failure.
+    /// Stops advertising and scanning, then closes: a shared controller is left as it was found. Each command may
+    /// wait for the controller up to the command timeout; one that went away ends this at once.
+    public func shutDown() async {
+        let (scanning, advertising, ended) = state.withLock { ($0.scan != nil, $0.advertising, $0.ended) }
+        if !ended {
+            if advertising { _ = try? await stopAdvertising() }
+            if scanning { await stopScanning() }
+        }
+        close()
+    }
+
+    /// Ends the transport at once; the scan stream ends without a failure.
     public func close() {
         state.withLock { $0.closing = true }
         transport.close()
@@ -119,44 +169,86 @@ public final class HCIHost: Sendable {
         if let status = answer.first, status != 0 { throw .commandFailed(opcode: command.opcode, status: status) }
     }
 
-    /// Sends a command and returns its answer's return parameters (status first), one command at a time.
+    /// Sends a command and returns its answer's return parameters (status first); waits for its turn first.
     func command(_ command: HCICommand) async throws(HCIError) -> [UInt8] {
+        await takeTurn()
+        defer { passTurn() }
         let opcode = command.opcode
         let result: Result<[UInt8], HCIError> = await withCheckedContinuation { continuation in
-            let refusal: HCIError? = state.withLock { state in
-                if state.ended { return state.failure ?? .controllerVanished(transport.name) }
-                if state.pending != nil {
-                    return .systemCall("command", errno: EBUSY, message: "a command is already waiting")
+            let started: Result<Int, HCIError> = state.withLock { state in
+                if state.ended {
+                    return .failure(state.failure ?? (state.closing ? .closed : .controllerVanished(transport.name)))
                 }
-                state.pending = (opcode, continuation)
-                return nil
+                state.serial += 1
+                state.pending = Pending(serial: state.serial, opcode: opcode, continuation: continuation)
+                return .success(state.serial)
             }
-            if let refusal {
+            let serial: Int
+            switch started {
+            case .success(let number): serial = number
+            case .failure(let refusal):
                 continuation.resume(returning: .failure(refusal))
                 return
             }
             do throws(HCIError) {
                 try transport.write(command.packet)
             } catch {
-                finish(opcode, .failure(error))
+                finish(serial: serial, .failure(error))
                 return
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(commandTimeoutMilliseconds)) {
                 [self] in
-                finish(opcode, .failure(.commandTimedOut(controller: transport.name, opcode: opcode)))
+                finish(serial: serial, .failure(.commandTimedOut(controller: transport.name, opcode: opcode)))
             }
         }
         return try result.get()
     }
 
-    /// Resumes the pending command `opcode`, if it is still the one pending.
-    private func finish(_ opcode: UInt16, _ result: Result<[UInt8], HCIError>) {
+    /// Waits until no other command is waiting for its answer.
+    private func takeTurn() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if !state.busy {
+                    state.busy = true
+                    return true
+                }
+                state.turns.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Hands the turn to the next command waiting, if any.
+    private func passTurn() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.turns.isEmpty {
+                state.busy = false
+                return nil
+            }
+            return state.turns.removeFirst()
+        }
+        next?.resume()
+    }
+
+    /// Resumes the command `serial`, if it is still the one pending.
+    private func finish(serial: Int, _ result: Result<[UInt8], HCIError>) {
+        let continuation = state.withLock { state -> CheckedContinuation<Result<[UInt8], HCIError>, Never>? in
+            guard let pending = state.pending, pending.serial == serial else { return nil }
+            state.pending = nil
+            return pending.continuation
+        }
+        continuation?.resume(returning: result)
+    }
+
+    /// Resumes the pending command if it is `opcode` (the controller's answer to it).
+    private func answer(_ opcode: UInt16, _ parameters: [UInt8]) {
         let continuation = state.withLock { state -> CheckedContinuation<Result<[UInt8], HCIError>, Never>? in
             guard let pending = state.pending, pending.opcode == opcode else { return nil }
             state.pending = nil
             return pending.continuation
         }
-        continuation?.resume(returning: result)
+        continuation?.resume(returning: .success(parameters))
     }
 
     // MARK: - Reading
@@ -182,9 +274,9 @@ public final class HCIHost: Sendable {
         guard packet.count >= 3, packet[0] == 0x04 else { return }
         switch packet[1] {
         case 0x0E where packet.count >= 6:  // Command Complete: ncmd, opcode, return parameters
-            finish(UInt16(packet[4]) | UInt16(packet[5]) << 8, .success(Array(packet[6...])))
+            answer(UInt16(packet[4]) | UInt16(packet[5]) << 8, Array(packet[6...]))
         case 0x0F where packet.count >= 7:  // Command Status: status, ncmd, opcode
-            finish(UInt16(packet[5]) | UInt16(packet[6]) << 8, .success([packet[3]]))
+            answer(UInt16(packet[5]) | UInt16(packet[6]) << 8, [packet[3]])
         case 0x3E:
             if let scan = state.withLock({ $0.scan }), case .dropped = scan.yield(packet) {
                 droppedCount.add(1, ordering: .relaxed)

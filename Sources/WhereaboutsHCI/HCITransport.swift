@@ -3,75 +3,113 @@ import Synchronization
 import WhereaboutsAdvertising
 
 /// Where a controller's HCI packets travel: the seam under ``HCIHost``, so that the same controller logic (reset,
-/// scan parameters, scan enable, advertising beside the scan, restart) runs over a kernel socket, an H4 byte stream
-/// (a UART, a pty, or `btvirt`'s Unix sockets) or a btsnoop file.
+/// scan parameters, scan enable, advertising beside the scan, restart) runs over the kernel's raw socket
+/// (``RawSocketTransport``), an H4 byte stream (``H4StreamTransport``: a UART, a pty, or `btvirt`'s Unix sockets)
+/// or a btsnoop file (``BtsnoopTransport``).
 ///
 /// Packets are H4-framed both ways: the packet-type byte (0x01 command, 0x04 event, …) first.
 public protocol HCITransport: Sendable {
     /// What the controller is called in messages (`hci0`, `h4:/tmp/bt-server-le`).
     var name: String { get }
+    /// Whether someone else set the controller up and uses it too (the kernel and bluetoothd, for `hci0`): the
+    /// host then neither resets it nor changes its event masks.
+    var sharesController: Bool { get }
     /// Sends one packet.
     func write(_ packet: [UInt8]) throws(HCIError)
     /// Waits for the next packet; nil once the transport has ended (the controller went away, or a file ended).
     func read() throws(HCIError) -> [UInt8]?
-    /// Ends the transport; a `read()` waiting returns nil.
+    /// Ends the transport; a `read()` waiting in another thread returns nil.
     func close()
 }
 
-/// H4 over a byte stream: a Unix stream socket (`btvirt -s` serves one controller per connection) or a tty/pty.
+extension HCITransport {
+    /// A controller on a byte stream or in a file is the host's alone.
+    public var sharesController: Bool { false }
+}
+
+/// H4 over a byte stream: a Unix stream socket (`btvirt -s` serves one controller per connection) or a tty/pty
+/// (put in raw mode; a UART's speed is left as it was set).
 public final class H4StreamTransport: HCITransport {
     public let name: String
-    private let descriptor: Int32
+    private let waiter: DescriptorWaiter
+    private let isSocket: Bool
     private let buffer = Mutex<[UInt8]>([])
-    private let closed = Atomic<Bool>(false)
 
     /// Connects to a Unix stream socket at `path`, or opens `path` read-write if it is not a socket (a pty).
     public init(path: String) throws(HCIError) {
         name = "h4:\(path)"
         var status = stat()
-        guard stat(path, &status) == 0 else { throw Errno.current.hciError("stat", controller: name) }
-        if status.st_mode & S_IFMT == S_IFSOCK {
-            let socketDescriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard socketDescriptor >= 0 else { throw Errno.current.hciError("socket(AF_UNIX)", controller: name) }
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            let bytes = Array(path.utf8)
-            guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-                Glibc.close(socketDescriptor)
-                throw .systemCall("connect", errno: ENAMETOOLONG, message: "socket path too long: \(path)")
-            }
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in bytes.enumerated() { raw[index] = byte }
-            }
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        guard stat(path, &status) == 0 else { throw Errno.current.hciError("stat \(path)", controller: name) }
+        let descriptor: Int32
+        isSocket = status.st_mode & S_IFMT == S_IFSOCK
+        if isSocket {
+            descriptor = try Self.connect(path, name: name)
+        } else {
+            descriptor = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw Errno.current.hciError("open \(path)", controller: name) }
+            if isatty(descriptor) == 1 {
+                // A terminal's line discipline would echo, translate and buffer bytes: H4 needs them raw.
+                var settings = termios()
+                guard tcgetattr(descriptor, &settings) == 0 else {
+                    let error = Errno.current
+                    Glibc.close(descriptor)
+                    throw error.hciError("tcgetattr", controller: name)
+                }
+                cfmakeraw(&settings)
+                guard tcsetattr(descriptor, TCSANOW, &settings) == 0 else {
+                    let error = Errno.current
+                    Glibc.close(descriptor)
+                    throw error.hciError("tcsetattr", controller: name)
                 }
             }
-            guard result == 0 else {
-                let error = Errno.current
-                Glibc.close(socketDescriptor)
-                throw error.hciError("connect", controller: name)
-            }
-            descriptor = socketDescriptor
-        } else {
-            let fileDescriptor = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
-            guard fileDescriptor >= 0 else { throw Errno.current.hciError("open", controller: name) }
-            descriptor = fileDescriptor
         }
+        waiter = try DescriptorWaiter(descriptor: descriptor, controller: name)
     }
 
-    deinit { close() }
+    private static func connect(_ path: String, name: String) throws(HCIError) -> Int32 {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw Errno.current.hciError("socket(AF_UNIX)", controller: name) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            Glibc.close(descriptor)
+            throw .systemCall("connect", errno: ENAMETOOLONG, message: "socket path too long: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let error = Errno.current
+            Glibc.close(descriptor)
+            throw error.hciError("connect to \(path)", controller: name)
+        }
+        return descriptor
+    }
 
     public func write(_ packet: [UInt8]) throws(HCIError) {
         var offset = 0
         while offset < packet.count {
-            let written = packet[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            guard !waiter.isWoken else { throw .closed }
+            let written = packet[offset...].withUnsafeBytes {
+                // MSG_NOSIGNAL: a peer gone is an error here, not a SIGPIPE that kills the process.
+                isSocket
+                    ? send(waiter.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                    : Glibc.write(waiter.descriptor, $0.baseAddress, $0.count)
+            }
             if written < 0 {
-                if errno == EINTR { continue }
-                throw closed.load(ordering: .relaxed)
-                    ? .closed
-                    : (errno == EPIPE ? .controllerVanished(name) : Errno.current.hciError("write", controller: name))
+                let error = Errno.current
+                if error.code == EINTR { continue }
+                if waiter.isWoken { throw .closed }
+                if error.code == EPIPE || error.code == ECONNRESET || error.code == EIO {
+                    throw .controllerVanished(name)
+                }
+                throw error.hciError("write", controller: name)
             }
             offset += written
         }
@@ -95,13 +133,19 @@ public final class H4StreamTransport: HCITransport {
             case .failure(let problem):
                 throw .systemCall("read", errno: EPROTO, message: "\(name): \(problem.message)")
             }
+            switch waiter.waitReadable() {
+            case .success(false): return nil
+            case .success(true): break
+            case .failure(let error): throw error.hciError("poll", controller: name)
+            }
             var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(waiter.descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
-                if errno == EINTR { continue }
-                if closed.load(ordering: .relaxed) { return nil }
-                if errno == ECONNRESET { return nil }
-                throw Errno.current.hciError("read", controller: name)
+                let error = Errno.current
+                if error.code == EINTR || error.code == EAGAIN { continue }
+                // The peer reset the connection, or a pty's other side closed (EIO): the controller went away.
+                if waiter.isWoken || error.code == ECONNRESET || error.code == EIO { return nil }
+                throw error.hciError("read", controller: name)
             }
             if count == 0 { return nil }
             buffer.withLock { $0 += chunk[..<count] }
@@ -109,10 +153,9 @@ public final class H4StreamTransport: HCITransport {
     }
 
     public func close() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        // shutdown wakes a read blocked in another thread; the descriptor is closed after.
-        shutdown(descriptor, Int32(SHUT_RDWR))
-        Glibc.close(descriptor)
+        // The peer (btvirt drops the controller) learns at once; the descriptor is closed when the reader is done.
+        if isSocket { shutdown(waiter.descriptor, Int32(SHUT_RDWR)) }
+        waiter.wake()
     }
 }
 

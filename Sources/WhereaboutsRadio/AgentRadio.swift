@@ -4,8 +4,8 @@ public import WhereaboutsAgent
 import WhereaboutsHCI
 public import WhereaboutsRuntime
 
-/// Where the agent's HCI events come from, ready to run: a live scan on a Bluetooth controller, or a btsnoop
-/// capture replayed. A source for the service runner.
+/// Where the agent's HCI events come from, ready to run: a live scan on a Bluetooth controller (the kernel's
+/// `hci0`, or H4 on a UART, pty or emulator socket), or a btsnoop capture replayed. A source for the service runner.
 public enum AgentRadio: ServiceSource {
     /// Scanning (and maybe advertising) on a controller; the first scan's events.
     case live(LiveScan, AsyncStream<[UInt8]>)
@@ -14,6 +14,8 @@ public enum AgentRadio: ServiceSource {
 
     /// Opens the controller and starts scanning (and advertising), or checks the capture file.
     public static func open(_ settings: AgentSettings, logger: Logger) async throws -> AgentRadio {
+        let makeTransport: @Sendable () throws(HCIError) -> any HCITransport
+        let name: String
         switch settings.source {
         case .btsnoop(let path):
             try BtsnoopReplay.check(path)
@@ -22,36 +24,38 @@ public enum AgentRadio: ServiceSource {
             }
             return .replay(BtsnoopReplay(path: path, speed: settings.replaySpeed, keepsTimes: settings.keepTimes))
         case .hci(let device):
-            guard
-                let parameters = LEScanParameters(
-                    active: settings.activeScan, intervalMilliseconds: settings.scanIntervalMilliseconds,
-                    windowMilliseconds: settings.scanWindowMilliseconds)
-            else { throw RuntimeError("scan interval and window are out of range") }
-            let controller: HCIController
-            do {
-                controller = try HCIController.open(device)
-            } catch {
-                throw RuntimeError("cannot open Bluetooth controller \(device): \(error)")
-            }
-            do {
-                let stream = try await controller.startScanning(parameters)
-                switch settings.advertising {
-                case .on(let advertisement):
-                    guard let advertisingParameters = LEAdvertisingParameters(intervalMilliseconds: 200) else {
-                        throw RuntimeError("advertising interval out of range")
-                    }
-                    try await controller.startAdvertising(advertisement, parameters: advertisingParameters)
-                    logger.info("advertising \(advertisement.tag) at \(advertisement.measuredPower) dBm")
-                case .off(let reason):
-                    logger.info(reason)
-                }
-                logger.info("scanning on \(device) (\(settings.activeScan ? "active" : "passive"))")
-                return .live(LiveScan(controller: controller, parameters: parameters), stream)
-            } catch {
-                controller.close()
-                throw RuntimeError("Bluetooth controller \(device): \(error)")
-            }
+            name = device
+            makeTransport = { () throws(HCIError) in try RawSocketTransport(device: device) }
+        case .h4(let path):
+            name = "h4:\(path)"
+            makeTransport = { () throws(HCIError) in try H4StreamTransport(path: path) }
         }
+        guard
+            let scan = LEScanParameters(
+                active: settings.activeScan, intervalMilliseconds: settings.scanIntervalMilliseconds,
+                windowMilliseconds: settings.scanWindowMilliseconds)
+        else { throw RuntimeError("scan interval and window are out of range") }
+        var opener = ControllerOpener(name: name, scan: scan, makeTransport: makeTransport)
+        switch settings.advertising {
+        case .on(let advertisement):
+            guard let parameters = LEAdvertisingParameters(intervalMilliseconds: 200) else {
+                throw RuntimeError("advertising interval out of range")
+            }
+            opener.advertising = (advertisement, parameters)
+        case .off(let reason):
+            logger.info(reason)
+        }
+        let (host, events): (HCIHost, AsyncStream<[UInt8]>)
+        do {
+            (host, events) = try await opener.open()
+        } catch {
+            throw RuntimeError("cannot open Bluetooth controller \(name): \(error)")
+        }
+        if let advertisement = opener.advertising?.advertisement {
+            logger.info("advertising \(advertisement.tag) at \(advertisement.measuredPower) dBm")
+        }
+        logger.info("scanning on \(name) (\(LiveScan.describe(host, scan)))")
+        return .live(LiveScan(opener: opener, host: host, logger: logger), events)
     }
 
     /// Whether this is a live scan (windows close by the wall clock; a watchdog watches for silence).
@@ -62,13 +66,13 @@ public enum AgentRadio: ServiceSource {
 
     /// Events the controller had to drop because the agent fell behind.
     public var droppedEvents: Int {
-        if case .live(let scan, _) = self { return scan.controller.droppedEvents }
+        if case .live(let scan, _) = self { return scan.droppedEvents }
         return 0
     }
 
     /// Stops scanning and advertising and closes the controller (a replay has nothing to close).
-    public func close() {
-        if case .live(let scan, _) = self { scan.controller.close() }
+    public func close() async {
+        if case .live(let scan, _) = self { await scan.shutDown() }
     }
 
     public func run(into feed: inout SourceFeed<AgentPipeline.Input>) async {

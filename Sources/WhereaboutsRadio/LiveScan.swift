@@ -5,19 +5,44 @@ import WhereaboutsAgent
 import WhereaboutsHCI
 import WhereaboutsRuntime
 
-/// Live scanning on one controller: forwards its raw events as agent inputs and restarts the scan on request.
+/// Live scanning on one controller: forwards its raw events as agent inputs, restarts the scan on request, and
+/// opens the controller again when it goes away.
+///
+/// A controller that vanishes mid-scan (unplugged, its emulator or serial link gone) or fails is logged as an
+/// error naming it; the agent then keeps running (its windows, its broker session and the batches held for the
+/// broker) and opens the controller again after 1 s, then 2, 4, … up to 30 s between attempts, until it is back
+/// (scanning and advertising again) or the agent stops. Only the first failed attempt is a warning; later ones
+/// are logged at debug level, so a long absence does not fill the journal.
 public final class LiveScan: Sendable {
-    let controller: HCIController
-    let parameters: LEScanParameters
+    /// The first wait before opening a controller again, seconds.
+    static let firstRetryDelay = 1.0
+    /// The longest wait between attempts, seconds.
+    static let maximumRetryDelay = 30.0
+
+    let opener: ControllerOpener
+    private let logger: Logger
+    private let host: Mutex<HCIHost>
+    /// Events the controllers replaced so far had dropped.
+    private let earlierDrops = Atomic<Int>(0)
     private let restartRequested = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
 
-    init(controller: HCIController, parameters: LEScanParameters) {
-        self.controller = controller
-        self.parameters = parameters
+    init(opener: ControllerOpener, host: HCIHost, logger: Logger) {
+        self.opener = opener
+        self.host = Mutex(host)
+        self.logger = logger
     }
 
-    /// Forwards events from `firstStream`, and from each restarted scan after it, until stopped or failed.
+    /// "passive, legacy scanning" or the like, for the log.
+    static func describe(_ host: HCIHost, _ scan: LEScanParameters) -> String {
+        (scan.active ? "active" : "passive") + (host.usesExtendedScanning ? ", extended scanning" : ", legacy scanning")
+    }
+
+    /// Events the controller had to drop because the agent fell behind, over every time it was opened.
+    var droppedEvents: Int { earlierDrops.load(ordering: .relaxed) + host.withLock { $0 }.droppedEvents }
+
+    /// Forwards events from `firstStream`, from each restarted scan, and from each reopened controller, until
+    /// stopped or cancelled.
     func run(firstStream: AsyncStream<[UInt8]>, into feed: inout SourceFeed<AgentPipeline.Input>) async {
         var stream = firstStream
         while true {
@@ -29,20 +54,63 @@ public final class LiveScan: Sendable {
                 _ = await feed.send(.sourceEnded(problem: nil))
                 return
             }
-            guard restartRequested.exchange(false, ordering: .acquiringAndReleasing) else {
-                let reason = controller.failure.map { "\($0)" } ?? "the scan ended"
-                _ = await feed.send(
-                    .sourceEnded(problem: SourceProblem(message: "\(controller.name): \(reason)", isFailure: true)))
+            let current = host.withLock { $0 }
+            var failure = current.failure
+            if failure == nil, restartRequested.exchange(false, ordering: .acquiringAndReleasing) {
+                do {
+                    stream = try await current.startScanning(opener.scan)
+                    logger.info("scan restarted on \(opener.name)")
+                    continue
+                } catch {
+                    failure = error
+                }
+            }
+            let reason = failure.map { "\($0)" } ?? "its scan ended"
+            logger.error(
+                (reason.contains(opener.name) ? reason : "Bluetooth controller \(opener.name) failed: \(reason)")
+                    + "; opening it again in \(Self.firstRetryDelay) s")
+            guard let reopened = await reopen(replacing: current) else {
+                _ = await feed.send(.sourceEnded(problem: nil))
                 return
             }
+            stream = reopened
+        }
+    }
+
+    /// Opens the controller again, waiting longer after each failed attempt; nil once stopped or cancelled.
+    private func reopen(replacing old: HCIHost) async -> AsyncStream<[UInt8]>? {
+        old.close()
+        var delay = Self.firstRetryDelay
+        var attempts = 0
+        while true {
             do {
-                stream = try await controller.startScanning(parameters)
+                try await Task.sleep(for: .seconds(delay))
             } catch {
-                _ = await feed.send(
-                    .sourceEnded(
-                        problem: SourceProblem(
-                            message: "cannot restart the scan on \(controller.name): \(error)", isFailure: true)))
-                return
+                return nil
+            }
+            if stopRequested.load(ordering: .acquiring) { return nil }
+            attempts += 1
+            do throws(HCIError) {
+                let (reopened, events) = try await opener.open()
+                let replaced = host.withLock { current in
+                    defer { current = reopened }
+                    return current
+                }
+                earlierDrops.add(replaced.droppedEvents, ordering: .relaxed)
+                // A restart asked for while the controller was away is done: the scan is new.
+                restartRequested.store(false, ordering: .releasing)
+                logger.warning(
+                    "Bluetooth controller \(opener.name) is back after \(attempts) "
+                        + (attempts == 1 ? "attempt" : "attempts")
+                        + ": scanning again (\(Self.describe(reopened, opener.scan)))"
+                        + (opener.advertising.map { ", advertising \($0.advertisement.tag)" } ?? ""))
+                return events
+            } catch {
+                delay = min(delay * 2, Self.maximumRetryDelay)
+                logger.log(
+                    attempts == 1 ? .warning : .debug,
+                    "cannot open Bluetooth controller \(opener.name) again (attempt \(attempts)): \(error); "
+                        + "next attempt in \(delay) s")
             }
         }
     }
@@ -50,12 +118,18 @@ public final class LiveScan: Sendable {
     /// Stops the scan and starts it again (the watchdog's remedy for a controller that went quiet).
     func restart() async {
         restartRequested.store(true, ordering: .releasing)
-        await controller.stopScanning()
+        await host.withLock { $0 }.stopScanning()
     }
 
     /// Stops the scan for good; the forwarder then reports the end of the source.
     func stop() async {
         stopRequested.store(true, ordering: .releasing)
-        await controller.stopScanning()
+        await host.withLock { $0 }.stopScanning()
+    }
+
+    /// Stops scanning and advertising and closes the controller.
+    func shutDown() async {
+        stopRequested.store(true, ordering: .releasing)
+        await host.withLock { $0 }.shutDown()
     }
 }

@@ -30,7 +30,7 @@ enum AgentCommand {
             return .failure
         }
         let status = await serve(startup, radio: radio, logger: logger)
-        radio.close()
+        await radio.close()
         return status
     }
 

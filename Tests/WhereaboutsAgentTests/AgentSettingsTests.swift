@@ -120,6 +120,8 @@ struct AgentSettingsTests {
             (required + ["--replay-speed", "slow"], "--replay-speed"),
             (required + ["--source", "usb:1"], "--source"),
             (required + ["--device", "eth0"], "--device"),
+            (required + ["--device", "h4:"], "--device"),
+            (required + ["--source", "h4:"], "--source"),
             (required + ["--scan-window", "200", "--scan-interval", "100"], "--scan-window"),
             (required + ["--advertise", "x:1:2"], "--advertise"),
             (required + ["--log-level", "loud"], "--log-level"),
@@ -170,6 +172,11 @@ struct AgentSettingsTests {
         #expect(device.source == .hci(device: "hci1"))
         #expect(device.activeScan)
         #expect(device.scanIntervalMilliseconds == 200)
+        // H4 on a UART, a pty or an emulator's socket, as --device, --source or in a file.
+        #expect(try parse(Self.required + ["--device", "h4:/run/bt.sock"]).source == .h4(path: "/run/bt.sock"))
+        #expect(try parse(Self.required + ["--source", "h4:/dev/ttyUSB0"]).source == .h4(path: "/dev/ttyUSB0"))
+        let conf = ["/etc/whereabouts/agent.conf": "WHEREABOUTS_DEVICE=h4:/dev/ttyAMA0\n"]
+        #expect(try parse(Self.required, files: conf).source == .h4(path: "/dev/ttyAMA0"))
         let secret = try parse(Self.required, environment: ["WHEREABOUTS_PASSWORD": "s3cret"])
         #expect(secret.password == "s3cret")
         let switchOff = try parse(Self.required, files: ["/etc/whereabouts/agent.conf": "WHEREABOUTS_ACTIVE=false\n"])

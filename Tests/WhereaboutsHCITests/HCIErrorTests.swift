@@ -22,9 +22,9 @@ struct HCIErrorTests {
 
     @Test("any other errno keeps the call, the number and the system's message")
     func otherErrno() {
-        let error = Errno(code: EIO).hciError("hci_send_req", controller: "hci0")
-        #expect(error == .systemCall("hci_send_req", errno: EIO, message: "Input/output error"))
-        #expect(error.description == "hci_send_req failed: Input/output error (errno \(EIO))")
+        let error = Errno(code: EIO).hciError("write", controller: "hci0")
+        #expect(error == .systemCall("write", errno: EIO, message: "Input/output error"))
+        #expect(error.description == "write failed: Input/output error (errno \(EIO))")
         // An errno the C library has no name for still gives a message, not an empty string.
         #expect(!Errno(code: 9999).message.isEmpty)
     }

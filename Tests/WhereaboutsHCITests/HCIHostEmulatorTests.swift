@@ -1,3 +1,4 @@
+import ControllerEmulator
 import Foundation
 import Testing
 import WhereaboutsAdvertising
@@ -7,13 +8,13 @@ import WhereaboutsHCI
 /// The host logic over H4 against BlueZ's own controller code (btvirt), not ours: what a scanner hears from an
 /// advertiser, which scanning commands the supported-commands bits choose, and a controller that goes away.
 @Suite(
-    "HCI host against btvirt", .serialized, .timeLimit(.minutes(1)),
+    "HCI host against btvirt", .serialized, .timeLimit(.minutes(3)),
     .enabled(if: BtvirtEmulator.isAvailable, "btvirt cannot run here (see the printed reason)"))
 struct HCIHostEmulatorTests {
     static let uuid = BeaconUUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0")
 
     /// Waits for the first LE advertising report in `events` carrying a beacon, within `timeout`.
-    static func firstReport(in events: AsyncStream<[UInt8]>, timeout: Duration = .seconds(5)) async -> [UInt8]? {
+    static func firstReport(in events: AsyncStream<[UInt8]>, timeout: Duration = .seconds(60)) async -> [UInt8]? {
         await withTaskGroup(of: [UInt8]?.self) { group in
             group.addTask {
                 for await event in events where event.count > 40 { return event }
@@ -46,7 +47,7 @@ struct HCIHostEmulatorTests {
         let uuid = try #require(Self.uuid)
         let beacon = IBeaconAdvertisement(uuid: uuid, major: 3, minor: 44, measuredPower: -59)
         try await advertiser.startAdvertising(beacon, parameters: try #require(LEAdvertisingParameters()))
-        let report = try #require(await Self.firstReport(in: events), "no advertising report within 5 s")
+        let report = try #require(await Self.firstReport(in: events), "no advertising report within 60 s")
 
         let parser = HCIEventParser()
         var counters = DropCounters()
@@ -115,5 +116,89 @@ struct HCIHostBtsnoopTests {
         #expect(SupportedCommands(returnParameters: ([0] + mask)[...])?.extendedScanning == false)
         #expect(SupportedCommands(returnParameters: ([1] + mask)[...]) == nil)
         #expect(SupportedCommands(returnParameters: [0, 1, 2][...]) == nil)
+    }
+}
+
+/// What only a relay in front of btvirt can show at the host level: the supported-commands bits deciding, a
+/// controller that claims what it refuses, and a shut-down that leaves the controller as it was found.
+@Suite(
+    "HCI host against btvirt, through a relay", .serialized, .timeLimit(.minutes(3)),
+    .enabled(if: BtvirtEmulator.isAvailable, "btvirt cannot run here (see the printed reason)"))
+struct HCIHostRelayTests {
+    static func beacon() throws -> IBeaconAdvertisement {
+        IBeaconAdvertisement(
+            uuid: try #require(BeaconUUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0")), major: 3, minor: 44,
+            measuredPower: -59)
+    }
+
+    @Test(
+        "the supported-commands bits choose extended scanning; a controller refusing the commands gets legacy",
+        arguments: [(dualMode: true, extended: true), (dualMode: false, extended: false)])
+    func extendedWhereClaimed(dualMode: Bool, extended: Bool) async throws {
+        let emulator = try BtvirtEmulator()
+        let relay = try H4Relay(
+            listeningAt: emulator.directory + "/relay.sock",
+            upstream: dualMode ? emulator.dualMode : emulator.lowEnergy,
+            settings: .init(rssi: -70, claimsExtendedScanning: true))
+        let scanner = HCIHost(transport: try H4StreamTransport(path: relay.path))
+        let advertiser = HCIHost(transport: try H4StreamTransport(path: emulator.lowEnergy))
+        defer {
+            scanner.close()
+            advertiser.close()
+        }
+        try await scanner.initialize()
+        try await advertiser.initialize()
+        #expect(scanner.usesExtendedScanning, "the relay claims the bits")
+        let events = try await scanner.startScanning(try #require(LEScanParameters()))
+        // btvirt's dual-mode controller takes the extended commands; its LE-only one refuses them as unknown.
+        #expect(scanner.usesExtendedScanning == extended)
+        #expect(relay.commands.contains(0x2041))
+        #expect(relay.commands.last == (extended ? 0x2042 : 0x200C))
+        let beacon = try Self.beacon()
+        try await advertiser.startAdvertising(beacon, parameters: try #require(LEAdvertisingParameters()))
+        let report = try #require(await HCIHostEmulatorTests.firstReport(in: events), "no report within 60 s")
+        var decoder = SightingDecoder(filter: SightingFilter(siteUUID: beacon.uuid))
+        #expect(decoder.sightings(in: report, framing: .h4).map(\.rssi) == [-70])
+    }
+
+    @Test("shutting down turns advertising and scanning off before closing; commands wait their turn")
+    func shutDownLeavesControllerIdle() async throws {
+        let emulator = try BtvirtEmulator()
+        let relay = try H4Relay(listeningAt: emulator.directory + "/relay.sock", upstream: emulator.lowEnergy)
+        let host = HCIHost(transport: try H4StreamTransport(path: relay.path))
+        try await host.initialize()
+        let parameters = try #require(LEScanParameters())
+        let beacon = try Self.beacon()
+        let advertising = try #require(LEAdvertisingParameters())
+        // Scanning and advertising started at once: the second waits for the first's answers, it does not fail.
+        async let scan = host.startScanning(parameters)
+        async let advertise: Void = host.startAdvertising(beacon, parameters: advertising)
+        let events = try await scan
+        try await advertise
+        await host.shutDown()
+        for await _ in events {}
+        let commands = relay.commands
+        #expect(Array(commands.suffix(2)).sorted() == [0x200A, 0x200C], "\(commands)")
+        #expect(host.failure == nil, "a shut-down is not a failure")
+        await #expect(throws: HCIError.self) { try await host.stopAdvertising() }
+    }
+
+    @Test("H4 over a pseudo-terminal: the host drives a btvirt controller as over a UART, and close() ends the read")
+    func pseudoTerminal() async throws {
+        let emulator = try BtvirtEmulator()
+        let bridge = try PtyBridge(upstream: emulator.lowEnergy)
+        let scanner = HCIHost(transport: try H4StreamTransport(path: bridge.path))
+        let advertiser = HCIHost(transport: try H4StreamTransport(path: emulator.lowEnergy))
+        defer { advertiser.close() }
+        try await scanner.initialize()
+        try await advertiser.initialize()
+        let events = try await scanner.startScanning(try #require(LEScanParameters()))
+        try await advertiser.startAdvertising(try Self.beacon(), parameters: try #require(LEAdvertisingParameters()))
+        let report = try #require(await HCIHostEmulatorTests.firstReport(in: events), "no report within 60 s")
+        #expect(report.count > 40 && report[1] == 0x3E)
+        // A terminal cannot be shut down: close() must still wake the reader, which ends the scan's stream.
+        scanner.close()
+        for await _ in events {}
+        #expect(scanner.failure == nil)
     }
 }

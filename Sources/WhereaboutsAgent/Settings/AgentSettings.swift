@@ -19,6 +19,8 @@ public struct AgentSettings: Sendable {
     public enum Source: Sendable, Hashable {
         /// A live controller, such as `hci0`.
         case hci(device: String)
+        /// A controller on an H4 byte stream: a UART or pty, or an emulator's Unix socket (`btvirt -s`).
+        case h4(path: String)
         /// A btsnoop capture replayed through the same pipeline.
         case btsnoop(path: String)
     }
@@ -116,8 +118,9 @@ public struct AgentSettings: Sendable {
           --reconnect-max SECONDS  longest reconnect backoff, 1-300 (default 30)      WHEREABOUTS_RECONNECT_MAX
 
         radio
-          --device NAME            Bluetooth controller (default hci0)                WHEREABOUTS_DEVICE
-          --source SOURCE          hci:NAME, or btsnoop:FILE to replay a capture      WHEREABOUTS_SOURCE
+          --device NAME            Bluetooth controller (default hci0), or h4:PATH    WHEREABOUTS_DEVICE
+                                   for H4 on a UART, pty or emulator socket (btvirt)
+          --source SOURCE          hci:NAME, h4:PATH, or btsnoop:FILE (a replay)      WHEREABOUTS_SOURCE
           --active                 active scanning (default passive)                  WHEREABOUTS_ACTIVE
           --scan-interval MS       scan interval, 2.5-10240 ms (default 100)          WHEREABOUTS_SCAN_INTERVAL
           --scan-window MS         scan window, at most the interval (default 100)    WHEREABOUTS_SCAN_WINDOW
@@ -192,18 +195,24 @@ public struct AgentSettings: Sendable {
                 source = .btsnoop(path: String(sourceText.dropFirst(8)))
             } else if sourceText.hasPrefix("hci:"), sourceText.count > 4 {
                 source = .hci(device: String(sourceText.dropFirst(4)))
+            } else if sourceText.hasPrefix("h4:"), sourceText.count > 3 {
+                source = .h4(path: String(sourceText.dropFirst(3)))
             } else {
-                throw .invalid("--source must be hci:DEVICE or btsnoop:FILE, not \"\(sourceText)\"")
+                throw .invalid("--source must be hci:DEVICE, h4:PATH or btsnoop:FILE, not \"\(sourceText)\"")
             }
             if settings.value("device") != nil, case .btsnoop = source {
                 throw .invalid("--device and --source btsnoop:FILE exclude each other")
             }
         }
         if let device = settings.value("device") {
-            guard device.hasPrefix("hci"), device.count > 3, device.dropFirst(3).allSatisfy(\.isASCIIDigit) else {
-                throw .invalid("--device must name a controller such as hci0, not \"\(device)\"")
+            if device.hasPrefix("h4:"), device.count > 3 {
+                source = .h4(path: String(device.dropFirst(3)))
+            } else {
+                guard device.hasPrefix("hci"), device.count > 3, device.dropFirst(3).allSatisfy(\.isASCIIDigit) else {
+                    throw .invalid("--device must name a controller such as hci0, or h4:PATH, not \"\(device)\"")
+                }
+                source = .hci(device: device)
             }
-            source = .hci(device: device)
         }
         activeScan = try settings.switchValue("active")
         scanIntervalMilliseconds = try settings.number("scan-interval", in: 2.5...10240) ?? 100

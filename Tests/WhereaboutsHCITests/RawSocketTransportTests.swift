@@ -5,8 +5,8 @@ import WhereaboutsHCI
 /// This machine's kernel has no Bluetooth, so only the failure path can run here. It must be a clear, typed
 /// error rather than a crash; where the kernel does have Bluetooth, the test checks whatever error it gives
 /// names the cause.
-@Suite("Opening a Bluetooth controller")
-struct HCIControllerTests {
+@Suite("Opening a controller through the kernel's raw HCI socket")
+struct RawSocketTransportTests {
     /// Whether the kernel refuses Bluetooth sockets outright, checked without libbluetooth.
     static let kernelLacksBluetooth: Bool = {
         let descriptor = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 1)
@@ -21,17 +21,17 @@ struct HCIControllerTests {
     func noKernelBluetooth() throws {
         guard Self.kernelLacksBluetooth else {
             // A machine with Bluetooth: opening may work, or fail for a named reason (no hci0, no capabilities).
-            do {
-                try HCIController.open("hci0").close()
+            do throws(HCIError) {
+                try RawSocketTransport(device: "hci0").close()
             } catch {
                 #expect(!error.description.isEmpty)
             }
             return
         }
-        #expect(throws: HCIError.bluetoothUnsupported) { try HCIController.open("hci0") }
-        #expect(throws: HCIError.bluetoothUnsupported) { try HCIController.open("hci7") }
+        #expect(throws: HCIError.bluetoothUnsupported) { try RawSocketTransport(device: "hci0") }
+        #expect(throws: HCIError.bluetoothUnsupported) { try RawSocketTransport(device: "hci7") }
         // A name that is not hciN is looked up by address, which needs a Bluetooth socket too.
-        #expect(throws: HCIError.bluetoothUnsupported) { try HCIController.open("00:11:22:33:44:55") }
+        #expect(throws: HCIError.bluetoothUnsupported) { try RawSocketTransport(device: "00:11:22:33:44:55") }
         #expect(HCIError.bluetoothUnsupported.description.contains("kernel has no Bluetooth support"))
         #expect(HCIError.bluetoothUnsupported.description.contains("address family not supported"))
     }

@@ -1,12 +1,6 @@
-// Every call into libbluetooth and the socket layer lives here; the rest of the module sees Swift values.
+// Every call into libbluetooth lives here; the rest of the module sees Swift values.
 import CBlueZ
 import Glibc
-import WhereaboutsAdvertising
-
-/// A saved HCI socket filter, opaque outside this file.
-struct HCISocketFilter: Sendable {
-    fileprivate var filter: hci_filter
-}
 
 /// What one read from the HCI socket gave.
 enum HCIRead: Sendable {
@@ -20,8 +14,8 @@ enum HCIRead: Sendable {
 
 /// Thin wrappers over libbluetooth: errno on failure, Swift values on success.
 enum BlueZ {
-    /// `HCI_MAX_EVENT_SIZE` plus the packet-type byte.
-    static let readBufferSize = Int(HCI_MAX_EVENT_SIZE) + 1
+    /// Larger than any HCI event (`HCI_MAX_EVENT_SIZE`, 260) plus the packet-type byte: one read is one packet.
+    static let readBufferSize = 4096
 
     /// The controller's device id for a name such as `hci0` (`hci_devid`).
     static func deviceID(named name: String) -> Result<Int32, Errno> {
@@ -39,46 +33,19 @@ enum BlueZ {
         _ = hci_close_dev(descriptor)
     }
 
-    /// Sends a command and waits for its Command Complete (`hci_send_req`); gives the returned HCI status.
-    static func send(_ command: HCICommand, on descriptor: Int32, timeoutMilliseconds: Int32) -> Result<UInt8, Errno> {
-        var parameters = command.parameters
-        var status: UInt8 = 0xFF
-        let result = parameters.withUnsafeMutableBytes { parameterBytes in
-            withUnsafeMutableBytes(of: &status) { statusBytes in
-                var request = hci_request(
-                    ogf: UInt16(command.group),
-                    ocf: command.command,
-                    event: 0,
-                    cparam: parameterBytes.baseAddress,
-                    clen: Int32(parameterBytes.count),
-                    rparam: statusBytes.baseAddress,
-                    rlen: Int32(statusBytes.count)
-                )
-                return hci_send_req(descriptor, &request, timeoutMilliseconds)
-            }
-        }
-        return result < 0 ? .failure(Errno.current) : .success(status)
-    }
-
-    /// The socket's current filter.
-    static func filter(of descriptor: Int32) -> Result<HCISocketFilter, Errno> {
-        var filter = hci_filter()
-        var length = socklen_t(MemoryLayout<hci_filter>.size)
-        let result = getsockopt(descriptor, Int32(SOL_HCI), Int32(HCI_FILTER), &filter, &length)
-        return result < 0 ? .failure(Errno.current) : .success(HCISocketFilter(filter: filter))
-    }
-
-    /// A filter that lets only LE Meta events through.
-    static func leMetaEventFilter() -> HCISocketFilter {
+    /// A filter that lets through what the host needs: Command Complete, Command Status and LE Meta events.
+    static func hostEventFilter() -> hci_filter {
         var filter = hci_filter()
         hci_filter_clear(&filter)
         hci_filter_set_ptype(Int32(HCI_EVENT_PKT), &filter)
+        hci_filter_set_event(Int32(EVT_CMD_COMPLETE), &filter)
+        hci_filter_set_event(Int32(EVT_CMD_STATUS), &filter)
         hci_filter_set_event(Int32(EVT_LE_META_EVENT), &filter)
-        return HCISocketFilter(filter: filter)
+        return filter
     }
 
-    static func setFilter(_ filter: HCISocketFilter, on descriptor: Int32) -> Result<Void, Errno> {
-        var filter = filter.filter
+    static func setFilter(_ filter: hci_filter, on descriptor: Int32) -> Result<Void, Errno> {
+        var filter = filter
         let result = setsockopt(
             descriptor,
             Int32(SOL_HCI),

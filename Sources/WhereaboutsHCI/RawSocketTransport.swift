@@ -1,0 +1,69 @@
+import CBlueZ
+import Glibc
+
+/// The kernel's raw HCI socket on a controller such as `hci0`.
+///
+/// The kernel (and bluetoothd) manage that controller and share it: the host must not reset it or change its event
+/// masks (``sharesController``). The socket's filter passes Command Complete, Command Status and LE Meta events.
+/// Opening it needs Bluetooth in the kernel and the capabilities `CAP_NET_RAW` and `CAP_NET_ADMIN`; each failure
+/// is an ``HCIError`` naming what is missing.
+public final class RawSocketTransport: HCITransport {
+    public let name: String
+    public var sharesController: Bool { true }
+    private let waiter: DescriptorWaiter
+
+    /// Opens the controller `device` (`hci0`).
+    public init(device: String) throws(HCIError) {
+        name = device
+        let deviceID: Int32
+        switch BlueZ.deviceID(named: device) {
+        case .success(let id): deviceID = id
+        case .failure(let error): throw error.hciError("hci_devid", controller: device)
+        }
+        let descriptor: Int32
+        switch BlueZ.open(deviceID: deviceID) {
+        case .success(let opened): descriptor = opened
+        case .failure(let error): throw error.hciError("hci_open_dev", controller: device)
+        }
+        if case .failure(let error) = BlueZ.setFilter(BlueZ.hostEventFilter(), on: descriptor) {
+            BlueZ.close(descriptor)
+            throw error.hciError("setsockopt(HCI_FILTER)", controller: device)
+        }
+        waiter = try DescriptorWaiter(descriptor: descriptor, controller: device) { BlueZ.close($0) }
+    }
+
+    public func write(_ packet: [UInt8]) throws(HCIError) {
+        guard !waiter.isWoken else { throw .closed }
+        // One send is one packet on an HCI socket; MSG_NOSIGNAL: a controller gone is an error, never a SIGPIPE.
+        while true {
+            let written = packet.withUnsafeBytes {
+                send(waiter.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if written >= 0 { return }
+            let error = Errno.current
+            if error.code == EINTR { continue }
+            // EPIPE/ENODEV: the controller was unregistered (unplugged) under the socket.
+            if error.code == EPIPE || error.code == ENODEV { throw .controllerVanished(name) }
+            throw error.hciError("write", controller: name)
+        }
+    }
+
+    public func read() throws(HCIError) -> [UInt8]? {
+        while true {
+            switch waiter.waitReadable() {
+            case .success(false): return nil
+            case .success(true): break
+            case .failure(let error): throw error.hciError("poll", controller: name)
+            }
+            switch BlueZ.read(waiter.descriptor) {
+            case .packet(let packet): return packet
+            case .again: continue
+            // The kernel unregistered the controller (unplugged): it went away.
+            case .failed(let code) where code == EPIPE || code == ENODEV: return nil
+            case .failed(let code): throw Errno(code: code).hciError("read", controller: name)
+            }
+        }
+    }
+
+    public func close() { waiter.wake() }
+}
