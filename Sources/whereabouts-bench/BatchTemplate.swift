@@ -12,6 +12,22 @@ struct BatchTemplate {
     /// The tags, by index in the load, in order.
     let tags: [Int]
 
+    private init(chunks: [[UInt8]], count: Int, tags: [Int]) {
+        self.chunks = chunks
+        self.count = count
+        self.tags = tags
+    }
+
+    /// One batch with the readings of both; `tags` lists the first's, then the second's (each indexes its own load).
+    static func joined(_ first: BatchTemplate, _ second: BatchTemplate) -> BatchTemplate {
+        guard first.count > 0 else { return second }
+        guard second.count > 0 else { return first }
+        var chunks = first.chunks
+        chunks[chunks.count - 1] += Array(",".utf8) + second.chunks[0]
+        chunks += second.chunks.dropFirst()
+        return BatchTemplate(chunks: chunks, count: first.count + second.count, tags: first.tags + second.tags)
+    }
+
     init(_ heard: [SyntheticLoad.Heard], tagIDs: [String]) {
         count = heard.count
         tags = heard.map(\.tag)

@@ -35,9 +35,12 @@ struct SyntheticLoad {
     private let width: Double
     private let height: Double
     private let agentPositions: [(x: Double, y: Double, dz: Double)]
+    private let firstIdentity: Int
 
-    init(map: FloorMap, width: Double, height: Double, tagCount: Int, seed: UInt64) {
+    /// Tags' identities are numbered from `firstIdentity`, so that two loads on one map can have distinct tags.
+    init(map: FloorMap, width: Double, height: Double, tagCount: Int, seed: UInt64, firstIdentity: Int = 0) {
         self.map = map
+        self.firstIdentity = firstIdentity
         self.width = width
         self.height = height
         self.seed = seed
@@ -50,8 +53,9 @@ struct SyntheticLoad {
     @discardableResult
     mutating func addTag(walking: Bool = false, pinnedAt point: Point? = nil) -> Int {
         let index = tags.count
+        let number = firstIdentity + index
         let identity = TagIdentity.iBeacon(
-            uuid: map.site.uuid, major: UInt16(1000 + index / 50_000), minor: UInt16(index % 50_000))
+            uuid: map.site.uuid, major: UInt16(1000 + number / 50_000), minor: UInt16(number % 50_000))
         let position = point ?? randomPoint()
         tags.append(
             Tag(
