@@ -151,8 +151,14 @@ struct StandbyLocatorTests {
         // will and close it (it reconnects with its session's outbox).
         try await withPair(extra: ["--keepalive", "5"]) { tests, broker, collector, holder, standby in
             let topics = tests.topics
+            // The broker's log names the sender of every PUBLISH it received, in order.
+            func received() -> [Substring] {
+                broker.log.split(separator: "\n").filter { $0.contains("Received PUBLISH from ") }
+            }
             holder.process.send(SIGSTOP)
             let paused = ContinuousClock.now
+            // Both claimed at start; the standby's claim that counts is the one after the pause.
+            let mark = received().count
             try await waitFor("the standby to take the lease") { Self.lease(collector, topics)?.holder == standby.id }
             let tookOver = ContinuousClock.now - paused
             let remaining = .seconds(pauseSeconds) - (ContinuousClock.now - paused)
@@ -162,15 +168,14 @@ struct StandbyLocatorTests {
             try await waitFor("the old active to stand down") { holder.log.contains("standby: ") }
             // Readings keep coming; give the resumed locator every chance to publish what it held.
             try await Task.sleep(for: .seconds(4))
-            // The broker's log names the sender of every PUBLISH it received, in order.
-            let received = broker.log.split(separator: "\n").filter { $0.contains("Received PUBLISH from ") }
+            let log = received()
             let claim = try #require(
-                received.firstIndex { $0.contains("from \(standby.id) (") && $0.contains("/locator/lease'") },
+                log[mark...].firstIndex { $0.contains("from \(standby.id) (") && $0.contains("/locator/lease'") },
                 "the standby's claim in the broker log")
-            let late = received[claim...].filter {
+            let late = log[claim...].filter {
                 $0.contains("from \(holder.id) (") && !$0.contains("/locator/status'")
             }
-            let before = received[..<claim].filter { $0.contains("from \(holder.id) (") }.count
+            let before = log[..<claim].filter { $0.contains("from \(holder.id) (") }.count
             print(
                 "paused active for \(pauseSeconds) s: the standby took over after \(tookOver); the old active "
                     + "published \(before) messages before the take-over and \(late.count) after it")
