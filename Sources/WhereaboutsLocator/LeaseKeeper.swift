@@ -71,6 +71,11 @@ public struct LeaseKeeper: Sendable {
     private var latestAt = -Double.infinity
     /// The holder let the lease go (an empty retained lease).
     private var released = false
+    /// This locator is stopping: it never claims again.
+    private var isStopped = false
+    /// Why the outstanding claim was made, for the log.
+    private var claimReason = ""
+
     /// Send times of this holder's renewals not yet back from the broker, by renewal number.
     private var pending: [Int: Double] = [:]
     private var lastRenewal = -Double.infinity
@@ -172,7 +177,7 @@ public struct LeaseKeeper: Sendable {
                 pending = [:]
                 released = false
                 let previous = latest.map { " from \($0.holder) (term \($0.term))" } ?? ""
-                decisions.append(.tookOver("took over the lease\(previous), term \(claim.term)"))
+                decisions.append(.tookOver("took over the lease\(previous), term \(claim.term): \(claimReason)"))
                 decisions += renew(now: now)
             } else if now - sent >= configuration.ttl {
                 role = .standby
@@ -181,19 +186,22 @@ public struct LeaseKeeper: Sendable {
                     .stoodDown("the claim did not come back from the broker within \(configuration.ttl) s"))
             }
         case .standby:
-            guard isConnected, released || now - latestAt >= configuration.ttl else { break }
+            guard isConnected, !isStopped, released || now - latestAt >= configuration.ttl else { break }
             let claim = LocatorLease(
                 holder: configuration.instance, term: (latest?.term ?? 0) + 1, renewal: 0, ttl: configuration.ttl)
             role = .claiming(claim, sent: now, confirmed: nil)
+            claimReason = released ? "it was let go" : "no renewal for \(configuration.ttl) s"
             decisions.append(.publish(claim))
         }
         return decisions
     }
 
-    /// A clean stop: the holder lets the lease go, so that a standby takes over at once.
+    /// A clean stop: the holder lets the lease go, so that a standby takes over at once; a stopping locator claims
+    /// nothing more.
     public mutating func stop(now: Double) -> [Decision] {
         let wasActive = isActive(now: now)
         role = .standby
+        isStopped = true
         return wasActive ? [.release] : []
     }
 

@@ -192,4 +192,32 @@ struct StandbyLocatorTests {
             }
         }
     }
+
+    @Test("a clean stop of the active lets the lease go: the standby takes over at once and the status stays online")
+    func cleanStop() async throws {
+        try await withPair { tests, _, collector, holder, standby in
+            let topics = tests.topics
+            let before = collector.messages.count
+            let stopped = ContinuousClock.now
+            holder.process.send(SIGTERM)
+            try await waitFor("the standby to take the lease") { Self.lease(collector, topics)?.holder == standby.id }
+            let handover = ContinuousClock.now - stopped
+            _ = await holder.process.waitForExit(timeout: .seconds(15))
+            #expect(holder.process.exitCode == 0)
+            let after = collector.messages.dropFirst(before)
+            #expect(
+                after.contains { $0.topic == topics.locatorLease.name && $0.payload.isEmpty }, "the lease was let go")
+            print("clean stop of the active: the standby claimed the lease after \(handover)")
+            try await waitFor("the standby to act") {
+                standby.log.contains("active: took over the lease from \(holder.id)")
+            }
+            #expect(standby.log.contains(": it was let go"), "taken over on the release, not on the expiry")
+            try await waitFor("the status to say online") { collector.last(topics.locatorStatus.name) == "online" }
+            let zone = tests.occupancy(collector, zone: 1)
+            #expect(zone?.count == 1 && zone?.state == .known, "the West room still holds the tag")
+            standby.process.send(SIGTERM)
+            _ = await standby.process.waitForExit(timeout: .seconds(15))
+            #expect(standby.process.exitCode == 0)
+        }
+    }
 }

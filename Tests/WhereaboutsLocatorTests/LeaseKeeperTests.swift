@@ -136,6 +136,7 @@ struct LeaseKeeperTests {
         _ = try Self.activate(&holder, at: 0)
         _ = standby.received(LocatorLease(holder: "a", term: 1, renewal: 0, ttl: Self.ttl), now: 3.01)
         #expect(holder.stop(now: 4) == [.release])
+        #expect(holder.tick(now: 8).isEmpty, "a stopping locator claims nothing more")
         _ = standby.received(nil, now: 4.01)
         let claim = try #require(Self.claims(standby.tick(now: 4.02)).first)
         #expect(claim.holder == "b" && claim.term == 2)
