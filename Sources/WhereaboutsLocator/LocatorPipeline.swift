@@ -231,6 +231,8 @@ public struct LocatorPipeline: Sendable {
             engine.setAgentStatus(index, online: availability == .online)
             if availability == .online { engine.agentHeard(index, at: now) }
             return []
+        case .locatorLease, .locatorStatus:
+            return []  // the service's, when it is one of a pair (LeaseKeeper)
         case .homeAssistantStatus:
             // Home Assistant's birth message: it has (re)started and needs the discovery configs again.
             guard Availability(payload: payload) == .online else { return [] }

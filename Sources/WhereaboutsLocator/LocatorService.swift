@@ -7,6 +7,12 @@ import WhereaboutsWire
 /// Messages are answered at once when the engine has not run within ``updateInterval`` (monotonic seconds), so a
 /// lone batch is not kept waiting for the ticker; a burst is coalesced into one update per interval; and the engine
 /// runs at least once a second of the service clock, so zones time out while nothing arrives.
+///
+/// With a ``LeaseKeeper`` (`--role auto`) the locator is one of a pair: it follows the readings either way (its
+/// engine fed, so a standby is warm), but publishes only while it holds the lease. A standby's publications are
+/// dropped, not queued; on taking over it publishes all retained state from its engine (as after a reconnect), and on
+/// standing down it discards whatever the session still held unsent. The lease is checked on every input before
+/// anything is published, by the monotonic clock, so a locator resumed after a pause finds its lease gone first.
 public struct LocatorService: ServicePipeline {
     /// The most received batches the locator holds before the MQTT client stops reading. Each was acknowledged to the
     /// broker on arrival, so a `kill -9` loses at most these, the one libmosquitto holds in its callback and the two
@@ -20,13 +26,20 @@ public struct LocatorService: ServicePipeline {
     /// The session's settings: the locator's status topic, an outbox that holds outputs only while disconnected.
     public let session: BrokerSession.Configuration
 
+    /// The lease, for one of a pair of locators; nil for a locator on its own.
+    public private(set) var lease: LeaseKeeper?
+
     private var pendingSinceUpdate = false
     private var lastUpdate = -Double.infinity
     private var lastRealUpdate = -Double.infinity
 
     /// A service around `pipeline`; `outboxCapacity` bounds the events and metrics held while the broker is away.
-    public init(pipeline: LocatorPipeline, updateInterval: Double = 0.02, outboxCapacity: Int = 10_000) {
+    public init(
+        pipeline: LocatorPipeline, updateInterval: Double = 0.02, outboxCapacity: Int = 10_000,
+        lease: LeaseKeeper.Configuration? = nil
+    ) {
         self.pipeline = pipeline
+        self.lease = lease.map(LeaseKeeper.init(configuration:))
         self.updateInterval = max(updateInterval, 0)
         session = BrokerSession.Configuration(
             statusTopic: pipeline.topics.locatorStatus, outbox: .untilHandedOver(capacity: outboxCapacity),
@@ -34,15 +47,50 @@ public struct LocatorService: ServicePipeline {
     }
 
     public var subscriptions: [Subscription] {
-        pipeline.subscriptions
+        guard lease != nil else { return pipeline.subscriptions }
+        // The lease without noLocal: the holder's renewals must come back to it to count.
+        return pipeline.subscriptions + [
+            Subscription(filter: pipeline.topics.locatorLeaseFilter, qos: 1),
+            Subscription(filter: pipeline.topics.locatorStatusFilter, qos: 1, noLocal: true),
+        ]
+    }
+
+    /// Whether this locator publishes now: always on its own, while it holds the lease in a pair.
+    public func isActive(at time: ServiceTime) -> Bool {
+        lease?.isActive(now: time.monotonic) ?? true
     }
 
     public mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] {
-        Self.actions(pipeline.connected(now: time.now))
+        var actions = leaseActions(lease?.connected(now: time.monotonic) ?? [], at: time)
+        actions += gated(Self.actions(pipeline.connected(now: time.now)), at: time)
+        if lease != nil, !isActive(at: time) {
+            // A standby keeps nothing for later: whatever waited for this connection is forgotten.
+            actions.append(.discardHeld)
+        }
+        return actions
+    }
+
+    public mutating func disconnected() {
+        lease?.disconnected()
     }
 
     public mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] {
-        var actions = Self.actions(pipeline.receive(topic: topic, payload: payload, now: time.now))
+        var actions = checkLease(at: time)
+        if lease != nil {
+            if topic == pipeline.topics.locatorLease.name {
+                return actions
+                    + leaseActions(lease?.received(LocatorLease(bytes: payload), now: time.monotonic) ?? [], at: time)
+            }
+            if topic == pipeline.topics.locatorStatus.name {
+                // Another locator's `offline` (a standby's goodbye or will, a deposed holder's late will): the site's
+                // locator is up as long as the holder is.
+                if isActive(at: time), Availability(payload: payload) == .offline {
+                    actions.append(.publish(statusOnline))
+                }
+                return actions
+            }
+        }
+        actions += gated(Self.actions(pipeline.receive(topic: topic, payload: payload, now: time.now)), at: time)
         pendingSinceUpdate = true
         if time.monotonic - lastRealUpdate >= updateInterval {
             actions += update(at: time)
@@ -51,24 +99,79 @@ public struct LocatorService: ServicePipeline {
     }
 
     public mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] {
-        guard pendingSinceUpdate || time.now - lastUpdate >= 1 else { return [] }
-        return update(at: time)
+        var actions: [ServiceAction<Never>] = []
+        if lease != nil {
+            actions += leaseActions(lease?.tick(now: time.monotonic) ?? [], at: time)
+        }
+        guard pendingSinceUpdate || time.now - lastUpdate >= 1 else { return actions }
+        return actions + update(at: time)
     }
 
     /// SIGHUP brought a new map, read and validated by the shell.
     public mutating func reload(_ map: FloorMap, at time: ServiceTime) -> [ServiceAction<Never>] {
-        Self.actions(pipeline.replaceMap(map, now: time.now))
+        checkLease(at: time) + gated(Self.actions(pipeline.replaceMap(map, now: time.now)), at: time)
     }
 
     public mutating func stop(at time: ServiceTime) -> [ServiceAction<Never>] {
-        update(at: time) + Self.actions(pipeline.shutdown(now: time.now))
+        var actions = checkLease(at: time)
+        actions += update(at: time) + gated(Self.actions(pipeline.shutdown(now: time.now)), at: time)
+        // Last: the lease goes after the final outputs, so the standby takes over from them at once.
+        actions += leaseActions(lease?.stop(now: time.monotonic) ?? [], at: time)
+        return actions
     }
 
     private mutating func update(at time: ServiceTime) -> [ServiceAction<Never>] {
         pendingSinceUpdate = false
         lastUpdate = time.now
         lastRealUpdate = time.monotonic
-        return Self.actions(pipeline.tick(now: time.now))
+        return gated(Self.actions(pipeline.tick(now: time.now)), at: time)
+    }
+
+    // MARK: - The lease
+
+    /// Lets the lease's clock speak before anything is published: a holder past its validity stands down now.
+    private mutating func checkLease(at time: ServiceTime) -> [ServiceAction<Never>] {
+        guard lease != nil else { return [] }
+        return leaseActions(lease?.check(now: time.monotonic) ?? [], at: time)
+    }
+
+    /// Drops the publications of a locator that does not hold the lease (its engine has already taken the input).
+    private func gated(_ actions: [ServiceAction<Never>], at time: ServiceTime) -> [ServiceAction<Never>] {
+        guard !isActive(at: time) else { return actions }
+        return actions.filter {
+            if case .publish = $0 { return false }
+            return true
+        }
+    }
+
+    private var statusOnline: Publication {
+        Publication(topic: pipeline.topics.locatorStatus, payload: Availability.online.payload, qos: 1, retain: true)
+    }
+
+    private mutating func leaseActions(_ decisions: [LeaseKeeper.Decision], at time: ServiceTime) -> [ServiceAction<
+        Never
+    >] {
+        var actions: [ServiceAction<Never>] = []
+        for decision in decisions {
+            switch decision {
+            case .publish(let claim):
+                actions.append(
+                    .publish(
+                        Publication(topic: pipeline.topics.locatorLease, payload: claim.payload, qos: 1, retain: true)))
+            case .release:
+                actions.append(
+                    .publish(Publication(topic: pipeline.topics.locatorLease, payload: "", qos: 1, retain: true)))
+            case .tookOver(let reason):
+                actions.append(.log(.warning, "active: \(reason)"))
+                // The site's state as this locator's engine has it, as after a reconnect: occupancy only once warm.
+                actions.append(.publish(statusOnline))
+                actions += Self.actions(pipeline.connected(now: time.now))
+            case .stoodDown(let reason):
+                actions.append(.log(.warning, "standby: \(reason)"))
+                actions.append(.discardHeld)
+            }
+        }
+        return actions
     }
 
     private static func actions(_ actions: [LocatorAction]) -> [ServiceAction<Never>] {

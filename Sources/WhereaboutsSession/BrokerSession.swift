@@ -144,6 +144,12 @@ public struct BrokerSession: Sendable {
         outbox.enqueue(publication)
     }
 
+    /// Discards every unsent publication of the service (not the session's status); returns how many.
+    @discardableResult
+    public mutating func discardHeld() -> Int {
+        outbox.discardUnsent()
+    }
+
     /// The next publication the shell should hand to the client, if connected and the outbox allows.
     public func nextToSend() -> Outbox.Entry? {
         guard isConnected, phase != .closing else { return nil }

@@ -182,6 +182,18 @@ public struct Outbox: Sendable {
         remove(at: index)
     }
 
+    /// Forgets every unsent publication of the service (the session's own status stays): a locator that lost its
+    /// lease must not publish what it said while it still held it. Returns how many were discarded.
+    @discardableResult
+    public mutating func discardUnsent() -> Int {
+        let doomed = held.filter { $0.messageID == nil && !$0.isControl }.map(\.id)
+        for id in doomed {
+            if let index = index(of: id) { remove(at: index) }
+        }
+        statistics.discarded += doomed.count
+        return doomed.count
+    }
+
     /// The connection dropped: everything in flight is unsent again, to be published after the reconnect.
     public mutating func connectionLost() {
         guard inFlightCount > 0 else { return }
@@ -243,6 +255,8 @@ public struct OutboxStatistics: Sendable, Hashable {
     public var refused = 0
     /// Publications dropped, oldest first, because the outbox was full.
     public var dropped = 0
+    /// Publications discarded unsent by ``Outbox/discardUnsent()`` (a locator that stood down).
+    public var discarded = 0
     /// Retained publications replaced by a newer one on the same topic before they were sent.
     public var coalesced = 0
     /// The most publications held at once.

@@ -20,6 +20,8 @@ public protocol ServicePipeline: Sendable {
 
     /// Every (re)connection: the retained state to publish again.
     mutating func connected(at time: ServiceTime) -> [ServiceAction<Effect>]
+    /// The connection dropped (the session keeps what is unsent for the next connection).
+    mutating func disconnected()
     /// One message from the broker.
     mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Effect>]
     /// One input from the service's own source.
@@ -30,6 +32,11 @@ public protocol ServicePipeline: Sendable {
     mutating func stop(at time: ServiceTime) -> [ServiceAction<Effect>]
     /// SIGHUP brought new settings, read and checked by the shell.
     mutating func reload(_ reload: Reload, at time: ServiceTime) -> [ServiceAction<Effect>]
+}
+
+extension ServicePipeline {
+    /// Most services need not know: the session holds their publications until the reconnect.
+    public mutating func disconnected() {}
 }
 
 extension ServicePipeline where Input == Never {
@@ -89,4 +96,7 @@ public enum ServiceAction<Effect: Sendable & Hashable>: Sendable, Hashable {
     case effect(Effect)
     /// Stop the service: say goodbye and exit, with a failure when `failure` is set.
     case stop(failure: String?)
+    /// Forget every publication the session still holds unsent (a locator that lost its lease must not let
+    /// what it said before go out after the reconnect).
+    case discardHeld
 }

@@ -51,6 +51,7 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
     /// The connection dropped.
     public mutating func disconnected() {
         session.disconnected()
+        pipeline.disconnected()
     }
 
     /// A message from the broker.
@@ -128,6 +129,9 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
             case .log(let level, let line): commands.append(.log(level, line))
             case .effect(let effect): commands.append(.effect(effect))
             case .stop(let stopFailure): commands += stop(failure: stopFailure, at: time)
+            case .discardHeld:
+                let count = session.discardHeld()
+                if count > 0 { commands.append(.log(.info, "discarded \(count) held publications")) }
             }
         }
         return commands

@@ -37,7 +37,7 @@ enum LocatorCommand {
 
     static func serve(map: FloorMap, settings: LocatorSettings, logger: Logger) async throws {
         let pipeline = LocatorPipeline(map: map, configuration: settings.pipeline)
-        let service = LocatorService(pipeline: pipeline, updateInterval: settings.updateInterval)
+        let service = LocatorService(pipeline: pipeline, updateInterval: settings.updateInterval, lease: settings.lease)
         let state = ServiceState(pipeline: service)
         var configuration = settings.client
         // Every message libmosquitto hands over is already acknowledged: hold few, so that a crash loses at most
@@ -58,6 +58,11 @@ enum LocatorCommand {
             "site \(map.site.name) (\(map.site.uuid)): \(map.floors.count) floors, \(map.zones.count) zones, "
                 + "\(map.agents.count) agents; broker \(settings.broker); calibration \(settings.pipeline.calibration.mode)"
         )
+        if let lease = settings.lease {
+            logger.info(
+                "role auto as \(lease.instance): standby until it holds \(pipeline.topics.locatorLease) (lease \(lease.ttl) s)"
+            )
+        }
         let clock = settings.clock
         let runner = ServiceRunner<LocatorService, NoSource>(
             .init(

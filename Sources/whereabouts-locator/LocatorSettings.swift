@@ -32,6 +32,9 @@ struct LocatorSettings {
           --calibration MODE       guided: the map's radio constants (default); auto: also fit them from the
                                    agents' beacons; off: the map's defaults only (env WHEREABOUTS_CALIBRATION)
           --calibration-interval S seconds between automatic fits (default 600)
+          --role ROLE              single: the site's only locator (default); auto: one of a pair, active while
+                                   it holds the lease on the broker, a warm standby otherwise (docs/scale.md)
+          --lease-time SECONDS     with --role auto: how long a lease renewal holds (default 3)
           --log-level LEVEL        debug, info, warning or error (default info; env WHEREABOUTS_LOG_LEVEL)
           --env-file FILE          KEY=VALUE file of WHEREABOUTS_* settings
           --config FILE            configuration file (default /etc/whereabouts/locator.conf)
@@ -53,6 +56,8 @@ struct LocatorSettings {
             .value("time-origin", "WHEREABOUTS_TIME_ORIGIN"),
             .value("calibration", "WHEREABOUTS_CALIBRATION"),
             .value("calibration-interval", "WHEREABOUTS_CALIBRATION_INTERVAL"),
+            .value("role", "WHEREABOUTS_ROLE"),
+            .value("lease-time", "WHEREABOUTS_LEASE_TIME"),
             .value("log-level", "WHEREABOUTS_LOG_LEVEL"),
         ]
 
@@ -65,6 +70,9 @@ struct LocatorSettings {
     var logLevel = Logger.Level.info
     var insecure = false
     var clock = ScaledClock()
+    /// With `--role auto`: the lease that makes this locator one of a pair (its holder id is its `--username`, else
+    /// its client id).
+    var lease: LeaseKeeper.Configuration?
 
     /// Reads this process's settings.
     init(_ arguments: [String]) throws(SettingsError) {
@@ -111,5 +119,13 @@ struct LocatorSettings {
             logLevel = level
         }
         client = MQTTClientConfiguration(broker: brokerSettings, clientID: clientID, keepAlive: .seconds(keepAlive))
+        let leaseTime = try settings.number("lease-time", in: 1...60) ?? 3
+        switch settings.value("role") ?? "single" {
+        case "single": break
+        case "auto":
+            // The account when one is named (the broker ties client ids to accounts), else the client id.
+            lease = LeaseKeeper.Configuration(instance: settings.value("username") ?? clientID, ttl: leaseTime)
+        case let other: throw .invalid("--role must be single or auto, not \"\(other)\"")
+        }
     }
 }

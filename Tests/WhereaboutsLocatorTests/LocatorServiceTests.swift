@@ -14,9 +14,9 @@ struct LocatorServiceHarness {
     var disconnectAsked = false
     var batches: PipelineHarness
 
-    init() throws {
+    init(lease: LeaseKeeper.Configuration? = nil) throws {
         batches = try PipelineHarness()
-        state = ServiceState(pipeline: LocatorService(pipeline: batches.pipeline, updateInterval: 0.02))
+        state = ServiceState(pipeline: LocatorService(pipeline: batches.pipeline, updateInterval: 0.02, lease: lease))
     }
 
     mutating func perform(_ commands: [ServiceState<LocatorService>.Command], at time: ServiceTime) {
@@ -111,5 +111,36 @@ struct LocatorServiceTests {
         let sentBefore = harness.sent.count
         harness.perform(harness.state.tick(at: tick), at: tick)
         #expect(harness.sent.count > sentBefore, "the tick after the burst publishes the update")
+    }
+
+    @Test("one of a pair: a standby publishes nothing; a holder that lost its lease discards what it held")
+    func standby() throws {
+        var harness = try LocatorServiceHarness(lease: LeaseKeeper.Configuration(instance: "a", ttl: 3))
+        let topics = harness.batches.pipeline.topics
+        harness.connect(at: ServiceTime(now: start, monotonic: start))
+        for second in 0..<3 { harness.second(second, from: start, alice: try alice()) }
+        #expect(harness.sent.map(\.topic) == [topics.locatorStatus], "a standby says only the session's online")
+        // A lease of silence: it claims, the broker echoes the claim, and after the settle time it is active.
+        let claimTime = ServiceTime(now: start + 3, monotonic: start + 3)
+        harness.perform(harness.state.tick(at: claimTime), at: claimTime)
+        let claim = try #require(harness.sent.last)
+        #expect(claim.topic == topics.locatorLease && LocatorLease(bytes: Array(claim.payload.utf8))?.holder == "a")
+        let echo = ServiceTime(now: start + 3.01, monotonic: start + 3.01)
+        harness.perform(
+            harness.state.receive(topic: claim.topic.name, payload: Array(claim.payload.utf8), at: echo), at: echo)
+        let active = ServiceTime(now: start + 3.3, monotonic: start + 3.3)
+        harness.perform(harness.state.tick(at: active), at: active)
+        #expect(harness.state.pipeline.isActive(at: active))
+        #expect(
+            harness.sent.contains { $0.topic.name.hasSuffix("/position") }, "the warm engine's state on taking over")
+        // The connection drops; outputs wait in the outbox, and no renewal comes back.
+        harness.connected = false
+        harness.state.disconnected()
+        for second in 4..<12 { harness.second(second, from: start, alice: try alice()) }
+        #expect(!harness.state.pipeline.isActive(at: ServiceTime(now: start + 12, monotonic: start + 12)))
+        #expect(harness.state.session.outbox.statistics.discarded > 0, "what it held was discarded")
+        let before = harness.sent.count
+        harness.connect(at: ServiceTime(now: start + 12, monotonic: start + 12))
+        #expect(harness.sent[before...].map(\.topic) == [topics.locatorStatus], "only the session's online")
     }
 }

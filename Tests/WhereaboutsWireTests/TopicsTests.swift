@@ -53,6 +53,9 @@ struct TopicsTests {
         #expect(topics.parse(topics.position(tag: WireFixtures.tag).name) == .position(WireFixtures.tag))
         let config = DiscoveryConfig.tagTracker(topics: topics, tag: WireFixtures.tag, tagName: nil)
         #expect(topics.parse(config.topic.name) == .discoveryConfig(config.topic))
+        // A locator of a pair (`--role auto`) reads the lease and the site's locator status.
+        #expect(topics.parse(topics.locatorLease.name) == .locatorLease)
+        #expect(topics.parse(topics.locatorStatus.name) == .locatorStatus)
     }
 
     @Test(
@@ -94,7 +97,9 @@ struct TopicsTests {
             "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/agents/hall 1/readings",
             "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/agents/hällé/readings",
             "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/agents/\(String(repeating: "a", count: 65))/readings",
-            "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/locator/status",
+            "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/locator/metrics",
+            "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/locator/lease/extra",
+            "whereabouts/v1/00000000-0000-0000-0000-000000000000/locator/lease",
             "homeassistant/status/extra", "homeassistant/Status", "$SYS/broker/uptime",
         ])
     func rejectsForeignTopics(_ topic: String) {

@@ -37,7 +37,7 @@ fail() {
 # Service accounts first, by hand as docs/broker.md says (the agent script refuses their reserved names);
 # the agent script then has to leave the file readable by the broker whatever state it found it in.
 (umask 077 && : >"$passwd")
-for id in locator dashboard homeassistant locator-2 dashboard-2 homeassistant-2; do
+for id in locator locator-b dashboard homeassistant locator-2 dashboard-2 homeassistant-2; do
     openssl rand -base64 24 >"$work/$id.password"
     mosquitto_passwd -b "$passwd" "$id" "$(cat "$work/$id.password")"
 done
@@ -51,7 +51,7 @@ case $(stat -c %a "$passwd") in
     *) fail "broker password file is unreadable to others ($(stat -c '%a %U:%G' "$passwd"))" ;;
 esac
 
-for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "dashboard" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
+for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "locator-b" "dashboard" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
     if WHEREABOUTS_PASSWORD_OUT="$work/refused" "$here/../create-agent-account.sh" "$bad" "$passwd" 2>/dev/null; then
         fail "create-agent-account.sh refuses '$bad'"
     else
@@ -104,7 +104,8 @@ observe() { # observe NAME USER FILTERS...
     observer_pids="$observer_pids $!"
 }
 
-observe locator locator-2 "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" homeassistant/status
+observe locator locator-2 "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" homeassistant/status \
+    "$site/locator/lease"
 observe dashboard dashboard-2 "$site/floors/#" "$site/tags/#" "$site/events" "$site/agents/+/status" "$site/locator/#"
 observe ha homeassistant-2 'homeassistant/#'
 observe agent-a agent-spy '#' "$site/agents/+/readings" '$SYS/#'
@@ -129,6 +130,10 @@ publish homeassistant "$site/agents/homeassistant/status" bad-ha-as-agent
 publish locator "$site/floors/1/zones/7/occupancy" ok-loc-floor
 publish locator "$site/locator/status" ok-loc-status
 publish locator "homeassistant/sensor/n/o/config" ok-loc-ha
+publish locator "$site/locator/lease" ok-loc-lease
+publish locator-b "$site/locator/lease" ok-locb-lease
+publish locator-b "$site/floors/1/zones/7/occupancy" ok-locb-floor
+publish locator-b "$site/agents/locator-b/readings" bad-locb-as-agent
 publish homeassistant homeassistant/status ok-ha-status
 publish homeassistant "$site/floors/1/zones/7/occupancy" bad-ha-floor
 
@@ -201,11 +206,15 @@ expect_seen dashboard ok-a-status
 expect_seen locator ok-a-tls
 expect_seen dashboard ok-loc-floor
 expect_seen dashboard ok-loc-status
+expect_seen dashboard ok-loc-lease
+expect_seen dashboard ok-locb-lease
+expect_seen locator ok-locb-lease
+expect_seen dashboard ok-locb-floor
 expect_seen ha ok-loc-ha
 expect_seen locator ok-ha-status
 expect_seen locator ok-c-after-reload
 expect_seen locator ok-c-tls-after-reload
-for marker in bad-dash-as-agent bad-loc-as-agent bad-ha-as-agent bad-a-as-b bad-a-dotdot bad-a-floor bad-a-tag bad-a-ha bad-a-hastatus bad-dash-floor bad-ha-floor \
+for marker in bad-dash-as-agent bad-loc-as-agent bad-locb-as-agent bad-ha-as-agent bad-a-as-b bad-a-dotdot bad-a-floor bad-a-tag bad-a-ha bad-a-hastatus bad-dash-floor bad-ha-floor \
     bad-anon bad-wrong-password bad-tls-no-ca; do
     expect_unseen "$marker"
 done

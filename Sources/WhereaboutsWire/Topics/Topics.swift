@@ -15,6 +15,7 @@ public import WhereaboutsCore
 /// | `…/events` | locator | QoS 1 |
 /// | `…/locator/status` | locator | retained `online`/`offline`, last will |
 /// | `…/locator/metrics` | locator | every 10 s |
+/// | `…/locator/lease` | locator (`--role auto`) | retained ``LocatorLease``: which locator is active |
 /// | `…/calibration` | locator | retained |
 ///
 /// Home Assistant's discovery topics sit outside the prefix: `homeassistant/<component>/<node>/<object>/config`
@@ -92,6 +93,15 @@ public struct Topics: Sendable, Hashable {
     /// `…/locator/status`: retained `online`/`offline`, `offline` being the locator's last will.
     public var locatorStatus: Topic { Topic(prefixLevels + ["locator", "status"]) }
 
+    /// `…/locator/lease`: the retained ``LocatorLease`` that names the active locator of a pair (`--role auto`).
+    public var locatorLease: Topic { Topic(prefixLevels + ["locator", "lease"]) }
+
+    /// The subscription to ``locatorLease``.
+    public var locatorLeaseFilter: TopicFilter { TopicFilter(prefixLevels + ["locator", "lease"]) }
+
+    /// The subscription to ``locatorStatus`` (a locator of a pair answers the other's `offline`).
+    public var locatorStatusFilter: TopicFilter { TopicFilter(prefixLevels + ["locator", "status"]) }
+
     /// `…/locator/metrics`: counters published every 10 s.
     public var locatorMetrics: Topic { Topic(prefixLevels + ["locator", "metrics"]) }
 
@@ -149,6 +159,15 @@ public struct Topics: Sendable, Hashable {
         {
             return .occupancy(floor: floor, zone: zone)
         }
+        if levels.count == 5, levels[0] == Self.root, levels[1] == Self.version, levels[2] == site.description,
+            levels[3] == "locator"
+        {
+            switch levels[4] {
+            case "lease": return .locatorLease
+            case "status": return .locatorStatus
+            default: return nil
+            }
+        }
         guard levels.count == 6, levels[0] == Self.root, levels[1] == Self.version, levels[2] == site.description
         else { return nil }
         if levels[3] == "tags", let tag = TagIdentity(wire: String(levels[4])) {
@@ -181,6 +200,10 @@ public enum ReceivedTopic: Sendable, Hashable {
     case occupancy(floor: UInt16, zone: UInt16)
     /// Home Assistant's birth or death message.
     case homeAssistantStatus
+    /// The lease that names the active locator of a pair (read by `--role auto`).
+    case locatorLease
+    /// The site's locator status (read by `--role auto`, to answer another locator's `offline`).
+    case locatorStatus
     /// A retained discovery config of this site's node, rebuilt from its validated levels (read back at start).
     case discoveryConfig(Topic)
 }

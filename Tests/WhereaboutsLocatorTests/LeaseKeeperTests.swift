@@ -1,0 +1,157 @@
+import Testing
+import WhereaboutsLocator
+import WhereaboutsWire
+
+/// The lease's rules, on the pure state machine: times are monotonic seconds, the broker is played by hand.
+@Suite("Lease keeper")
+struct LeaseKeeperTests {
+    static let ttl = 3.0
+
+    static func keeper(_ instance: String) -> LeaseKeeper {
+        LeaseKeeper(configuration: LeaseKeeper.Configuration(instance: instance, ttl: ttl))
+    }
+
+    static func claims(_ decisions: [LeaseKeeper.Decision]) -> [LocatorLease] {
+        decisions.compactMap {
+            if case .publish(let lease) = $0 { return lease }
+            return nil
+        }
+    }
+
+    /// Runs `keeper` from standby to active at `start`, the broker echoing its claim at once; returns the claim.
+    static func activate(_ keeper: inout LeaseKeeper, at start: Double) throws -> LocatorLease {
+        _ = keeper.connected(now: start)
+        #expect(keeper.tick(now: start + ttl - 0.01).isEmpty, "no claim before a whole lease of silence")
+        let claim = try #require(claims(keeper.tick(now: start + ttl)).first)
+        #expect(claim.term == 1 && claim.renewal == 0)
+        _ = keeper.received(claim, now: start + ttl + 0.001)
+        #expect(!keeper.isActive(now: start + ttl + 0.1), "a confirmed claim waits for the settle time")
+        let decisions = keeper.tick(now: start + ttl + 0.3)
+        #expect(decisions.contains { if case .tookOver = $0 { true } else { false } })
+        #expect(keeper.isActive(now: start + ttl + 0.3))
+        return claim
+    }
+
+    @Test("a standby claims a lease nobody renews, and is active only once its claim came back and settled")
+    func claimsSilentLease() throws {
+        var keeper = Self.keeper("a")
+        #expect(keeper.tick(now: 100).isEmpty, "no claim while disconnected")
+        _ = try Self.activate(&keeper, at: 0)
+    }
+
+    @Test("a claim that never comes back from the broker is given up, and nothing was published meanwhile")
+    func unconfirmedClaim() throws {
+        var keeper = Self.keeper("a")
+        _ = keeper.connected(now: 0)
+        _ = keeper.tick(now: 3)
+        #expect(!keeper.isActive(now: 4))
+        let decisions = keeper.tick(now: 6)
+        #expect(decisions.contains { if case .stoodDown = $0 { true } else { false } })
+        #expect(keeper.roleName == "standby")
+    }
+
+    @Test("the holder renews four times a lease and stays active while the renewals come back")
+    func renewals() throws {
+        var keeper = Self.keeper("a")
+        _ = try Self.activate(&keeper, at: 0)
+        var now = 3.3
+        for _ in 0..<20 {
+            now += 0.8
+            for renewal in Self.claims(keeper.tick(now: now)) { _ = keeper.received(renewal, now: now + 0.002) }
+            #expect(keeper.isActive(now: now))
+        }
+    }
+
+    @Test(
+        "a paused holder finds its lease gone before it publishes, and gives up before any standby could claim",
+        arguments: [2.0, 2.5, 5.0, 60.0])
+    func pausedHolder(pause: Double) throws {
+        var holder = Self.keeper("a")
+        var standby = Self.keeper("b")
+        _ = standby.connected(now: 0)
+        _ = try Self.activate(&holder, at: 0)
+        // The holder's last renewal, sent at 5, reaches the standby at 5.01; then the holder stops (SIGSTOP).
+        let renewal = try #require(Self.claims(holder.tick(now: 5)).first)
+        _ = holder.received(renewal, now: 5.005)
+        _ = standby.received(renewal, now: 5.01)
+        // The standby claims exactly a lease after it heard the renewal, not before.
+        #expect(Self.claims(standby.tick(now: 5.01 + Self.ttl - 0.001)).isEmpty)
+        let holderEnd = 5 + Self.ttl - holder.configuration.margin
+        #expect(!holder.isActive(now: holderEnd), "the holder's own clock ends its lease first")
+        #expect(holderEnd < 5.01 + Self.ttl)
+        // Resumed after the pause, its first look at the lease stands it down.
+        let resumed = 5 + pause
+        let decisions = holder.check(now: resumed)
+        if resumed >= holderEnd {
+            #expect(decisions.contains { if case .stoodDown = $0 { true } else { false } })
+            #expect(!holder.isActive(now: resumed))
+        } else {
+            #expect(holder.isActive(now: resumed))
+        }
+    }
+
+    @Test("a better claim deposes the holder; a stale one is answered with a renewal")
+    func competingClaims() throws {
+        var keeper = Self.keeper("b")
+        let mine = try Self.activate(&keeper, at: 0)
+        // A deposed holder's queued renewal of an older term overwrites the retained lease: renewed at once.
+        let stale = LocatorLease(holder: "a", term: mine.term - 1, renewal: 40, ttl: Self.ttl)
+        let answer = Self.claims(keeper.received(stale, now: 4))
+        #expect(answer.count == 1 && answer.first?.holder == "b" && answer.first?.term == mine.term)
+        #expect(keeper.isActive(now: 4))
+        // An empty lease (a release that is not ours) is answered the same way.
+        #expect(Self.claims(keeper.received(nil, now: 4.1)).first?.holder == "b")
+        // A higher term wins.
+        let taken = LocatorLease(holder: "a", term: mine.term + 1, renewal: 0, ttl: Self.ttl)
+        let decisions = keeper.received(taken, now: 4.2)
+        #expect(decisions.contains { if case .stoodDown = $0 { true } else { false } })
+        #expect(!keeper.isActive(now: 4.2))
+    }
+
+    @Test("two standbys that claim at once agree on the winner: the higher holder id of the same term")
+    func simultaneousClaims() throws {
+        var a = Self.keeper("a")
+        var b = Self.keeper("b")
+        _ = a.connected(now: 0)
+        _ = b.connected(now: 0)
+        let claimA = try #require(Self.claims(a.tick(now: 3)).first)
+        let claimB = try #require(Self.claims(b.tick(now: 3)).first)
+        // The broker handles a's claim first, then b's; both hear both, in that order.
+        for keeper in [0, 1] {
+            var subject = keeper == 0 ? a : b
+            _ = subject.received(claimA, now: 3.01)
+            _ = subject.received(claimB, now: 3.011)
+            _ = subject.tick(now: 3.5)
+            if keeper == 0 { a = subject } else { b = subject }
+        }
+        #expect(!a.isActive(now: 3.5))
+        #expect(b.isActive(now: 3.5))
+    }
+
+    @Test("a clean stop lets the lease go, and a standby takes it at its next tick")
+    func release() throws {
+        var holder = Self.keeper("a")
+        var standby = Self.keeper("b")
+        _ = standby.connected(now: 0)
+        _ = try Self.activate(&holder, at: 0)
+        _ = standby.received(LocatorLease(holder: "a", term: 1, renewal: 0, ttl: Self.ttl), now: 3.01)
+        #expect(holder.stop(now: 4) == [.release])
+        #expect(holder.tick(now: 8).isEmpty, "a stopping locator claims nothing more")
+        _ = standby.received(nil, now: 4.01)
+        let claim = try #require(Self.claims(standby.tick(now: 4.02)).first)
+        #expect(claim.holder == "b" && claim.term == 2)
+    }
+
+    @Test("the lease payload round-trips, and hostile ones are refused")
+    func payload() throws {
+        let lease = LocatorLease(holder: "locator-b", term: 4, renewal: 17, ttl: 3)
+        #expect(lease.payload == #"{"holder":"locator-b","term":4,"renewal":17,"ttl":3}"#)
+        #expect(LocatorLease(bytes: Array(lease.payload.utf8)) == lease)
+        for bad in [
+            "", "{}", #"{"holder":"","term":1,"renewal":0,"ttl":3}"#, #"{"holder":"a","term":-1,"renewal":0,"ttl":3}"#,
+            #"{"holder":"a","term":1,"renewal":0,"ttl":0}"#, #"{"holder":"a","term":1.5,"renewal":0,"ttl":3}"#, "[1]",
+        ] {
+            #expect(LocatorLease(bytes: Array(bad.utf8)) == nil, "\(bad)")
+        }
+    }
+}
