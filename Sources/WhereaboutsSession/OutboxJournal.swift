@@ -50,6 +50,12 @@ public enum OutboxJournal {
         /// What kind.
         public var kind: Kind
 
+        public init(offset: Int, length: Int, kind: Kind) {
+            self.offset = offset
+            self.length = length
+            self.kind = kind
+        }
+
         public var description: String {
             switch kind {
             case .tornTail: "a torn last record (\(length) bytes at offset \(offset)), cut off"
@@ -90,6 +96,13 @@ public enum OutboxJournal {
         public var damage: [Damage]
         /// The length of the readable prefix: where a torn tail starts, or the whole length.
         public var validLength: Int
+
+        public init(isJournal: Bool, records: [Record], damage: [Damage], validLength: Int) {
+            self.isJournal = isJournal
+            self.records = records
+            self.damage = damage
+            self.validLength = validLength
+        }
 
         /// What was held and not released, in the order it was taken.
         public var pending: [Pending] {
