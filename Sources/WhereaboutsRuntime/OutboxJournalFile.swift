@@ -1,11 +1,12 @@
+public import CommandLineSupport
+public import WhereaboutsSession
+public import WhereaboutsWire
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
     import Musl
 #endif
-public import CommandLineSupport
-public import WhereaboutsSession
-public import WhereaboutsWire
 
 /// The file behind an ``OutboxJournal``: the service's unacknowledged publications, kept so that a restart (after a
 /// crash, `kill -9`, a power cut) sends them again.
@@ -64,7 +65,8 @@ public final class OutboxJournalFile {
         if !contents.isJournal {
             let aside = path + ".unreadable"
             guard rename(path, aside) == 0 else {
-                throw RuntimeError("\(path) is not an outbox journal, and cannot be moved aside: \(FileAccess.systemMessage())")
+                throw RuntimeError(
+                    "\(path) is not an outbox journal, and cannot be moved aside: \(FileAccess.systemMessage())")
             }
             notes.append("\(path) is not an outbox journal: moved to \(aside), starting an empty one")
             return
@@ -115,7 +117,8 @@ public final class OutboxJournalFile {
                 try rewrite(holding: outbox)
                 failing = false
                 return Report(
-                    isFailure: false, message: "\(path): writable again, rewritten with the \(live.count) messages held")
+                    isFailure: false, message: "\(path): writable again, rewritten with the \(live.count) messages held"
+                )
             } catch {
                 return nil
             }

@@ -114,7 +114,8 @@ enum AgentCommand {
         try journal.restore(into: &state) { pipeline.restoredPublication($0) }
         for note in journal.notes { logger.warning(note) }
         logger.info(
-            "outbox journal \(journal.path): \(journal.loaded.count) unacknowledged batches from the last run, sent first")
+            "outbox journal \(journal.path): \(journal.loaded.count) unacknowledged batches from the last run, sent first"
+        )
         return journal
     }
 }
