@@ -192,7 +192,7 @@ let package = Package(
             name: "AgentEndToEndTests",
             dependencies: [
                 "BrokerFixture", "TestFixtures", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsAdvertising",
-                "WhereaboutsCore",
+                "WhereaboutsCore", "WhereaboutsSession",
             ]
         ),
     ],
