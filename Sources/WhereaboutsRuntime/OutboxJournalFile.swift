@@ -35,8 +35,10 @@ public final class OutboxJournalFile {
 
     /// The journal's path.
     public let path: String
-    /// What the file held when opened: pass it on with ``restore(into:with:)``.
+    /// What the file held when opened, until ``restore(into:with:)`` hands it to the outbox.
     public private(set) var loaded: [OutboxJournal.Pending]
+    /// How many publications ``restore(into:with:)`` queued again.
+    public private(set) var restoredCount = 0
     /// Warnings about the file as found (damage repaired, a foreign file moved aside), one a line, naming it.
     public private(set) var notes: [String] = []
 
@@ -89,6 +91,8 @@ public final class OutboxJournalFile {
         for pending in loaded {
             if let value = publication(pending) { restored.append(value) } else { foreign += 1 }
         }
+        loaded = []
+        restoredCount = restored.count
         if foreign > 0 {
             notes.append("\(path): \(foreign) messages for another topic (the id or site changed) left out")
         }
@@ -111,7 +115,8 @@ public final class OutboxJournalFile {
     /// Appends the outbox's changes; syncs them when `durable` (the broker is unreachable). Compacts as needed.
     /// Reports when writing starts or stops failing; nil otherwise.
     public func record(_ changes: [Outbox.Change], outbox: Outbox, durable: Bool) -> Report? {
-        guard descriptor >= 0, !changes.isEmpty || failing else { return nil }
+        // A failing journal retries with the next change, not at every tick.
+        guard descriptor >= 0, !changes.isEmpty else { return nil }
         if failing {
             do {
                 try rewrite(holding: outbox)

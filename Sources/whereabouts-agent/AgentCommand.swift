@@ -94,6 +94,9 @@ enum AgentCommand {
         // whose every batch the broker refused has achieved nothing.
         let outbox = final.session.outbox.statistics
         let abandoned = final.session.outbox.heldPublications
+        if let journal, abandoned > 0 {
+            logger.info("\(abandoned) unacknowledged batches stay in \(journal.path) for the next start")
+        }
         let everyBatchRefused = outbox.refused > 0 && outbox.refused == outbox.acknowledged
         if everyBatchRefused || (!radio.isLive && outbox.refused + outbox.dropped + abandoned > 0) {
             logger.error(
@@ -114,7 +117,7 @@ enum AgentCommand {
         try journal.restore(into: &state) { pipeline.restoredPublication($0) }
         for note in journal.notes { logger.warning(note) }
         logger.info(
-            "outbox journal \(journal.path): \(journal.loaded.count) unacknowledged batches from the last run, sent first"
+            "outbox journal \(journal.path): \(journal.restoredCount) unacknowledged batches from the last run, sent first"
         )
         return journal
     }
