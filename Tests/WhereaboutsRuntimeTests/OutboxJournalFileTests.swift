@@ -143,6 +143,23 @@ struct OutboxJournalFileTests {
         #expect(reopened.loaded.isEmpty)
     }
 
+    @Test("a stop while the broker is away gives up waiting, but what it held stays in the journal for the next start")
+    func stopDuringOutage() throws {
+        let path = try Self.scratch() + "/a1.outbox"
+        do {
+            var service = try JournaledService(path: path)
+            for seq in 0..<4 { service.take(seq) }
+            _ = service.state.signal(at: JournaledService.time)
+            let late = ServiceTime(now: 100, monotonic: 100)
+            let commands = service.state.tick(at: late)
+            #expect(commands.contains(.disconnect))
+            #expect(service.state.session.isClosing)
+            service.persist()
+        }
+        let service = try JournaledService(path: path)
+        #expect(service.held == Self.payloads(0..<4))
+    }
+
     @Test("a torn last record is cut off and named; the records before it survive")
     func tornTail() throws {
         let path = try Self.scratch() + "/a1.outbox"
