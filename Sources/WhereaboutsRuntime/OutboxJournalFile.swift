@@ -20,8 +20,8 @@ public import WhereaboutsWire
 ///
 /// Bounded: when everything is released and the file passed ``truncateSize``, it is cut back to its header; when
 /// released records outnumber the held ones (twice, plus ``compactionSlack``), the file is rewritten with only the
-/// held ones (a temporary file, synced, renamed over it). So it holds at most about three times the outbox's
-/// capacity in records.
+/// held ones (a temporary file, synced, renamed over it). So it holds at most three times the outbox's capacity
+/// plus ``compactionSlack`` records.
 ///
 /// Bad files are not fatal: a torn last record is cut off and a corrupt one skipped (each said in ``notes``), and a
 /// file that is not a journal is moved aside to `PATH.unreadable` and a new one begun. A write that fails (a full
