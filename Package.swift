@@ -196,7 +196,7 @@ let package = Package(
             name: "AgentEndToEndTests",
             dependencies: [
                 "BrokerFixture", "TestFixtures", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsAdvertising",
-                "WhereaboutsCore", "ControllerEmulator",
+                "WhereaboutsCore", "ControllerEmulator", "WhereaboutsSession",
             ]
         ),
     ],

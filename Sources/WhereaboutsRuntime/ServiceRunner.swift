@@ -62,9 +62,12 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         self.context = context
     }
 
-    /// Runs the service until it has stopped; returns its final state. `recorder` receives the `.record` lines.
-    public func run(_ initial: ServiceState<Pipeline>, recorder: LineWriter? = nil) async -> ServiceState<Pipeline> {
-        var loop = Loop(state: initial, context: context, recorder: recorder)
+    /// Runs the service until it has stopped; returns its final state. `recorder` receives the `.record` lines;
+    /// `journal` keeps the outbox on disk (the session's outbox must be journaled, and the journal restored).
+    public func run(
+        _ initial: ServiceState<Pipeline>, recorder: LineWriter? = nil, journal: OutboxJournalFile? = nil
+    ) async -> ServiceState<Pipeline> {
+        var loop = Loop(state: initial, context: context, recorder: recorder, journal: journal)
         let client = context.client
         for subscription in initial.pipeline.subscriptions {
             do {
@@ -160,6 +163,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         var state: ServiceState<Pipeline>
         let context: Context
         let recorder: LineWriter?
+        let journal: OutboxJournalFile?
         let notifier = SystemdNotifier()
         var lastWatchdogPing = -Double.infinity
         /// Failed connection attempts since the last connection: only the first is a warning, so a long outage
@@ -230,6 +234,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                 await perform(state.connected(at: time))
             case .disconnected(let reason):
                 state.disconnected()
+                journal?.sync()  // what was in flight now waits for the next connection
                 if !state.session.isClosing { logger.warning("disconnected: \(reason)") }
             case .connectionFailed(let failure):
                 failedAttempts += 1
@@ -267,6 +272,18 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                 }
             }
             send()
+            persist()
+        }
+
+        /// Appends what the outbox took and released to the journal; synced while the broker is unreachable.
+        private mutating func persist() {
+            guard let journal else { return }
+            let changes = state.takeOutboxChanges()
+            guard
+                let report = journal.record(
+                    changes, outbox: state.session.outbox, durable: !state.session.isConnected)
+            else { return }
+            logger.log(report.isFailure ? .error : .info, report.message)
         }
 
         private mutating func performNow(_ command: ServiceState<Pipeline>.Command) {

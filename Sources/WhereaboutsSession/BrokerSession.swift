@@ -34,11 +34,14 @@ public struct BrokerSession: Sendable {
         public var drainTimeout: Double
         /// The longest wait for `offline` to be acknowledged before disconnecting, seconds.
         public var goodbyeTimeout: Double
+        /// Whether the outbox lists what it takes and releases, for a shell that keeps it on disk.
+        public var journaled: Bool
 
         public init(
             statusTopic: Topic, outbox: Outbox.Policy, overflow: Outbox.Overflow = .dropOldest,
-            drainTimeout: Double = 10, goodbyeTimeout: Double = 2
+            drainTimeout: Double = 10, goodbyeTimeout: Double = 2, journaled: Bool = false
         ) {
+            self.journaled = journaled
             self.statusTopic = statusTopic
             self.outbox = outbox
             self.overflow = overflow
@@ -98,7 +101,13 @@ public struct BrokerSession: Sendable {
     /// A session, not yet connected.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        outbox = Outbox(policy: configuration.outbox, overflow: configuration.overflow)
+        outbox = Outbox(
+            policy: configuration.outbox, overflow: configuration.overflow, recordsChanges: configuration.journaled)
+    }
+
+    /// What the outbox took and released since the last call, for the journal (see ``Outbox/takeChanges()``).
+    public mutating func takeOutboxChanges() -> [Outbox.Change] {
+        outbox.takeChanges()
     }
 
     /// The last will to register with the client: `offline`, retained, QoS 1.

@@ -14,6 +14,9 @@ public import WhereaboutsWire
 /// ``Overflow``: a live service drops the oldest and counts it; a service whose inputs can wait (a replay) holds
 /// them back instead (``hasRoom`` turns false, and the shell stops taking inputs until acknowledgements make room),
 /// so that nothing is dropped. The outbox is a state machine the session drives; it does no I/O.
+///
+/// An outbox that ``recordsChanges`` lists what it took and released (``Change``), for a shell that keeps the
+/// service's non-retained publications on disk (``OutboxJournal``) so that a restart sends them again.
 public struct Outbox: Sendable {
     /// When a publication leaves the outbox, and how many it holds.
     public enum Policy: Sendable, Hashable {
@@ -51,8 +54,18 @@ public struct Outbox: Sendable {
         public var isControl = false
     }
 
+    /// A change to the service publications held (non-retained, not the session's own), for a journal.
+    public enum Change: Sendable, Equatable {
+        /// The outbox took this entry.
+        case held(Entry)
+        /// The entry `id` left: acknowledged, refused, or dropped to make room.
+        case released(id: Int)
+    }
+
     /// The policy in force.
     public let policy: Policy
+    /// Whether the outbox lists its ``Change``s for ``takeChanges()``.
+    public let recordsChanges: Bool
     /// What happens past the capacity.
     public let overflow: Overflow
     /// What happened so far.
@@ -70,11 +83,19 @@ public struct Outbox: Sendable {
     private var inFlightCount = 0
     /// Ids that were in flight when a connection dropped, so that their next publish counts as a re-send.
     private var interrupted: Set<Int> = []
+    private var changes: [Change] = []
 
-    /// An empty outbox.
-    public init(policy: Policy, overflow: Overflow = .dropOldest) {
+    /// An empty outbox; one that `recordsChanges` lists them for ``takeChanges()``.
+    public init(policy: Policy, overflow: Overflow = .dropOldest, recordsChanges: Bool = false) {
         self.policy = policy
         self.overflow = overflow
+        self.recordsChanges = recordsChanges
+    }
+
+    /// The changes since the last call, oldest first (none unless ``recordsChanges``).
+    public mutating func takeChanges() -> [Change] {
+        defer { changes.removeAll(keepingCapacity: true) }
+        return changes
     }
 
     /// How many publications are held, sent or not.
@@ -102,6 +123,7 @@ public struct Outbox: Sendable {
         let id = nextID
         nextID += 1
         entries.append(Entry(id: id, publication: publication, messageID: nil, isControl: control))
+        if recordsChanges, !control, !publication.retain, let entry = entries.last { changes.append(.held(entry)) }
         if publication.retain {
             unsentRetained[publication.topic.name] = id
         } else {
@@ -228,6 +250,7 @@ public struct Outbox: Sendable {
             heldNonRetained -= 1
         }
         interrupted.remove(entry.id)
+        if recordsChanges, !entry.isControl, !entry.publication.retain { changes.append(.released(id: entry.id)) }
         if index == head {
             head += 1
             if head == entries.count {

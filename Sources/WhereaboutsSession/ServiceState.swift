@@ -1,4 +1,4 @@
-import WhereaboutsWire
+public import WhereaboutsWire
 
 /// A service's whole state: its pipeline and its broker session, and the rules that tie them together.
 ///
@@ -40,6 +40,17 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
     }
 
     // MARK: - Inputs
+
+    /// Publications a previous run left unacknowledged (read back from its journal): queued before anything this
+    /// run publishes, in their order, unchanged, so that the other side takes each once by its own numbering.
+    public mutating func restore(_ publications: [Publication]) {
+        for publication in publications { session.publish(publication) }
+    }
+
+    /// What the outbox took and released since the last call, for the shell's journal.
+    public mutating func takeOutboxChanges() -> [Outbox.Change] {
+        session.takeOutboxChanges()
+    }
 
     /// The broker accepted a connection.
     public mutating func connected(at time: ServiceTime) -> [Command] {

@@ -47,9 +47,17 @@ enum AgentCommand {
         configuration.metricsInterval = settings.metricsInterval
         configuration.shutdownTimeout = settings.shutdownTimeout
         configuration.isLive = radio.isLive
+        configuration.journaled = settings.stateDirectory != nil
         let pipeline = AgentPipeline(
             configuration: configuration, at: ServiceTime(now: WallClock.now(), monotonic: WallClock.monotonic()))
-        let state = ServiceState(pipeline: pipeline)
+        var state = ServiceState(pipeline: pipeline)
+        let journal: OutboxJournalFile?
+        do {
+            journal = try openJournal(settings, into: &state, logger: logger)
+        } catch {
+            logger.error("\(error)")
+            return .failure
+        }
 
         var clientConfiguration = startup.client
         let will = state.session.will
@@ -75,7 +83,7 @@ enum AgentCommand {
             .init(
                 client: client, source: radio, clock: { WallClock.now() },
                 tickInterval: .milliseconds(250), logger: logger, brokerName: "\(startup.broker)"))
-        let final = await runner.run(state)
+        let final = await runner.run(state, journal: journal)
         let summary = final.pipeline.summary(outbox: final.session.outbox, sourceDrops: radio.droppedEvents)
         printError("whereabouts-agent summary: \(summary)")
         if let failure = final.failure {
@@ -86,6 +94,9 @@ enum AgentCommand {
         // whose every batch the broker refused has achieved nothing.
         let outbox = final.session.outbox.statistics
         let abandoned = final.session.outbox.heldPublications
+        if let journal, abandoned > 0 {
+            logger.info("\(abandoned) unacknowledged batches stay in \(journal.path) for the next start")
+        }
         let everyBatchRefused = outbox.refused > 0 && outbox.refused == outbox.acknowledged
         if everyBatchRefused || (!radio.isLive && outbox.refused + outbox.dropped + abandoned > 0) {
             logger.error(
@@ -94,5 +105,20 @@ enum AgentCommand {
             return .failure
         }
         return .success
+    }
+
+    /// The journal in the state directory, if there is one, with what the last run left queued first.
+    static func openJournal(
+        _ settings: AgentSettings, into state: inout ServiceState<AgentPipeline>, logger: Logger
+    ) throws(RuntimeError) -> OutboxJournalFile? {
+        guard let directory = settings.stateDirectory else { return nil }
+        let journal = try OutboxJournalFile(path: directory + "/\(settings.agent).outbox")
+        let pipeline = state.pipeline
+        try journal.restore(into: &state) { pipeline.restoredPublication($0) }
+        for note in journal.notes { logger.warning(note) }
+        logger.info(
+            "outbox journal \(journal.path): \(journal.restoredCount) unacknowledged batches from the last run, sent first"
+        )
+        return journal
     }
 }

@@ -53,6 +53,8 @@ public struct AgentPipeline: ServicePipeline {
         public var metricsInterval: Double = 60
         /// The longest wait at a stop for the broker to acknowledge what is held, seconds.
         public var shutdownTimeout: Double = 3
+        /// Whether the shell keeps the outbox's batches in a journal (a state directory was given).
+        public var journaled = false
 
         public init(agent: AgentID, topics: Topics, epoch: Int, filter: SightingFilter) {
             self.agent = agent
@@ -96,7 +98,8 @@ public struct AgentPipeline: ServicePipeline {
             statusTopic: configuration.topics.agentStatus(agent: configuration.agent),
             outbox: .untilAcknowledged(capacity: configuration.bufferBatches, inFlightLimit: 8),
             overflow: configuration.isLive ? .dropOldest : .backPressure,
-            drainTimeout: configuration.isLive ? configuration.shutdownTimeout : .infinity, goodbyeTimeout: 2)
+            drainTimeout: configuration.isLive ? configuration.shutdownTimeout : .infinity, goodbyeTimeout: 2,
+            journaled: configuration.journaled)
         readingsTopic = configuration.topics.readings(agent: configuration.agent)
         decoder = SightingDecoder(filter: configuration.filter)
         aggregator = WindowAggregator(
@@ -106,6 +109,14 @@ public struct AgentPipeline: ServicePipeline {
         if configuration.isLive {
             watchdog = ScanWatchdog(configuration: .init(timeout: configuration.watchdogTimeout), now: time.monotonic)
         }
+    }
+
+    /// A batch a previous run left in the journal, as this run publishes it: unchanged (its own epoch and seq, so
+    /// that the locator takes it once and counts no gap), or nil when it is not this agent's readings on this
+    /// site (the journal of an agent whose id or site changed).
+    public func restoredPublication(_ pending: OutboxJournal.Pending) -> Publication? {
+        guard pending.topic == readingsTopic.name, !pending.retain else { return nil }
+        return Publication(topic: readingsTopic, payload: pending.payload, qos: 1, retain: false)
     }
 
     // MARK: - ServicePipeline

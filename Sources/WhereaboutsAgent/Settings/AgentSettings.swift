@@ -37,7 +37,7 @@ public struct AgentSettings: Sendable {
     public static let defaultConfigPath = "/etc/whereabouts/agent.conf"
 
     /// The environment variables the agent reads, so the shell can collect just these.
-    public static var environmentKeys: [String] { table.compactMap(\.key).sorted() }
+    public static var environmentKeys: [String] { (table.compactMap(\.key) + ["STATE_DIRECTORY"]).sorted() }
 
     /// The agent's id: its MQTT username, client id and topic level.
     public var agent: AgentID
@@ -95,6 +95,9 @@ public struct AgentSettings: Sendable {
     public var metricsInterval = 60.0
     /// How long shutdown waits for outstanding acknowledgements, seconds.
     public var shutdownTimeout = 3.0
+    /// Where unacknowledged batches are kept across restarts: `--state-dir`, else systemd's `STATE_DIRECTORY`
+    /// (its first entry); nil keeps them in memory only.
+    public var stateDirectory: String?
 
     /// The usage text.
     public static let usage = """
@@ -136,6 +139,8 @@ public struct AgentSettings: Sendable {
           --window SECONDS         batching window, 0.1-60 (default 1)                WHEREABOUTS_WINDOW
           --max-tags N             tags per window, 1-2000 (default 1024)             WHEREABOUTS_MAX_TAGS
           --buffer-batches N       batches kept while the broker is away (600)        WHEREABOUTS_BUFFER_BATCHES
+          --state-dir DIR          keep unacknowledged batches on disk here           WHEREABOUTS_STATE_DIR
+                                   (default: systemd's $STATE_DIRECTORY; unset: in memory only)
 
         transmitter
           --floor N                this board's floor: advertise site:N:minor(id)     WHEREABOUTS_FLOOR
@@ -162,10 +167,15 @@ public struct AgentSettings: Sendable {
     public static func parse(
         arguments: [String], environment: [String: String], readFile: (String) -> SettingsFile
     ) throws(SettingsError) -> AgentSettings {
-        try AgentSettings(
+        var parsed = try AgentSettings(
             Settings(
                 arguments: arguments, table: table, environment: environment, configFile: defaultConfigPath,
                 readFile: readFile))
+        // systemd's StateDirectory= sets STATE_DIRECTORY (colon-separated when several are listed).
+        if parsed.stateDirectory == nil, let systemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first {
+            parsed.stateDirectory = String(systemd)
+        }
+        return parsed
     }
 
     private init(_ settings: Settings) throws(SettingsError) {
@@ -261,6 +271,10 @@ public struct AgentSettings: Sendable {
         keepAlive = try settings.integer("keepalive", in: 5...3600) ?? 30
         reconnectMaximum = try settings.number("reconnect-max", in: 1...300) ?? 30
         metricsInterval = try settings.number("metrics-interval", in: 1...86_400) ?? 60
+        stateDirectory = settings.value("state-dir")
+        if let stateDirectory, !stateDirectory.hasPrefix("/") {
+            throw .invalid("--state-dir must be an absolute path, not \"\(stateDirectory)\"")
+        }
 
         self.floor = try settings.integer("floor", in: 0...65535).map { UInt16($0) }
         if try settings.switchValue("no-advertise") {
@@ -309,6 +323,7 @@ extension AgentSettings {
             .value("window", "WHEREABOUTS_WINDOW"),
             .value("max-tags", "WHEREABOUTS_MAX_TAGS"),
             .value("buffer-batches", "WHEREABOUTS_BUFFER_BATCHES"),
+            .value("state-dir", "WHEREABOUTS_STATE_DIR"),
             .value("floor", "WHEREABOUTS_FLOOR"),
             .value("advertise", "WHEREABOUTS_ADVERTISE"),
             .switchFlag("no-advertise", "WHEREABOUTS_NO_ADVERTISE"),
