@@ -24,7 +24,7 @@ struct ZoneMembership: Sendable {
         self.configuration = configuration
         zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
         outlineByFloor = Dictionary(map.floors.map { ($0.major, $0.outline) }, uniquingKeysWith: { a, _ in a })
-        obstaclesByFloor = [:]
+        obstaclesByFloor = Dictionary(grouping: map.obstacles, by: \.floor).mapValues { $0.map(\.polygon) }
         zoneIndexByKey = Dictionary(map.zones.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { a, _ in a })
         members = Array(repeating: [], count: map.zones.count)
         states = Array(repeating: .unknown, count: map.zones.count)
