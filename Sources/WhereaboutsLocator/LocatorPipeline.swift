@@ -695,7 +695,8 @@ public struct LocatorPipeline: Sendable {
             accuracy: estimate.accuracy,
             nearest: nearest,
             updated: now,
-            probability: estimate.zoneProbability
+            probability: estimate.zoneProbability,
+            zones: estimate.zoneProbabilities.map { ZoneShare(zone: $0.zone.minor, probability: $0.probability) }
         )
         if let previous = lastPositions[estimate.tag] {
             let moved = Point(x: previous.payload.x, y: previous.payload.y).distance(to: estimate.position)

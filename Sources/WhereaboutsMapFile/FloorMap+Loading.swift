@@ -185,7 +185,9 @@ private struct MapReader {
     // MARK: - The document
 
     mutating func readMap(_ document: JSONValue) -> FloorMap? {
-        let rootKeys: Set = ["site", "model", "floors", "zones", "agents", "tags", "walls", "stairs", "description"]
+        let rootKeys: Set = [
+            "site", "model", "floors", "zones", "agents", "tags", "walls", "stairs", "obstacles", "description",
+        ]
         guard let root = object(document, "$", allowed: rootKeys) else { return nil }
         if let description = root["description"] { _ = string(description, "$.description") }
         let site = readSite(root["site"])
@@ -197,6 +199,7 @@ private struct MapReader {
         let tags = readTags(root["tags"])
         let walls = readWalls(root["walls"], floors: floorsByMajor)
         let stairs = readStairs(root["stairs"], floors: floorsByMajor)
+        let obstacles = readObstacles(root["obstacles"], floors: floorsByMajor)
         guard let site, let model else { return nil }
         return FloorMap(
             site: site,
@@ -206,6 +209,7 @@ private struct MapReader {
             knownTags: tags,
             walls: walls,
             stairs: stairs,
+            obstacles: obstacles,
             model: model
         )
     }
@@ -469,19 +473,100 @@ private struct MapReader {
         var walls: [Wall] = []
         for (index, element) in elements.enumerated() {
             let path = "$.walls[\(index)]"
-            guard let object = object(element, path, allowed: ["floor", "from", "to", "loss"]) else { continue }
+            guard
+                let object = object(
+                    element, path, allowed: ["floor", "from", "to", "loss", "blocks_walking", "doors"])
+            else { continue }
             let floor = floorReference(object["floor"], "\(path).floor", floors: floors)
             let from = point(object["from"], "\(path).from")
             let to = point(object["to"], "\(path).to")
             let loss = number(object["loss"], "\(path).loss", in: 0...60)
+            var blocksWalking = false
+            if let flag = object["blocks_walking"] {
+                guard case .bool(let value) = flag else {
+                    problem("\(path).blocks_walking", "must be true or false, not \(flag.kindName)")
+                    continue
+                }
+                blocksWalking = value
+            }
             guard let floor, let from, let to, let loss else { continue }
             guard from.distance(to: to) > 1e-3 else {
                 problem(path, "a wall needs two distinct ends")
                 continue
             }
-            walls.append(Wall(floor: floor.major, segment: Segment(from, to), loss: loss))
+            let segment = Segment(from, to)
+            guard let doors = readDoors(object["doors"], "\(path).doors", wall: segment, blocksWalking: blocksWalking)
+            else { continue }
+            walls.append(
+                Wall(floor: floor.major, segment: segment, loss: loss, blocksWalking: blocksWalking, doors: doors))
         }
         return walls
+    }
+
+    /// A wall's doors: each `{"at": [x, y], "width": w}` centred on the wall, wholly on it, not overlapping
+    /// another; nil when any is wrong.
+    mutating func readDoors(_ value: JSONValue?, _ path: String, wall: Segment, blocksWalking: Bool) -> [Door]? {
+        guard let elements = array(value, path, required: false) else { return value == nil ? [] : nil }
+        guard blocksWalking || elements.isEmpty else {
+            problem(path, "only a wall that blocks walking (\"blocks_walking\": true) has doors")
+            return nil
+        }
+        let length = wall.start.distance(to: wall.end)
+        var doors: [Door] = []
+        var spans: [(Double, Double, Int)] = []
+        var complete = true
+        for (index, element) in elements.enumerated() {
+            let doorPath = "\(path)[\(index)]"
+            guard let object = object(element, doorPath, allowed: ["at", "width"]) else {
+                complete = false
+                continue
+            }
+            let centre = point(object["at"], "\(doorPath).at")
+            let width = number(object["width"], "\(doorPath).width", in: 0.3...20)
+            guard let centre, let width else {
+                complete = false
+                continue
+            }
+            let offWall = wall.closestPoint(to: centre).distance(to: centre)
+            guard offWall <= 0.05 else {
+                problem("\(doorPath).at", "a door must be on its wall; \(centre) is \(offWall) m off it")
+                complete = false
+                continue
+            }
+            let along = centre.distance(to: wall.start)
+            guard along - width / 2 >= -1e-9, along + width / 2 <= length + 1e-9 else {
+                problem(doorPath, "the door (\(width) m wide at \(centre)) runs past the end of its wall")
+                complete = false
+                continue
+            }
+            if let other = spans.first(where: { $0.0 < along + width / 2 && along - width / 2 < $0.1 }) {
+                problem(doorPath, "overlaps door \(other.2) of the same wall")
+                complete = false
+                continue
+            }
+            spans.append((along - width / 2, along + width / 2, index))
+            doors.append(Door(centre: centre, width: width))
+        }
+        return complete ? doors : nil
+    }
+
+    mutating func readObstacles(_ value: JSONValue?, floors: [UInt16: Floor]) -> [Obstacle] {
+        guard let elements = array(value, "$.obstacles", required: false) else { return [] }
+        var obstacles: [Obstacle] = []
+        for (index, element) in elements.enumerated() {
+            let path = "$.obstacles[\(index)]"
+            guard let object = object(element, path, allowed: ["floor", "polygon", "name"]) else { continue }
+            if let name = object["name"] { _ = self.name(name, "\(path).name") }
+            let floor = floorReference(object["floor"], "\(path).floor", floors: floors)
+            let polygon = polygon(object["polygon"], "\(path).polygon")
+            guard let floor, let polygon else { continue }
+            guard floor.outline.encloses(polygon) else {
+                problem("\(path).polygon", "an obstacle must lie inside the outline of floor \(floor.major)")
+                continue
+            }
+            obstacles.append(Obstacle(floor: floor.major, polygon: polygon))
+        }
+        return obstacles
     }
 
     mutating func readStairs(_ value: JSONValue?, floors: [UInt16: Floor]) -> [Stairs] {

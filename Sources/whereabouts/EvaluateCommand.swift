@@ -55,6 +55,11 @@ enum EvaluateCommand {
             )
         }
         if report.zoneAccuracy != nil { row("zone changes missed", "\(report.missedZoneChanges)") }
+        if report.zoneAccuracy != nil {
+            let threshold = fixed(AccuracyReport.confidentProbability, 1)
+            let share = report.confidentZoneAccuracy.map { fixed(100 * $0, 1) + " %" } ?? "-"
+            row("zones given p >= \(threshold), right", "\(share) of \(report.confidentZones)")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -78,6 +83,8 @@ enum EvaluateCommand {
                 ("zone_changes_per_tag_hour", optional(report.reportedZoneChangesPerTagHour)),
                 ("true_zone_changes_per_tag_hour", optional(report.trueZoneChangesPerTagHour)),
                 ("zone_change_delay_s", distribution(report.detectionDelay)),
+                ("confident_zone_accuracy", optional(report.confidentZoneAccuracy)),
+                ("confident_zones", .number(Double(report.confidentZones))),
                 ("missed_zone_changes", .number(Double(report.missedZoneChanges))),
             ]))
     }

@@ -89,6 +89,16 @@ struct Baseline: Equatable {
     }
 }
 
+/// The zone figures of a report, for the harness's printout: changes per tag-hour reported and true, the delay to
+/// detect a change, and the calibration of zone probabilities.
+func zoneFigures(_ report: AccuracyReport) -> String {
+    let changes =
+        "\(report.reportedZoneChangesPerTagHour ?? 0) reported / \(report.trueZoneChangesPerTagHour ?? 0) true"
+    let calibration = report.confidentZoneAccuracy.map { "\($0)" } ?? "none"
+    return "zone changes per tag-hour \(changes), detection delay median \(report.detectionDelay?.median ?? -1) s, "
+        + "zones given p >= \(AccuracyReport.confidentProbability) right \(calibration) of \(report.confidentZones)"
+}
+
 @Suite("Accuracy harness")
 struct AccuracyHarnessTests {
     /// Six tags for ten minutes each: about 2 s per scenario in a debug build.
@@ -114,7 +124,7 @@ struct AccuracyHarnessTests {
         #expect(report.unscored == 0)
         #expect((report.floorAccuracy ?? 0) >= 0.95)
         let measured = try Baseline(report)
-        print("accuracy \(scenario.name): \(measured), floor \(report.floorAccuracy ?? 0)")
+        print("accuracy \(scenario.name): \(measured), floor \(report.floorAccuracy ?? 0), " + zoneFigures(report))
         try Baseline.check(
             scenario.name, measured,
             note: "\(scenario.tags) tags, \(Int(scenario.duration)) s, seed \(scenario.seed), default settings")
@@ -137,9 +147,7 @@ struct AccuracyHarnessTests {
         #expect((report.floorAccuracy ?? 0) >= 0.95)
         let measured = try Baseline(report)
         print(
-            "accuracy grid \(scenario.name): \(measured), floor \(report.floorAccuracy ?? 0), zone changes per tag-hour "
-                + "\(report.reportedZoneChangesPerTagHour ?? 0) reported / \(report.trueZoneChangesPerTagHour ?? 0) true, "
-                + "detection delay median \(report.detectionDelay?.median ?? -1) s")
+            "accuracy grid \(scenario.name): \(measured), floor \(report.floorAccuracy ?? 0), " + zoneFigures(report))
         try Baseline.check(
             "grid-\(scenario.name)", measured,
             note:

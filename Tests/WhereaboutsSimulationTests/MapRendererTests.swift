@@ -72,4 +72,28 @@ struct MapRendererTests {
         #expect(counter.texts.joined().contains(#"R&D <"lab"> (0)"#))
         #expect(counter.classes["stairs"] == 2, "one on each floor the stairs join")
     }
+
+    @Test("walls that block walking are drawn with their doors as gaps, and obstacles as areas")
+    func freeSpace() throws {
+        let map = try loadMap(
+            """
+            {
+              "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Two rooms"},
+              "model": {"measured_power": -59, "path_loss_exponent": 2.0},
+              "floors": [{"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]}],
+              "agents": [{"id": "a", "floor": 1, "x": 2, "y": 2, "z": 2.4}],
+              "walls": [
+                {"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 4, "blocks_walking": true,
+                 "doors": [{"at": [10, 5], "width": 1}]},
+                {"floor": 1, "from": [15, 0], "to": [15, 10], "loss": 3}
+              ],
+              "obstacles": [{"floor": 1, "polygon": [[4,4],[7,4],[7,6],[4,6]]}]
+            }
+            """)
+        let counter = try parse(MapRenderer().svg(map: map))
+        // The door splits its wall in two; the other wall only attenuates.
+        #expect(counter.classes["wall blocking"] == 2)
+        #expect(counter.classes["wall"] == 1)
+        #expect(counter.classes["obstacle"] == 1)
+    }
 }

@@ -80,28 +80,14 @@ public struct TagEstimate: Sendable, Hashable {
     public var quality: Fix.Quality
     /// When the estimate was made (seconds).
     public var time: Double
-    /// The posterior mass of each zone of the floor, when the grid filter made the estimate.
+    /// The posterior mass of each zone of the floor, when the grid filter made the estimate (the engine makes it
+    /// from ``position`` and ``accuracy`` otherwise).
     var zoneEvidence: ZoneEvidence? = nil
-    /// The probability that the tag is in `zone` (in no zone, when `zone` is nil), when the grid filter made the
-    /// estimate; the zone decision sets it.
+    /// The probability that the tag is in `zone` (in no zone, when `zone` is nil); the zone decision sets it.
     public var zoneProbability: Double? = nil
-}
-
-/// The posterior mass per zone of a floor: what the zone decision weighs.
-struct ZoneEvidence: Sendable, Hashable {
-    /// The floor's zones.
-    var zones: [ZoneKey]
-    /// The mass in each, in the same order; what is left is outside every zone.
-    var mass: [Double]
-
-    /// The mass outside every zone.
-    var outside: Double { max(1 - mass.reduce(0, +), 0) }
-
-    /// The mass of a zone, or of no zone for nil.
-    func probability(of zone: ZoneKey?) -> Double {
-        guard let zone else { return outside }
-        return zones.firstIndex(of: zone).map { mass[$0] } ?? 0
-    }
+    /// The zones of the floor the tag may be in, most likely first: each with its probability, those of at least
+    /// ``ZoneEvidence/reportedProbability``; the zone decision sets them.
+    public var zoneProbabilities: [ZoneProbability] = []
 }
 
 /// What an engine update produced.

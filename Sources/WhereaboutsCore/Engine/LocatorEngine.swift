@@ -219,20 +219,23 @@ public struct LocatorEngine: Sendable {
         evictionLosses.removeAll()
         zones.refreshStates(liveness: liveness, now: now)
         for var estimate in tracker.estimateHeard(now: now, radio: radio) {
-            if let evidence = estimate.zoneEvidence {
-                let placed = zones.place(
+            let placed: (zone: ZoneKey?, probability: Double)
+            let evidence: ZoneEvidence
+            if let posterior = estimate.zoneEvidence {
+                evidence = posterior
+                placed = zones.place(
                     estimate.tag, floor: estimate.floor, evidence: evidence, time: now, transitions: &result.events)
-                estimate.zone = placed.zone
-                estimate.zoneProbability = placed.probability
             } else {
-                estimate.zone = zones.place(
-                    estimate.tag,
-                    floor: estimate.floor,
-                    position: estimate.position,
-                    time: now,
-                    transitions: &result.events
-                )
+                evidence = zones.evidence(
+                    floor: estimate.floor, position: estimate.position, accuracy: estimate.accuracy)
+                placed = zones.place(
+                    estimate.tag, floor: estimate.floor, position: estimate.position, evidence: evidence, time: now,
+                    transitions: &result.events)
             }
+            estimate.zone = placed.zone
+            estimate.zoneProbability = placed.probability
+            estimate.zoneProbabilities = evidence.reported
+            estimate.zoneEvidence = nil
             result.estimates.append(estimate)
         }
         if now >= nextSweep {

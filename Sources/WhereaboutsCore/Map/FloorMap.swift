@@ -21,6 +21,8 @@ public struct FloorMap: Sendable {
     public var walls: [Wall]
     /// Stairs (or lifts) joining floors, where the simulator's tags change floor; optional.
     public var stairs: [Stairs]
+    /// Areas nobody stands in (desk blocks, shafts), per floor.
+    public var obstacles: [Obstacle]
     /// The radio model and timing defaults.
     public var model: RadioModel
 
@@ -36,8 +38,10 @@ public struct FloorMap: Sendable {
         knownTags: [KnownTag],
         walls: [Wall],
         stairs: [Stairs] = [],
+        obstacles: [Obstacle] = [],
         model: RadioModel
     ) {
+        self.obstacles = obstacles
         self.site = site
         self.floors = floors.sorted { $0.major < $1.major }
         self.zones = zones.sorted { ($0.floor, $0.minor) < ($1.floor, $1.minor) }
@@ -200,11 +204,67 @@ public struct Wall: Sendable, Hashable {
     public var segment: Segment
     /// Attenuation in dB for a signal that crosses it.
     public var loss: Double
+    /// Whether people cannot walk through it (a wall of a room), other than through its ``doors``.
+    public var blocksWalking: Bool
+    /// The gaps in a wall that blocks walking, where people pass.
+    public var doors: [Door]
 
-    package init(floor: UInt16, segment: Segment, loss: Double) {
+    package init(floor: UInt16, segment: Segment, loss: Double, blocksWalking: Bool = false, doors: [Door] = []) {
         self.floor = floor
         self.segment = segment
         self.loss = loss
+        self.blocksWalking = blocksWalking
+        self.doors = doors
+    }
+
+    /// The stretches of the wall that people cannot walk through: the wall less its doors; none when it does not
+    /// block walking.
+    public var barriers: [Segment] {
+        guard blocksWalking else { return [] }
+        let length = segment.start.distance(to: segment.end)
+        guard length > 0 else { return [] }
+        let direction = (segment.end - segment.start) * (1 / length)
+        // Each door as an interval of distance along the wall, clipped to it, in order.
+        let gaps = doors.map { door -> (Double, Double) in
+            let along = (door.centre - segment.start).dot(direction)
+            return (max(along - door.width / 2, 0), min(along + door.width / 2, length))
+        }.sorted { $0.0 < $1.0 }
+        var pieces: [Segment] = []
+        var from = 0.0
+        for (gapStart, gapEnd) in gaps {
+            if gapStart > from + 1e-6 {
+                pieces.append(Segment(segment.start + direction * from, segment.start + direction * gapStart))
+            }
+            from = max(from, gapEnd)
+        }
+        if length > from + 1e-6 { pieces.append(Segment(segment.start + direction * from, segment.end)) }
+        return pieces
+    }
+}
+
+/// A doorway: a gap in a wall that blocks walking.
+public struct Door: Sendable, Hashable {
+    /// Its centre, on the wall.
+    public var centre: Point
+    /// Its width, in metres.
+    public var width: Double
+
+    package init(centre: Point, width: Double) {
+        self.centre = centre
+        self.width = width
+    }
+}
+
+/// An area of a floor where nobody stands: a block of desks, a shaft, a pillar.
+public struct Obstacle: Sendable, Hashable {
+    /// The major of the floor it is on.
+    public var floor: UInt16
+    /// Its area, inside its floor's outline.
+    public var polygon: Polygon
+
+    package init(floor: UInt16, polygon: Polygon) {
+        self.floor = floor
+        self.polygon = polygon
     }
 }
 

@@ -44,7 +44,9 @@ struct TagTracker: Sendable {
                 grids.append(
                     FloorGrid(
                         floor: floor, map: map, zones: map.zones(onFloor: floor.major),
-                        walls: wallsByFloor[floor.major] ?? [], obstacles: [], barriers: [], radio: gridRadio,
+                        walls: wallsByFloor[floor.major] ?? [],
+                        obstacles: map.obstacles.filter { $0.floor == floor.major }.map(\.polygon),
+                        barriers: map.walls.filter { $0.floor == floor.major }.flatMap(\.barriers), radio: gridRadio,
                         configuration: configuration.grid))
             }
         }

@@ -6,9 +6,8 @@ public struct Occupancy: Sendable, Hashable {
     public var state: ZoneState
     /// The tags in it, sorted by identity.
     public var tags: [TagIdentity]
-    /// For each of ``tags``, how likely it is in the zone as of this occupancy's making (nil for a tag placed from
-    /// a position alone, by the trilateration path).
-    public var probabilities: [Double?]
+    /// For each of ``tags``, how likely it is in the zone as of the update that last placed it.
+    public var probabilities: [Double]
 
     /// How many tags are in it.
     public var count: Int { tags.count }

@@ -1,6 +1,6 @@
 /// Which zone each tag is in, who is in each zone, and whether that can be known.
 ///
-/// Each tag's zone is decided by its own ``ZoneHysteresis``; every change of zone moves the tag between the
+/// Each tag's zone is decided by its own ``ZoneHysteresis`` on its zone probabilities; every change of zone moves the tag between the
 /// zones' member sets and becomes a ``ZoneTransition``. A zone whose covering agents are all offline is
 /// ``ZoneState/unknown``: its members stay, and the tags in it are neither inside nor outside.
 struct ZoneMembership: Sendable {
@@ -15,12 +15,16 @@ struct ZoneMembership: Sendable {
     private var hysteresisByTag: [TagIdentity: ZoneHysteresis] = [:]
     private var everSeen: Set<TagIdentity> = []
     private var probabilityByTag: [TagIdentity: Double] = [:]
+    private let outlineByFloor: [UInt16: Polygon]
+    private let obstaclesByFloor: [UInt16: [Polygon]]
 
     /// Every zone of the map empty and unknown.
     init(map: FloorMap, configuration: ZoneHysteresis.Configuration) {
         zones = map.zones
         self.configuration = configuration
         zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
+        outlineByFloor = Dictionary(map.floors.map { ($0.major, $0.outline) }, uniquingKeysWith: { a, _ in a })
+        obstaclesByFloor = Dictionary(grouping: map.obstacles, by: \.floor).mapValues { $0.map(\.polygon) }
         zoneIndexByKey = Dictionary(map.zones.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { a, _ in a })
         members = Array(repeating: [], count: map.zones.count)
         states = Array(repeating: .unknown, count: map.zones.count)
@@ -33,16 +37,26 @@ struct ZoneMembership: Sendable {
         everSeen.insert(tag)
     }
 
-    /// Takes a tag's position on a floor; returns the zone it is in afterwards.
+    /// The probability mass per zone of a floor for a position known to `accuracy` metres (the trilateration
+    /// path): a Gaussian over the free floor, integrated over each zone (``ZoneEvidence``).
+    func evidence(floor: UInt16, position: Point, accuracy: Double) -> ZoneEvidence {
+        ZoneEvidence(
+            position: position, accuracy: accuracy, zones: zonesByFloor[floor] ?? [],
+            outline: outlineByFloor[floor] ?? Polygon([]), obstacles: obstaclesByFloor[floor] ?? [])
+    }
+
+    /// Takes a tag's position on a floor (the trilateration path) and the zone probabilities made from it; returns
+    /// the zone it is in afterwards and how likely that is.
     ///
-    /// A zone on another floor is left at once; otherwise the tag's hysteresis decides.
+    /// A zone on another floor is left at once; otherwise the tag's hysteresis decides, on the position.
     mutating func place(
         _ tag: TagIdentity,
         floor: UInt16,
         position: Point,
+        evidence: ZoneEvidence,
         time: Double,
         transitions: inout [ZoneTransition]
-    ) -> ZoneKey? {
+    ) -> (zone: ZoneKey?, probability: Double) {
         var hysteresis = hysteresisByTag[tag] ?? ZoneHysteresis()
         defer { hysteresisByTag[tag] = hysteresis }
         if let current = hysteresis.current, current.floor != floor, let left = hysteresis.leave() {
@@ -56,7 +70,9 @@ struct ZoneMembership: Sendable {
         ) {
             move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
         }
-        return hysteresis.current
+        let probability = evidence.probability(of: hysteresis.current)
+        probabilityByTag[tag] = probability
+        return (hysteresis.current, probability)
     }
 
     /// Takes a tag's zone probabilities on a floor; returns the zone it is in afterwards and how likely that is.
@@ -167,6 +183,7 @@ struct ZoneMembership: Sendable {
     private func occupancy(_ index: Int) -> Occupancy {
         let tags = members[index].sorted()
         return Occupancy(
-            zone: zones[index].key, state: states[index], tags: tags, probabilities: tags.map { probabilityByTag[$0] })
+            zone: zones[index].key, state: states[index], tags: tags,
+            probabilities: tags.map { probabilityByTag[$0] ?? 0 })
     }
 }

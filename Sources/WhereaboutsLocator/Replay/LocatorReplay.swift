@@ -43,7 +43,9 @@ public struct LocatorReplay: Sendable {
                             y: position.y.rounded(toDecimals: 3),
                             floor: position.floor,
                             zone: position.zone,
-                            accuracy: position.accuracy.rounded(toDecimals: 3)
+                            accuracy: position.accuracy.rounded(toDecimals: 3),
+                            probability: position.probability,
+                            zones: position.zones
                         ))
                 }
             }

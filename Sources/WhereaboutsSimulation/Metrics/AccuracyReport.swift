@@ -60,6 +60,15 @@ public struct AccuracyReport: Sendable, Equatable {
     public var detectionDelay: Distribution?
     /// True zone changes (held long enough) never reported while the tag stayed.
     public var missedZoneChanges: Int
+    /// The calibration of zone probabilities: of the zones positions gave at least ``confidentProbability``, the
+    /// share the tag was truly in (nil without a map or without such zones). A calibrated locator scores at least
+    /// 0.8 here.
+    public var confidentZoneAccuracy: Double?
+    /// How many zones positions gave at least ``confidentProbability``.
+    public var confidentZones: Int
+
+    /// The probability from which a zone counts as confidently given, for ``confidentZoneAccuracy``.
+    public static let confidentProbability = 0.8
 
     /// Zone visits shorter than this (seconds) do not count toward the detection delay: the zone hysteresis is
     /// designed to ignore them.
@@ -81,6 +90,8 @@ public struct AccuracyReport: Sendable, Equatable {
         var trueChanges = 0
         var delays: [Double] = []
         var missed = 0
+        var confident = 0
+        var confidentHits = 0
         for tag in positionsByTag.keys.sorted() {
             let reports = (positionsByTag[tag] ?? []).enumerated()
                 .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
@@ -101,6 +112,15 @@ public struct AccuracyReport: Sendable, Equatable {
                     let trueZone = zoneFinder.zone(at: Point(x: truth.x, y: truth.y), floor: truth.floor)
                     let reported = report.zone.map { ZoneKey(floor: report.floor, minor: $0) }
                     if trueZone == reported { zoneHits += 1 }
+                    // The zones the position lists, or else (a recording from before lists existed) its own zone.
+                    let given =
+                        report.zones.isEmpty
+                        ? report.zone.map { [ZoneShare(zone: $0, probability: report.probability ?? 0)] } ?? []
+                        : report.zones
+                    for share in given where share.probability >= Self.confidentProbability {
+                        confident += 1
+                        if trueZone == ZoneKey(floor: report.floor, minor: share.zone) { confidentHits += 1 }
+                    }
                 }
             }
             guard let zoneFinder else { continue }
@@ -141,6 +161,8 @@ public struct AccuracyReport: Sendable, Equatable {
         trueZoneChangesPerTagHour = perHour ? Double(trueChanges) / tagHours : nil
         detectionDelay = Distribution(delays)
         missedZoneChanges = missed
+        confidentZones = confident
+        confidentZoneAccuracy = confident > 0 ? Double(confidentHits) / Double(confident) : nil
     }
 
     /// The truth at `time`, from samples sorted by time; `cursor` remembers where the last search ended.

@@ -192,17 +192,32 @@ public struct MapRenderer: Sendable {
                 escape(live ? "\(zone.name) (–)" : "\(zone.name) (\(count))")
             )
         }
-        for wall in map.walls where wall.floor == floor.major {
-            let start = place(wall.segment.start)
-            let end = place(wall.segment.end)
+        for obstacle in map.obstacles where obstacle.floor == floor.major {
             out += element(
-                "line",
+                "polygon",
                 [
-                    "class": "wall", "x1": number(start.x), "y1": number(start.y), "x2": number(end.x),
-                    "y2": number(end.y), "stroke": "#555555",
-                    "stroke-width": number(1 + wall.loss / 3), "stroke-linecap": "round",
+                    "class": "obstacle", "points": path(obstacle.polygon), "fill": "#b5b5ad", "stroke": "#6d6d66",
+                    "stroke-width": "1",
                 ]
             )
+        }
+        for wall in map.walls where wall.floor == floor.major {
+            // A wall that blocks walking is drawn solid and thick, with its doors as gaps; one that only
+            // attenuates, as a line whose width says how much.
+            let pieces = wall.blocksWalking ? wall.barriers : [wall.segment]
+            for piece in pieces {
+                let start = place(piece.start)
+                let end = place(piece.end)
+                out += element(
+                    "line",
+                    [
+                        "class": wall.blocksWalking ? "wall blocking" : "wall", "x1": number(start.x),
+                        "y1": number(start.y), "x2": number(end.x), "y2": number(end.y),
+                        "stroke": wall.blocksWalking ? "#222222" : "#555555",
+                        "stroke-width": number(wall.blocksWalking ? 4 : 1 + wall.loss / 3), "stroke-linecap": "butt",
+                    ]
+                )
+            }
         }
         for stairs in map.stairs where stairs.floors.contains(floor.major) {
             let centre = place(stairs.position)

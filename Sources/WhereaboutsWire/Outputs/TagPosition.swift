@@ -5,12 +5,15 @@ public import WhereaboutsJSON
 ///
 /// ```json
 /// {"tag":"ibeacon-…-1-7","name":"Keys","x":3.2,"y":4.5,"floor":1,"zone":7,"zone_name":"Kitchen","p":0.82,
+///  "zones":[{"zone":7,"p":0.82},{"zone":8,"p":0.15}],
 ///  "accuracy":1.5,"nearest":{"agent":"hall-1","proximity":"near","distance":2.1},"updated":1764475201}
 /// ```
 ///
 /// Metres on the floor map's frame; `zone` and `zone_name` are null outside every zone, `nearest` is null
-/// when no agent hears the tag. `p` is the probability that the tag is in `zone` (in no zone, when `zone` is null),
-/// from the grid filter's posterior; it is absent when the locator positions by trilateration.
+/// when no agent hears the tag. `p` is the probability that the tag is in `zone` (in no zone, when `zone` is null);
+/// `zones` lists the zones of the floor the tag may be in (each at least 1 % likely), most likely first. Both come
+/// from the grid filter's posterior, or with trilateration from a Gaussian of the accuracy around the position.
+/// Older payloads without them decode with `p` nil and `zones` empty.
 public struct TagPosition: JSONPayload, Equatable {
     /// The agent that hears the tag best.
     public struct NearestAgent: Sendable, Equatable {
@@ -57,6 +60,8 @@ public struct TagPosition: JSONPayload, Equatable {
     public var zoneName: String?
     /// The probability that the tag is in `zone` (or in no zone, when `zone` is nil), when the locator knows it.
     public var probability: Double?
+    /// The zones the tag may be in, most likely first (empty when the locator did not say).
+    public var zones: [ZoneShare]
     /// The estimated error radius, metres.
     public var accuracy: Double
     /// The agent hearing the tag best, if any.
@@ -67,9 +72,10 @@ public struct TagPosition: JSONPayload, Equatable {
     /// Makes a position payload.
     public init(
         tag: TagIdentity, name: String?, x: Double, y: Double, floor: UInt16, zone: UInt16?, zoneName: String?,
-        accuracy: Double, nearest: NearestAgent?, updated: Double, probability: Double? = nil
+        accuracy: Double, nearest: NearestAgent?, updated: Double, probability: Double? = nil, zones: [ZoneShare] = []
     ) {
         self.probability = probability
+        self.zones = zones
         self.tag = tag
         self.name = name
         self.x = x
@@ -97,6 +103,7 @@ public struct TagPosition: JSONPayload, Equatable {
             ("zone_name", .optionalString(zoneName)),
         ]
         if let probability { members.append(("p", .number(probability.rounded(toDecimals: 3)))) }
+        if !zones.isEmpty { members.append(("zones", .array(zones.map(\.json)))) }
         members += [("accuracy", .number(accuracy)), ("nearest", nearestJSON), ("updated", .number(updated))]
         return .object(JSONObject(members))
     }
@@ -119,7 +126,7 @@ public struct TagPosition: JSONPayload, Equatable {
                 y: try reader.number("y"), floor: try reader.uint16("floor"), zone: try reader.optionalUInt16("zone"),
                 zoneName: try reader.optionalString("zone_name"), accuracy: try reader.number("accuracy"),
                 nearest: nearest, updated: try reader.number("updated"),
-                probability: try reader.optionalNumber("p"))
+                probability: try reader.optionalNumber("p"), zones: try ZoneShare.list(reader, key: "zones"))
         }
     }
 }

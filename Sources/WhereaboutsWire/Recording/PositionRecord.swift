@@ -1,7 +1,8 @@
 public import WhereaboutsCore
 public import WhereaboutsJSON
 
-/// Where the locator put a tag, in a positions recording: `{"t","tag","x","y","floor","zone","accuracy"}`.
+/// Where the locator put a tag, in a positions recording: `{"t","tag","x","y","floor","zone","accuracy"}`, and
+/// when the locator said them `"p"` and `"zones"`, as in ``TagPosition``.
 ///
 /// `zone` is null outside every zone.
 public struct PositionRecord: JSONPayload, RecordingLine, Equatable {
@@ -19,9 +20,18 @@ public struct PositionRecord: JSONPayload, RecordingLine, Equatable {
     public var zone: UInt16?
     /// The estimated error radius, metres.
     public var accuracy: Double
+    /// The probability that the tag is in `zone` (in no zone when `zone` is nil), when the locator said.
+    public var probability: Double?
+    /// The zones the tag may be in, most likely first (empty when the locator did not say).
+    public var zones: [ZoneShare]
 
     /// Makes a position record.
-    public init(time: Double, tag: TagIdentity, x: Double, y: Double, floor: UInt16, zone: UInt16?, accuracy: Double) {
+    public init(
+        time: Double, tag: TagIdentity, x: Double, y: Double, floor: UInt16, zone: UInt16?, accuracy: Double,
+        probability: Double? = nil, zones: [ZoneShare] = []
+    ) {
+        self.probability = probability
+        self.zones = zones
         self.time = time
         self.tag = tag
         self.x = x
@@ -32,11 +42,13 @@ public struct PositionRecord: JSONPayload, RecordingLine, Equatable {
     }
 
     public var json: JSONValue {
-        .object(
-            JSONObject([
-                ("t", .number(time)), ("tag", .string(tag.description)), ("x", .number(x)), ("y", .number(y)),
-                ("floor", .number(Double(floor))), ("zone", .optionalInteger(zone)), ("accuracy", .number(accuracy)),
-            ]))
+        var members: [(key: String, value: JSONValue)] = [
+            ("t", .number(time)), ("tag", .string(tag.description)), ("x", .number(x)), ("y", .number(y)),
+            ("floor", .number(Double(floor))), ("zone", .optionalInteger(zone)), ("accuracy", .number(accuracy)),
+        ]
+        if let probability { members.append(("p", .number(probability.rounded(toDecimals: 3)))) }
+        if !zones.isEmpty { members.append(("zones", .array(zones.map(\.json)))) }
+        return .object(JSONObject(members))
     }
 
     public init(json: JSONValue) throws(PayloadError) {
@@ -46,7 +58,8 @@ public struct PositionRecord: JSONPayload, RecordingLine, Equatable {
             return PositionRecord(
                 time: try reader.number("t"), tag: tag, x: try reader.number("x"), y: try reader.number("y"),
                 floor: try reader.uint16("floor"), zone: try reader.optionalUInt16("zone"),
-                accuracy: try reader.number("accuracy"))
+                accuracy: try reader.number("accuracy"), probability: try reader.optionalNumber("p"),
+                zones: try ZoneShare.list(reader, key: "zones"))
         }
     }
 }

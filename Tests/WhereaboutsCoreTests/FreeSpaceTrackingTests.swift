@@ -1,0 +1,139 @@
+import Testing
+import WhereaboutsMapFile
+
+@testable import WhereaboutsCore
+
+@Suite("The grid filter in the map's free space")
+struct FreeSpaceTrackingTests {
+    /// Two rooms of 10 × 10 m; the wall between them at x = 10 has a 1 m door from y = 8 to 9. The wall costs the
+    /// radio nothing, so that only walking differs with and without it.
+    static func map(blocksWalking: Bool) throws -> FloorMap {
+        let wall =
+            blocksWalking
+            ? #"{"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 0, "blocks_walking": true, "doors": [{"at": [10, 8.5], "width": 1}]}"#
+            : #"{"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 0}"#
+        let text = """
+            {
+              "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Two rooms"},
+              "model": {"measured_power": -59, "path_loss_exponent": 2.0},
+              "floors": [{"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]}],
+              "zones": [
+                {"floor": 1, "minor": 1, "name": "West", "polygon": [[0,0],[10,0],[10,10],[0,10]]},
+                {"floor": 1, "minor": 2, "name": "East", "polygon": [[10,0],[20,0],[20,10],[10,10]]}
+              ],
+              "agents": [
+                {"id": "w1", "floor": 1, "x": 2, "y": 2, "z": 2.4}, {"id": "w2", "floor": 1, "x": 2, "y": 8, "z": 2.4},
+                {"id": "w3", "floor": 1, "x": 8, "y": 5, "z": 2.4}, {"id": "e3", "floor": 1, "x": 12, "y": 5, "z": 2.4},
+                {"id": "e1", "floor": 1, "x": 18, "y": 2, "z": 2.4}, {"id": "e2", "floor": 1, "x": 18, "y": 8, "z": 2.4}
+              ],
+              "walls": [\(wall)],
+              "obstacles": [{"floor": 1, "name": "Desks", "polygon": [[4,4],[7,4],[7,6],[4,6]]}]
+            }
+            """
+        return try FloorMap.parse(Array(text.utf8)).get()
+    }
+
+    /// Runs a tag along `truth` (a position per second) through a grid-filter engine; returns its estimates.
+    func track(map: FloorMap, seconds: Int, seed: UInt64, truth: (Double) -> Point) async -> [Point] {
+        var configuration = LocatorEngine.Configuration()
+        configuration.positioning = .grid
+        var engine = LocatorEngine(map: map, configuration: configuration)
+        let generator = ReadingGenerator(map: map)
+        var random = SplitMix64(seed: seed)
+        let tag = demoTag(1)
+        var estimates: [Point] = []
+        for second in 0..<seconds {
+            let now = 1_000_000 + Double(second)
+            for (agentIndex, reading) in generator.readings(
+                tag: tag, at: truth(Double(second)), floor: 1, time: now, using: &random)
+            {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+            if let estimate = engine.update(now: now).estimates.first { estimates.append(estimate.position) }
+            if second % 10 == 0 { await Task.yield() }
+        }
+        return estimates
+    }
+
+    /// The tag's posterior after one update of the grid filter that starts with all its mass in the cell at
+    /// `start`, `elapsed` seconds earlier: each cell's centre and probability.
+    func spread(from start: Point, elapsed: Double, map: FloorMap) throws -> [(centre: Point, p: Float)] {
+        let configuration = GridFilter.Configuration()
+        let floor = try #require(map.floor(major: 1))
+        let grid = FloorGrid(
+            floor: floor, map: map, zones: map.zones(onFloor: 1), walls: [],
+            obstacles: map.obstacles.map(\.polygon), barriers: map.walls.flatMap(\.barriers),
+            radio: RadioConstants(map: map), configuration: configuration)
+        var filter = GridFilter(configuration: configuration)
+        let cell = grid.cell(of: start)
+        var posterior: GridPosterior? = GridPosterior(
+            gridIndex: 0, column0: cell.column, row0: cell.row, columns: 1, rows: 1, probabilities: [1], offset: 0,
+            offsetVariance: 1, time: 0, astray: 0)
+        // One agent's reading, as loud as the path loss to the start makes it: a likelihood that is nowhere 0.
+        let agent = try #require(map.agentIndex(of: "w3"))
+        let level = -20 * logarithm10(map.agents[agent].position.distance(to: start))
+        let observation = GridFilter.Observation(slot: grid.slotOfAgent[agent], level: level)
+        _ = try #require(
+            filter.update(&posterior, observations: [observation], grid: grid, gridIndex: 0, now: elapsed))
+        let result = try #require(posterior)
+        var cells: [(centre: Point, p: Float)] = []
+        for row in 0..<result.rows {
+            for column in 0..<result.columns {
+                cells.append(
+                    (
+                        grid.centre(column: result.column0 + column, row: result.row0 + row),
+                        result.probabilities[row * result.columns + column]
+                    ))
+            }
+        }
+        return cells
+    }
+
+    @Test("the motion model moves no mass through a wall that blocks walking, nor into an obstacle")
+    func motionRespectsWalls() throws {
+        // Next to the wall, 6 m from the door, for 3 s: people walk 2 m (1 σ) in that time.
+        let start = Point(x: 9.75, y: 2.25)
+        let walled = try spread(from: start, elapsed: 3, map: try Self.map(blocksWalking: true))
+        let open = try spread(from: start, elapsed: 3, map: try Self.map(blocksWalking: false))
+        let eastWalled = walled.filter { $0.centre.x > 10 }.map(\.p).reduce(0, +)
+        let eastOpen = open.filter { $0.centre.x > 10 }.map(\.p).reduce(0, +)
+        let desks = Polygon([Point(x: 4, y: 4), Point(x: 7, y: 4), Point(x: 7, y: 6), Point(x: 4, y: 6)])
+        let inDesks = walled.filter { desks.contains($0.centre) }
+        print("free space: mass east of the wall after 3 s, \(eastWalled) with the wall, \(eastOpen) without")
+        #expect(eastWalled == 0)
+        #expect(!inDesks.isEmpty, "the posterior must reach the desks for the check to mean anything")
+        #expect(inDesks.allSatisfy { $0.p == 0 })
+        #expect(walled.map(\.p).reduce(0, +) > 0.99)
+        // Without the wall the same update puts mass east of it: the check can fail.
+        #expect(eastOpen > 0.05)
+    }
+
+    @Test("the motion model moves mass through the door")
+    func motionThroughDoor() throws {
+        // In the doorway's row, just west of the wall.
+        let walled = try spread(from: Point(x: 9.75, y: 8.25), elapsed: 1, map: try Self.map(blocksWalking: true))
+        let east = walled.filter { $0.centre.x > 10 }
+        let eastMass = east.map(\.p).reduce(0, +)
+        print("free space: mass through the door after 1 s, \(eastMass)")
+        #expect(eastMass > 0.05)
+    }
+
+    @Test("a walk through the door is followed into the next room", arguments: [UInt64(1), 2, 3])
+    func walkThroughDoor(seed: UInt64) async throws {
+        // 20 s at (8, 2); then at 1 m/s up to the door, through it, and down to (12, 2); then 20 s there.
+        let route = [Point(x: 8, y: 2), Point(x: 9.3, y: 8.5), Point(x: 10.7, y: 8.5), Point(x: 12, y: 2)]
+        let legs = zip(route, route.dropFirst()).map { ($0, $1, $0.distance(to: $1)) }
+        let truth = { (t: Double) -> Point in
+            var walked = max(t - 20, 0)
+            for (from, to, length) in legs {
+                if walked <= length { return from + (to - from) * (walked / length) }
+                walked -= length
+            }
+            return route[route.count - 1]
+        }
+        let walled = await track(map: try Self.map(blocksWalking: true), seconds: 60, seed: seed, truth: truth)
+        let last = try #require(walled.last)
+        print("free space, seed \(seed): walked through the door, last estimate \(last)")
+        #expect(last.x > 10.5, "still at \(last)")
+    }
+}

@@ -1,0 +1,165 @@
+import Testing
+
+@testable import WhereaboutsCore
+
+@Suite("Zone probabilities from a position and its accuracy")
+struct ZoneEvidenceTests {
+    static let lobby = ZoneKey(floor: 1, minor: 1)
+    static let reception = ZoneKey(floor: 1, minor: 2)
+
+    func evidence(_ map: FloorMap, _ position: Point, accuracy: Double, obstacles: [Polygon] = []) throws
+        -> ZoneEvidence
+    {
+        let floor = try #require(map.floor(major: 1))
+        return ZoneEvidence(
+            position: position, accuracy: accuracy, zones: map.zones(onFloor: 1), outline: floor.outline,
+            obstacles: obstacles)
+    }
+
+    @Test("the zones' probabilities never sum to more than 1, and none is outside 0…1", arguments: [UInt64(1), 2, 3])
+    func sums(seed: UInt64) throws {
+        let map = try loadShippedMap("demo-office.json")
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<300 {
+            let position = Point(
+                x: Double.random(in: -2...32, using: &random), y: Double.random(in: -2...22, using: &random))
+            let accuracy = Double.random(in: 0...8, using: &random)
+            let result = try evidence(map, position, accuracy: accuracy)
+            let total = result.mass.reduce(0, +)
+            #expect(total <= 1 + 1e-9, "\(position) ± \(accuracy): \(total)")
+            #expect(result.mass.allSatisfy { $0 >= 0 && $0 <= 1 + 1e-9 })
+            #expect(result.outside >= 0)
+            // What the payload lists is the same mass, most likely first.
+            let reported = result.reported
+            #expect(zip(reported, reported.dropFirst()).allSatisfy { $0.probability >= $1.probability })
+            #expect(reported.allSatisfy { $0.probability >= ZoneEvidence.reportedProbability })
+        }
+    }
+
+    @Test("a tag in the middle of a room is in it with a probability near 1")
+    func middle() throws {
+        let map = try loadShippedMap("demo-office.json")
+        // The Lobby is 10 × 8 m; its centre is 4 m from its nearest boundary.
+        let result = try evidence(map, Point(x: 5, y: 4), accuracy: 1.5)
+        #expect(result.probability(of: Self.lobby) > 0.99)
+        #expect(result.reported.first?.zone == Self.lobby)
+    }
+
+    @Test("a tag on the boundary between two rooms is in each with a probability near 0.5")
+    func boundary() throws {
+        let map = try loadShippedMap("demo-office.json")
+        // x = 10 is the wall between the Lobby and Reception; y = 4 is mid-way along it.
+        for accuracy in [0.5, 1.0, 2.0] {
+            let result = try evidence(map, Point(x: 10, y: 4), accuracy: accuracy)
+            #expect(abs(result.probability(of: Self.lobby) - 0.5) < 0.01, "± \(accuracy)")
+            #expect(abs(result.probability(of: Self.reception) - 0.5) < 0.01, "± \(accuracy)")
+        }
+        // A little into Reception: more likely there, and the more so the sharper the position.
+        let sharp = try evidence(map, Point(x: 10.5, y: 4), accuracy: 0.5)
+        let wide = try evidence(map, Point(x: 10.5, y: 4), accuracy: 3)
+        #expect(sharp.probability(of: Self.reception) > wide.probability(of: Self.reception))
+        #expect(wide.probability(of: Self.reception) > 0.5)
+    }
+
+    @Test("nobody stands outside the floor or inside an obstacle: that mass goes to where they can stand")
+    func conditionedOnFreeFloor() throws {
+        let map = try loadShippedMap("demo-office.json")
+        // In the Lobby's corner, which is also the building's: a Gaussian of 2 m would put three quarters of its
+        // mass outside the building; none of it can be there.
+        let corner = try evidence(map, Point(x: 0.2, y: 0.2), accuracy: 2)
+        #expect(corner.probability(of: Self.lobby) > 0.95)
+        // A block over the Lobby's half next to Reception: the tag at the boundary must be in Reception.
+        let block = Polygon([Point(x: 7, y: 0), Point(x: 10, y: 0), Point(x: 10, y: 8), Point(x: 7, y: 8)])
+        let blocked = try evidence(map, Point(x: 10, y: 4), accuracy: 1, obstacles: [block])
+        #expect(blocked.probability(of: Self.reception) > 0.95)
+    }
+}
+
+@Suite("Zone hysteresis on probabilities")
+struct ProbabilityHysteresisTests {
+    static let a = ZoneKey(floor: 1, minor: 1)
+    static let b = ZoneKey(floor: 1, minor: 2)
+
+    func evidence(_ a: Double, _ b: Double) -> ZoneEvidence {
+        ZoneEvidence(zones: [Self.a, Self.b], mass: [a, b])
+    }
+
+    @Test("a still tag near a boundary, its probability wandering between 0.25 and 0.75, never changes zone")
+    func noFlaps() {
+        let configuration = ZoneHysteresis.Configuration()
+        var hysteresis = ZoneHysteresis(current: Self.a)
+        var random = SplitMix64(seed: 5)
+        var changes = 0
+        for second in 0..<3600 {
+            let p = Double.random(in: 0.25...0.75, using: &random)
+            if hysteresis.update(evidence: evidence(p, 1 - p), time: Double(second), configuration: configuration)
+                != nil
+            {
+                changes += 1
+            }
+        }
+        #expect(changes == 0)
+        #expect(hysteresis.current == Self.a)
+    }
+
+    @Test("a zone is entered only when likely enough for the dwell time, and left only when unlikely enough")
+    func enterAndExit() {
+        let configuration = ZoneHysteresis.Configuration()
+        var hysteresis = ZoneHysteresis()
+        let enter = configuration.enterProbability
+        let exit = configuration.exitProbability
+        // Likely enough, but not for long enough: nothing.
+        #expect(hysteresis.update(evidence: evidence(enter, 0), time: 0, configuration: configuration) == nil)
+        #expect(hysteresis.update(evidence: evidence(0.1, 0), time: 0.5, configuration: configuration) == nil)
+        #expect(hysteresis.update(evidence: evidence(enter, 0), time: 0.6, configuration: configuration) == nil)
+        // Held for the dwell: entered.
+        let entered = hysteresis.update(
+            evidence: evidence(enter + 0.05, 0), time: 0.6 + configuration.dwell, configuration: configuration)
+        #expect(entered?.from == nil && entered?.to == Self.a)
+        // Just above the exit threshold, however long: stays, though another zone is likelier.
+        for step in 0..<20 {
+            let kept = hysteresis.update(
+                evidence: evidence(exit + 0.01, 0.6), time: 10 + Double(step), configuration: configuration)
+            #expect(kept == nil)
+        }
+        // Below it for the dwell: leaves for the zone likely enough.
+        #expect(hysteresis.update(evidence: evidence(exit - 0.01, 0.7), time: 40, configuration: configuration) == nil)
+        let moved = hysteresis.update(
+            evidence: evidence(exit - 0.01, 0.7), time: 40 + configuration.dwell, configuration: configuration)
+        #expect(moved?.from == Self.a && moved?.to == Self.b)
+        // Below the exit threshold with no zone likely enough: leaves for none.
+        #expect(hysteresis.update(evidence: evidence(0.3, 0.1), time: 50, configuration: configuration) == nil)
+        let left = hysteresis.update(
+            evidence: evidence(0.3, 0.1), time: 50 + configuration.dwell, configuration: configuration)
+        #expect(left?.from == Self.b && left?.to == nil)
+    }
+
+    @Test("trilateration estimates carry zone probabilities, and occupancy each member's")
+    func trilaterationProbabilities() throws {
+        let map = try loadShippedMap("demo-office.json")
+        var engine = LocatorEngine(map: map)
+        let generator = ReadingGenerator(map: map)
+        var random = SplitMix64(seed: 11)
+        let tag = demoTag(1)
+        var last: TagEstimate?
+        for second in 0..<30 {
+            let now = 1_000_000 + Double(second)
+            for (agentIndex, reading) in generator.readings(
+                tag: tag, at: Point(x: 5, y: 4), floor: 1, time: now, using: &random)
+            {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+            last = engine.update(now: now).estimates.first ?? last
+        }
+        let estimate = try #require(last)
+        #expect(estimate.zone == Self.a)
+        let probability = try #require(estimate.zoneProbability)
+        #expect(probability > 0.5 && probability <= 1)
+        #expect(estimate.zoneProbabilities.first?.zone == Self.a)
+        #expect(estimate.zoneProbabilities.first?.probability == probability)
+        #expect(estimate.zoneProbabilities.map(\.probability).reduce(0, +) <= 1 + 1e-9)
+        let occupancy = try #require(engine.occupancy(of: Self.a))
+        #expect(occupancy.tags == [tag])
+        #expect(occupancy.probabilities == [probability])
+    }
+}
