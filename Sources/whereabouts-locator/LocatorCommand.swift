@@ -25,6 +25,14 @@ enum LocatorCommand {
             for line in refusal.details { printError("  \(line)") }
             return .usage
         }
+        if let floors = settings.pipeline.floors {
+            do {
+                _ = try FloorShare(map: map, floors: floors)
+            } catch {
+                printError("whereabouts-locator: \(error)")
+                return .usage
+            }
+        }
         let logger = Logger(label: "whereabouts-locator", level: settings.logLevel)
         do {
             try await serve(map: map, settings: settings, logger: logger)
@@ -58,6 +66,12 @@ enum LocatorCommand {
             "site \(map.site.name) (\(map.site.uuid)): \(map.floors.count) floors, \(map.zones.count) zones, "
                 + "\(map.agents.count) agents; broker \(settings.broker); calibration \(settings.pipeline.calibration.mode)"
         )
+        if let share = pipeline.share {
+            logger.info(
+                "floors \(share.floors.map(String.init).joined(separator: ",")) of the site: hearing the agents of floors "
+                    + "\(share.heardFloors.map(String.init).joined(separator: ","))"
+                    + (share.ownsSite ? ", publishing the site-wide outputs" : "; status on \(pipeline.statusTopic)"))
+        }
         let clock = settings.clock
         let runner = ServiceRunner<LocatorService, NoSource>(
             .init(

@@ -32,6 +32,9 @@ struct LocatorSettings {
           --calibration MODE       guided: the map's radio constants (default); auto: also fit them from the
                                    agents' beacons; off: the map's defaults only (env WHEREABOUTS_CALIBRATION)
           --calibration-interval S seconds between automatic fits (default 600)
+          --floors 1,2             own only these floors (majors) of the map's site, when the site is split
+                                   between locators: hear their agents and the next floors', publish their
+                                   zones and the tags on them (docs/scale.md; env WHEREABOUTS_FLOORS)
           --log-level LEVEL        debug, info, warning or error (default info; env WHEREABOUTS_LOG_LEVEL)
           --env-file FILE          KEY=VALUE file of WHEREABOUTS_* settings
           --config FILE            configuration file (default /etc/whereabouts/locator.conf)
@@ -53,6 +56,7 @@ struct LocatorSettings {
             .value("time-origin", "WHEREABOUTS_TIME_ORIGIN"),
             .value("calibration", "WHEREABOUTS_CALIBRATION"),
             .value("calibration-interval", "WHEREABOUTS_CALIBRATION_INTERVAL"),
+            .value("floors", "WHEREABOUTS_FLOORS"),
             .value("log-level", "WHEREABOUTS_LOG_LEVEL"),
         ]
 
@@ -103,6 +107,13 @@ struct LocatorSettings {
         if let interval = try settings.number("calibration-interval", in: 10...86_400) {
             pipeline.calibration.interval = interval
         }
+        if let floorsText = settings.value("floors") {
+            pipeline.floors = try Self.floors(floorsText)
+            // Each share would fit its own constants from the beacons it hears, and only one may publish them.
+            guard pipeline.calibration.mode != .auto else {
+                throw .invalid("--calibration auto cannot be used with --floors: fit once, write the map, share it")
+            }
+        }
         pipeline.recordsReadings = recordPath != nil
         if let levelText = settings.value("log-level") {
             guard let level = Logger.Level(levelText) else {
@@ -111,5 +122,18 @@ struct LocatorSettings {
             logLevel = level
         }
         client = MQTTClientConfiguration(broker: brokerSettings, clientID: clientID, keepAlive: .seconds(keepAlive))
+    }
+
+    /// `1,2`: floor majors separated by commas, each 0…65535 in plain digits; the map is checked later.
+    static func floors(_ text: String) throws(SettingsError) -> [UInt16] {
+        var floors: [UInt16] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let digits = String(part.filter { $0 != " " })
+            guard let major = UInt16(digits), String(major) == digits else {
+                throw .invalid("--floors must list floor majors such as 1,2, not \"\(text)\"")
+            }
+            floors.append(major)
+        }
+        return floors
     }
 }
