@@ -12,17 +12,23 @@ import WhereaboutsWire
 ///   configs of the site and of the tags) belong to the share that holds the map's lowest floor, the
 ///   ``ownsSite`` share. Other shares announce themselves on `…/locator/floors-<a>-<b>/status`.
 ///
-/// A tag's floor is decided from the strongest agents of each floor, so a locator that heard only its own floors'
-/// agents would put a tag that is upstairs, but heard through the slab, on its own floor, and publish it twice. A
-/// share therefore also hears the agents of the floors next to its own (by height), its *margin*: a tag on one of
-/// its floors is then decided from the same evidence as one locator of the whole site would have, unless a floor two
-/// slabs away hears it better than every nearer one. Two neighbouring shares hear each other's boundary floors, make
-/// the same floor decision from the same readings, and so hand a tag over within one update.
+/// A tag's floor is decided from the strongest agents of each floor, with hysteresis, so a locator that heard only
+/// its own floors' agents would put a tag that is upstairs, but heard through the slab, on its own floor, and publish
+/// it twice. A share therefore also hears the agents of ``margin`` floors above and below its own (by height). One
+/// floor is not enough: a locator that cannot hear the floor above its neighbour loses track of a tag that went up
+/// there, and when the tag comes back its floor decision runs out of step with the neighbour's by several updates
+/// (measured in docs/scale.md). With two, neighbouring shares decide the floors at their boundary from the same
+/// readings as one locator of the whole site, unless agents three floors away hear the tag, and so hand a tag over
+/// at the same update.
 public struct FloorShare: Sendable, Hashable {
     /// The floors (majors) this locator owns, sorted.
     public let floors: [UInt16]
-    /// The floors whose agents it hears: its own and the floors next to them, sorted.
+    /// The floors whose agents it hears: its own and ``margin`` floors above and below them, sorted.
     public let heardFloors: [UInt16]
+    /// How many floors above and below its own it hears.
+    public let margin: Int
+    /// The margin unless told otherwise: two floors.
+    public static let defaultMargin = 2
     /// Whether it owns the site-wide outputs: it holds the map's lowest floor.
     public let ownsSite: Bool
     /// `floors-1-2`: the share's name in its status and metrics topics (digits and dashes only).
@@ -46,24 +52,25 @@ public struct FloorShare: Sendable, Hashable {
         }
     }
 
-    /// The share of `map` made of `floors` (majors; duplicates are ignored).
-    public init(map: FloorMap, floors: [UInt16]) throws(Problem) {
+    /// The share of `map` made of `floors` (majors; duplicates are ignored), hearing `margin` floors around them.
+    public init(map: FloorMap, floors: [UInt16], margin: Int = defaultMargin) throws(Problem) {
         guard !floors.isEmpty else { throw .empty }
         for major in floors where map.floor(major: major) == nil { throw .unknownFloor(major) }
-        self.init(lenient: map, floors: floors)
+        self.init(lenient: map, floors: floors, margin: margin)
     }
 
     /// The share of `map` made of those of `floors` the map has (possibly none: then it owns and hears nothing).
-    init(lenient map: FloorMap, floors: [UInt16]) {
+    init(lenient map: FloorMap, floors: [UInt16], margin: Int) {
+        self.margin = max(margin, 0)
         let owned = Set(floors.filter { map.floor(major: $0) != nil })
         self.owned = owned
         self.floors = owned.sorted()
-        // Floors in the order they are stacked; the neighbours of an owned floor are the floors just below and above.
+        // Floors in the order they are stacked; an owned floor's neighbours are the floors just below and above.
         let stacked = map.floors.sorted { ($0.height, $0.major) < ($1.height, $1.major) }.map(\.major)
         var heard = owned
         for (index, major) in stacked.enumerated() where owned.contains(major) {
-            if index > 0 { heard.insert(stacked[index - 1]) }
-            if index + 1 < stacked.count { heard.insert(stacked[index + 1]) }
+            let reach = max(index - self.margin, 0)...min(index + self.margin, stacked.count - 1)
+            for neighbour in reach { heard.insert(stacked[neighbour]) }
         }
         self.heard = heard
         heardFloors = heard.sorted()

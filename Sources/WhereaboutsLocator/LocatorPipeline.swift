@@ -45,6 +45,8 @@ public struct LocatorPipeline: Sendable {
         /// The floors (majors) this locator owns when the site is split between locators (``FloorShare``); nil
         /// for the whole site. Floors the map does not have are ignored (the shell refuses them first).
         public var floors: [UInt16]? = nil
+        /// With ``floors``: how many floors above and below them the locator hears (``FloorShare/margin``).
+        public var floorMargin = FloorShare.defaultMargin
 
         public init() {}
     }
@@ -128,7 +130,7 @@ public struct LocatorPipeline: Sendable {
         calibration = LocatorCalibration(map: map, configuration: configuration.calibration)
         calibration.prepare(&engine)
         decoder = BatchDecoder(limits: configuration.limits, tolerance: configuration.tolerance)
-        share = configuration.floors.map { FloorShare(lenient: map, floors: $0) }
+        share = configuration.floors.map { FloorShare(lenient: map, floors: $0, margin: configuration.floorMargin) }
         configTopics = Set(discoveryConfigs(ownedOnly: false).map(\.topic))
     }
 
@@ -242,7 +244,9 @@ public struct LocatorPipeline: Sendable {
         }
         let oldConfigs = Set(discoveryConfigs(ownedOnly: false).map(\.topic))
         map = newMap
-        share = configuration.floors.map { FloorShare(lenient: newMap, floors: $0) }
+        share = configuration.floors.map {
+            FloorShare(lenient: newMap, floors: $0, margin: configuration.floorMargin)
+        }
         contested.removeAll()
         engine = LocatorEngine(map: newMap, configuration: configuration.engine)
         calibration = LocatorCalibration(map: newMap, configuration: configuration.calibration)
@@ -297,7 +301,8 @@ public struct LocatorPipeline: Sendable {
             // A retained position left by an earlier run (ours are not sent back to us): cleared by the stale
             // sweep unless the tag is heard again in time.
             if share != nil {
-                let floor = payload.isEmpty ? nil : (try? TagPosition(payload: String(decoding: payload, as: UTF8.self)))?.floor
+                let floor =
+                    payload.isEmpty ? nil : (try? TagPosition(payload: String(decoding: payload, as: UTF8.self)))?.floor
                 guard adoptRetained(tag, floor: floor, published: lastPositions[tag] != nil) else { return [] }
             }
             if !payload.isEmpty, lastPositions[tag] == nil, inherited.count < Self.inheritedLimit {
@@ -509,7 +514,8 @@ public struct LocatorPipeline: Sendable {
             guard let published = lastPositions[tag] else { continue }
             actions.append(
                 .publish(
-                    Publication(topic: topics.position(tag: tag), payload: published.payload.payload, qos: 1, retain: true)
+                    Publication(
+                        topic: topics.position(tag: tag), payload: published.payload.payload, qos: 1, retain: true)
                 ))
         }
         for tag in update.lostTags where lastPositions.removeValue(forKey: tag) != nil {

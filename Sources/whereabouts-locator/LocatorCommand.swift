@@ -27,7 +27,7 @@ enum LocatorCommand {
         }
         if let floors = settings.pipeline.floors {
             do {
-                _ = try FloorShare(map: map, floors: floors)
+                _ = try FloorShare(map: map, floors: floors, margin: settings.pipeline.floorMargin)
             } catch {
                 printError("whereabouts-locator: \(error)")
                 return .usage

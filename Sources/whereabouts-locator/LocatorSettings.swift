@@ -35,6 +35,7 @@ struct LocatorSettings {
           --floors 1,2             own only these floors (majors) of the map's site, when the site is split
                                    between locators: hear their agents and the next floors', publish their
                                    zones and the tags on them (docs/scale.md; env WHEREABOUTS_FLOORS)
+          --floor-margin N         with --floors: hear the agents of N floors above and below (default 2)
           --log-level LEVEL        debug, info, warning or error (default info; env WHEREABOUTS_LOG_LEVEL)
           --env-file FILE          KEY=VALUE file of WHEREABOUTS_* settings
           --config FILE            configuration file (default /etc/whereabouts/locator.conf)
@@ -57,6 +58,7 @@ struct LocatorSettings {
             .value("calibration", "WHEREABOUTS_CALIBRATION"),
             .value("calibration-interval", "WHEREABOUTS_CALIBRATION_INTERVAL"),
             .value("floors", "WHEREABOUTS_FLOORS"),
+            .value("floor-margin", "WHEREABOUTS_FLOOR_MARGIN"),
             .value("log-level", "WHEREABOUTS_LOG_LEVEL"),
         ]
 
@@ -109,6 +111,10 @@ struct LocatorSettings {
         }
         if let floorsText = settings.value("floors") {
             pipeline.floors = try Self.floors(floorsText)
+            if let margin = try settings.number("floor-margin", in: 0...64) {
+                guard margin == margin.rounded() else { throw .invalid("--floor-margin must be a whole number") }
+                pipeline.floorMargin = Int(margin)
+            }
             // Each share would fit its own constants from the beacons it hears, and only one may publish them.
             guard pipeline.calibration.mode != .auto else {
                 throw .invalid("--calibration auto cannot be used with --floors: fit once, write the map, share it")
