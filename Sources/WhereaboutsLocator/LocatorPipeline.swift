@@ -143,6 +143,11 @@ public struct LocatorPipeline: Sendable {
     /// configs, the classic status and metrics topics).
     public var ownsSite: Bool { share?.ownsSite ?? true }
 
+    /// Whether this locator publishes a tag now: the engine tracks it on one of its floors.
+    public func publishes(_ tag: TagIdentity) -> Bool {
+        trackedFloors[tag].map { owns(floor: $0) } ?? false
+    }
+
     /// Whether this locator listens to an agent (its share hears the agent's floor).
     func hears(agentIndex: Int) -> Bool { share.map { $0.hears(floor: map.agents[agentIndex].floor) } ?? true }
 
