@@ -33,8 +33,8 @@ struct LocatorSettings {
                                    agents' beacons; off: the map's defaults only (env WHEREABOUTS_CALIBRATION)
           --calibration-interval S seconds between automatic fits (default 600)
           --floors 1,2             own only these floors (majors) of the map's site, when the site is split
-                                   between locators: hear their agents and the next floors', publish their
-                                   zones and the tags on them (docs/scale.md; env WHEREABOUTS_FLOORS)
+                                   between locators: hear their agents and those of the floors around them,
+                                   publish their zones and the tags on them (docs/scale.md; env WHEREABOUTS_FLOORS)
           --floor-margin N         with --floors: hear the agents of N floors above and below (default 2)
           --log-level LEVEL        debug, info, warning or error (default info; env WHEREABOUTS_LOG_LEVEL)
           --env-file FILE          KEY=VALUE file of WHEREABOUTS_* settings
