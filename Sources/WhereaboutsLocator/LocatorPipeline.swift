@@ -42,6 +42,11 @@ public struct LocatorPipeline: Sendable {
         public var recordsReadings = false
         /// Which radio constants to range with, and the automatic calibration's settings.
         public var calibration = LocatorCalibration.Configuration()
+        /// The floors (majors) this locator owns when the site is split between locators (``FloorShare``); nil
+        /// for the whole site. Floors the map does not have are ignored (the shell refuses them first).
+        public var floors: [UInt16]? = nil
+        /// With ``floors``: how many floors above and below them the locator hears (``FloorShare/margin``).
+        public var floorMargin = FloorShare.defaultMargin
 
         public init() {}
     }
@@ -56,6 +61,8 @@ public struct LocatorPipeline: Sendable {
         public var batches = 0
         /// Readings of other agents' beacons (calibration traffic, not tags).
         public var agentBeacons = 0
+        /// Batches (or recorded readings) of agents this locator's ``FloorShare`` does not hear, ignored.
+        public var otherFloors = 0
     }
 
     /// The map (replaced on SIGHUP by ``replaceMap(_:now:)``).
@@ -66,6 +73,8 @@ public struct LocatorPipeline: Sendable {
     public let configuration: Configuration
     /// Counts since start.
     public private(set) var counters = Counters()
+    /// The floors this locator owns and hears, when the site is split between locators; nil for the whole site.
+    public private(set) var share: FloorShare?
 
     private var engine: LocatorEngine
     private var calibration: LocatorCalibration
@@ -103,6 +112,9 @@ public struct LocatorPipeline: Sendable {
     /// Tags the engine had evicted as of the last report, and when that was.
     private var reportedEvictions = 0
     private var lastEvictionReport = -Double.infinity
+    /// Tags this locator publishes whose retained position or zone summary another locator wrote over (split
+    /// sites, while two locators briefly disagree on a tag's floor): republished at the next tick.
+    private var contested: Set<TagIdentity> = []
 
     private struct PublishedPosition: Sendable {
         var payload: TagPosition
@@ -118,15 +130,60 @@ public struct LocatorPipeline: Sendable {
         calibration = LocatorCalibration(map: map, configuration: configuration.calibration)
         calibration.prepare(&engine)
         decoder = BatchDecoder(limits: configuration.limits, tolerance: configuration.tolerance)
-        configTopics = Set(discoveryConfigs().map(\.topic))
+        share = configuration.floors.map { FloorShare(lenient: map, floors: $0, margin: configuration.floorMargin) }
+        configTopics = Set(discoveryConfigs(ownedOnly: false).map(\.topic))
+    }
+
+    // MARK: - Ownership (split sites)
+
+    /// Whether this locator publishes the outputs of a floor: its zones' occupancy and events, and the tags on it.
+    public func owns(floor major: UInt16) -> Bool { share?.owns(floor: major) ?? true }
+
+    /// Whether this locator publishes the site-wide outputs (calibration, the site's and the tags' discovery
+    /// configs, the classic status and metrics topics).
+    public var ownsSite: Bool { share?.ownsSite ?? true }
+
+    /// Whether this locator publishes a tag now: the engine tracks it on one of its floors.
+    public func publishes(_ tag: TagIdentity) -> Bool {
+        trackedFloors[tag].map { owns(floor: $0) } ?? false
+    }
+
+    /// Whether this locator listens to an agent (its share hears the agent's floor).
+    func hears(agentIndex: Int) -> Bool { share.map { $0.hears(floor: map.agents[agentIndex].floor) } ?? true }
+
+    /// The locator's `online`/`offline` topic: `…/locator/status`, or its share's own for a share that does not own
+    /// the site, so that one locator's last will never says another is offline.
+    public var statusTopic: Topic {
+        guard let share, !share.ownsSite else { return topics.locatorStatus }
+        return topics.locatorStatus(shareOf: share.floors)
+    }
+
+    /// Where the metrics go: `…/locator/metrics`, or the share's own, like ``statusTopic``.
+    public var metricsTopic: Topic {
+        guard let share, !share.ownsSite else { return topics.locatorMetrics }
+        return topics.locatorMetrics(shareOf: share.floors)
     }
 
     /// The subscriptions the shell makes (and remakes after every reconnect). The tags' positions and zone
     /// summaries, and our discovery configs, are read back (without our own publications) to learn what an earlier
     /// run left retained.
+    ///
+    /// A locator that owns a share of the floors subscribes to the readings and statuses of the agents it hears, one
+    /// topic per agent, instead of every agent's.
     public var subscriptions: [Subscription] {
-        var list = [
-            Subscription(filter: topics.allReadings, qos: 1), Subscription(filter: topics.allAgentStatuses, qos: 1),
+        var list: [Subscription] = []
+        if let share {
+            for agent in map.agents where share.hears(floor: agent.floor) {
+                guard let id = AgentID(agent.id) else { continue }
+                list.append(Subscription(filter: TopicFilter(exactly: topics.readings(agent: id)), qos: 1))
+                list.append(Subscription(filter: TopicFilter(exactly: topics.agentStatus(agent: id)), qos: 1))
+            }
+        } else {
+            list = [
+                Subscription(filter: topics.allReadings, qos: 1), Subscription(filter: topics.allAgentStatuses, qos: 1),
+            ]
+        }
+        list += [
             Subscription(filter: topics.allPositions, qos: 0, noLocal: true),
             Subscription(filter: topics.allTagZones, qos: 0, noLocal: true),
             Subscription(filter: topics.allOccupancy, qos: 0, noLocal: true),
@@ -144,9 +201,9 @@ public struct LocatorPipeline: Sendable {
     public mutating func connected(now: Double) -> [LocatorAction] {
         if startTime == nil { startTime = now }
         var actions = discoveryActions()
-        actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now)))
+        if ownsSite { actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now))) }
         if warmedUp {
-            actions += engine.allOccupancy.map { .publish(occupancyPublication($0, now: now)) }
+            actions += ownedOccupancy.map { .publish(occupancyPublication($0, now: now)) }
         }
         for published in lastPositions.values.sorted(by: { $0.payload.tag < $1.payload.tag }) {
             actions.append(
@@ -190,8 +247,12 @@ public struct LocatorPipeline: Sendable {
                         topic: topics.occupancy(floor: zone.floor, zone: zone.minor), payload: "", qos: 1, retain: true)
                 ))
         }
-        let oldConfigs = Set(discoveryConfigs().map(\.topic))
+        let oldConfigs = Set(discoveryConfigs(ownedOnly: false).map(\.topic))
         map = newMap
+        share = configuration.floors.map {
+            FloorShare(lenient: newMap, floors: $0, margin: configuration.floorMargin)
+        }
+        contested.removeAll()
         engine = LocatorEngine(map: newMap, configuration: configuration.engine)
         calibration = LocatorCalibration(map: newMap, configuration: configuration.calibration)
         calibration.prepare(&engine)
@@ -205,7 +266,7 @@ public struct LocatorPipeline: Sendable {
         for tag in lastZones.keys { inherited[tag] = now }
         lastZones.removeAll()
         trackedFloors.removeAll()
-        let newConfigs = discoveryConfigs()
+        let newConfigs = discoveryConfigs(ownedOnly: false)
         let newTopics = Set(newConfigs.map(\.topic))
         configTopics = newTopics
         for topic in oldConfigs.subtracting(newTopics).sorted(by: { $0.name < $1.name }) {
@@ -213,7 +274,7 @@ public struct LocatorPipeline: Sendable {
         }
         actions += clearedOccupancy
         actions += discoveryActions()
-        actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now)))
+        if ownsSite { actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now))) }
         return actions
     }
 
@@ -224,9 +285,15 @@ public struct LocatorPipeline: Sendable {
         if startTime == nil { startTime = now }
         switch topics.parse(topic) {
         case .readings(let agent):
+            if let index = map.agentIndex(of: agent.rawValue), !hears(agentIndex: index) {
+                // Another share's agent (a wildcard or shared subscription delivered it): not ours to fuse.
+                counters.otherFloors += 1
+                return []
+            }
             return receiveBatch(payload, agent: agent, now: now)
         case .agentStatus(let agent):
-            guard let index = map.agentIndex(of: agent.rawValue), let availability = Availability(payload: payload)
+            guard let index = map.agentIndex(of: agent.rawValue), hears(agentIndex: index),
+                let availability = Availability(payload: payload)
             else { return [] }
             engine.setAgentStatus(index, online: availability == .online)
             if availability == .online { engine.agentHeard(index, at: now) }
@@ -240,6 +307,11 @@ public struct LocatorPipeline: Sendable {
         case .position(let tag):
             // A retained position left by an earlier run (ours are not sent back to us): cleared by the stale
             // sweep unless the tag is heard again in time.
+            if share != nil {
+                let floor =
+                    payload.isEmpty ? nil : (try? TagPosition(payload: String(decoding: payload, as: UTF8.self)))?.floor
+                guard adoptRetained(tag, floor: floor, published: lastPositions[tag] != nil) else { return [] }
+            }
             if !payload.isEmpty, lastPositions[tag] == nil, inherited.count < Self.inheritedLimit {
                 inherited[tag] = inherited[tag] ?? now
             }
@@ -255,6 +327,15 @@ public struct LocatorPipeline: Sendable {
             ]
         case .tagZone(let tag):
             // Likewise a zone summary: said lost (or cleared, for a tag the map does not name) unless heard in time.
+            if share != nil {
+                let summary = payload.isEmpty ? nil : try? TagZone(payload: String(decoding: payload, as: UTF8.self))
+                let publishes = lastZones[tag] != nil && trackedFloors[tag].map { owns(floor: $0) } == true
+                guard adoptRetained(tag, floor: summary?.floor, published: publishes) else {
+                    // Another locator speaks for the tag now: what we last said of it is no longer ours to repeat.
+                    if !publishes, summary?.floor.map({ !owns(floor: $0) }) == true { lastZones[tag] = nil }
+                    return []
+                }
+            }
             if !payload.isEmpty, lastZones[tag] == nil, inherited.count < Self.inheritedLimit {
                 inherited[tag] = inherited[tag] ?? now
             }
@@ -276,6 +357,26 @@ public struct LocatorPipeline: Sendable {
             }
             return []
         }
+    }
+
+    /// What a split locator makes of a retained position or zone summary another locator (or an earlier run)
+    /// published for a tag; true when it is ours to clean up like an earlier run's leftover.
+    ///
+    /// - A tag this locator publishes now: another locator, still deciding the tag on its own floor, wrote over us;
+    ///   we say ours again at the next tick (at most once a tick, and only while we own the tag, so the exchange
+    ///   ends as soon as both decide the same floor).
+    /// - A tag on a floor of another share: that locator speaks for it; forget any leftover we meant to clear.
+    /// - A tag on one of our floors: an earlier run's, ours to clear if we do not hear the tag again.
+    /// - No floor (a lost tag), or a floor the map does not have: the site's owner cleans it up.
+    private mutating func adoptRetained(_ tag: TagIdentity, floor: UInt16?, published: Bool) -> Bool {
+        if published {
+            contested.insert(tag)
+            return false
+        }
+        guard let floor, map.floor(major: floor) != nil else { return ownsSite }
+        if owns(floor: floor) { return true }
+        inherited[tag] = nil
+        return false
     }
 
     private mutating func receiveBatch(_ payload: [UInt8], agent: AgentID, now: Double) -> [LocatorAction] {
@@ -321,6 +422,10 @@ public struct LocatorPipeline: Sendable {
         if startTime == nil { startTime = now }
         guard let agentIndex = map.agentIndex(of: reading.agent.rawValue) else {
             reject(.unknownAgent, agent: reading.agent, now: now, actions: &actions)
+            return actions
+        }
+        guard hears(agentIndex: agentIndex) else {
+            counters.otherFloors += 1
             return actions
         }
         // A recording has no heartbeats; a reading is the sign of life its batch was.
@@ -388,25 +493,48 @@ public struct LocatorPipeline: Sendable {
         if startTime == nil { startTime = now }
         let update = engine.update(now: now)
         var actions = calibration.tick(now: now, engine: &engine, topics: topics)
-        for event in update.events {
+        if !ownsSite { actions.removeAll { $0.topicName == topics.calibration.name } }
+        for event in update.events where owns(floor: event.zone.floor) {
             actions.append(.publish(eventPublication(event)))
         }
         // Events and occupancy first: they are what dashboards wait for; positions follow.
         if !warmedUp, let startTime, now - startTime >= configuration.warmUp {
             warmedUp = true
-            actions += engine.allOccupancy.map { .publish(occupancyPublication($0, now: now)) }
+            actions += ownedOccupancy.map { .publish(occupancyPublication($0, now: now)) }
         } else if warmedUp {
-            actions += update.occupancyChanges.map { .publish(occupancyPublication($0, now: now)) }
+            actions += update.occupancyChanges.filter { owns(floor: $0.zone.floor) }.map {
+                .publish(occupancyPublication($0, now: now))
+            }
         }
         for estimate in update.estimates {
+            guard owns(floor: estimate.floor) else {
+                // On another share's floor: that locator publishes it now. Nothing is cleared (it would race the
+                // new owner's publication); our record goes, so that we publish afresh if the tag comes back.
+                lastPositions[estimate.tag] = nil
+                continue
+            }
             if let publication = positionPublication(estimate, now: now) { actions.append(.publish(publication)) }
             logIfUnmapped(estimate.tag, actions: &actions)
+        }
+        for tag in contested.sorted() {
+            // Written over by another locator while we own the tag: say ours again.
+            guard let published = lastPositions[tag] else { continue }
+            actions.append(
+                .publish(
+                    Publication(
+                        topic: topics.position(tag: tag), payload: published.payload.payload, qos: 1, retain: true)
+                ))
         }
         for tag in update.lostTags where lastPositions.removeValue(forKey: tag) != nil {
             // A tag that left: clear its retained position so that no dashboard shows a ghost.
             actions.append(.publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
         }
         actions += zoneSummaryActions(update, now: now)
+        for tag in contested.sorted() {
+            guard let summary = lastZones[tag], trackedFloors[tag].map({ owns(floor: $0) }) == true else { continue }
+            actions += zonePublications(summary)
+        }
+        contested.removeAll()
         actions += clearStalePositions(now: now)
         for received in pendingReceiveTimes { latencies.append(max(now - received, 0)) }
         pendingReceiveTimes.removeAll(keepingCapacity: true)
@@ -441,6 +569,8 @@ public struct LocatorPipeline: Sendable {
         var actions: [LocatorAction] = []
         for (tag, since) in inherited where now - since >= timeout {
             inherited[tag] = nil
+            // Heard by us on another share's floor: its locator speaks for the tag.
+            if let floor = trackedFloors[tag], !owns(floor: floor) { continue }
             if lastPositions[tag] == nil {
                 actions.append(
                     .publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
@@ -472,10 +602,17 @@ public struct LocatorPipeline: Sendable {
         var actions: [LocatorAction] = []
         for estimate in update.estimates {
             trackedFloors[estimate.tag] = estimate.floor
+            guard owns(floor: estimate.floor) else {
+                // Handed over: the owner of its floor publishes its summary from now on.
+                lastZones[estimate.tag] = nil
+                continue
+            }
             actions += publishZone(trackedSummary(estimate.tag, floor: estimate.floor))
         }
         for tag in update.lostTags {
             let floor = trackedFloors.removeValue(forKey: tag) ?? lastZones[tag]?.floor
+            // Lost on another share's floor: its locator says so. (The whole site's locator owns every floor.)
+            if share != nil, floor.map({ !owns(floor: $0) }) ?? (lastZones[tag] == nil) { continue }
             let summary = lostSummary(tag, floor: floor, unknown: floor.map { floorOnlineSince[$0] == nil } ?? true)
             if summary.state == .lost, map.knownTag(tag) == nil {
                 actions += clearZone(tag)
@@ -485,7 +622,7 @@ public struct LocatorPipeline: Sendable {
         }
         guard now - lastZoneSweep >= LocatorEngine.sweepInterval else { return actions }
         lastZoneSweep = now
-        for (tag, floor) in trackedFloors.sorted(by: { $0.key < $1.key }) {
+        for (tag, floor) in trackedFloors.sorted(by: { $0.key < $1.key }) where owns(floor: floor) {
             actions += publishZone(trackedSummary(tag, floor: floor))
         }
         for (tag, summary) in lastZones.sorted(by: { $0.key < $1.key })
@@ -609,31 +746,40 @@ public struct LocatorPipeline: Sendable {
     private mutating func metricsPublication(now: Double) -> Publication {
         let payload = metrics(now: now).payload
         latencies.removeAll(keepingCapacity: true)
-        return Publication(topic: topics.locatorMetrics, payload: payload, qos: 0, retain: false)
+        return Publication(topic: metricsTopic, payload: payload, qos: 0, retain: false)
     }
 
     private func discoveryActions() -> [LocatorAction] {
-        discoveryConfigs().map { .publish(Publication(topic: $0.topic, payload: $0.payload, qos: 1, retain: true)) }
+        discoveryConfigs(ownedOnly: true).map {
+            .publish(Publication(topic: $0.topic, payload: $0.payload, qos: 1, retain: true))
+        }
+    }
+
+    /// The zones' occupancy this locator publishes, in map order.
+    private var ownedOccupancy: [Occupancy] {
+        share == nil ? engine.allOccupancy : engine.allOccupancy.filter { owns(floor: $0.zone.floor) }
     }
 
     /// The Home Assistant discovery configs of the site, the map's zones and known tags (none when discovery is
-    /// off).
-    private func discoveryConfigs() -> [DiscoveryConfig] {
+    /// off): those this locator publishes, or with `ownedOnly` false those of every share of the site (to tell a
+    /// leftover from another share's config). A zone's entities are available while its locator is online.
+    private func discoveryConfigs(ownedOnly: Bool) -> [DiscoveryConfig] {
         guard configuration.homeAssistantDiscovery else { return [] }
         let siteName = map.site.name
-        var configs: [DiscoveryConfig] = [.locator(topics: topics, siteName: siteName)]
-        for zone in map.zones {
+        let site = !ownedOnly || ownsSite
+        var configs: [DiscoveryConfig] = site ? [.locator(topics: topics, siteName: siteName)] : []
+        for zone in map.zones where !ownedOnly || owns(floor: zone.floor) {
             let floorName = map.floor(major: zone.floor)?.name
             configs.append(
                 .zoneCount(
                     topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName,
-                    siteName: siteName))
+                    siteName: siteName, availability: statusTopic))
             configs.append(
                 .zoneOccupied(
                     topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName,
-                    siteName: siteName))
+                    siteName: siteName, availability: statusTopic))
         }
-        for tag in map.knownTags {
+        for tag in map.knownTags where site {
             configs.append(.tagZone(topics: topics, tag: tag.identity, tagName: tag.name))
             configs.append(.tagTracker(topics: topics, tag: tag.identity, tagName: tag.name))
         }

@@ -42,7 +42,7 @@ public struct LocatorService: ServicePipeline {
         self.lease = lease.map(LeaseKeeper.init(configuration:))
         self.updateInterval = max(updateInterval, 0)
         session = BrokerSession.Configuration(
-            statusTopic: pipeline.topics.locatorStatus, outbox: .untilHandedOver(capacity: outboxCapacity),
+            statusTopic: pipeline.statusTopic, outbox: .untilHandedOver(capacity: outboxCapacity),
             drainTimeout: 2, goodbyeTimeout: 2)
     }
 

@@ -25,6 +25,14 @@ enum LocatorCommand {
             for line in refusal.details { printError("  \(line)") }
             return .usage
         }
+        if let floors = settings.pipeline.floors {
+            do {
+                _ = try FloorShare(map: map, floors: floors, margin: settings.pipeline.floorMargin)
+            } catch {
+                printError("whereabouts-locator: \(error)")
+                return .usage
+            }
+        }
         let logger = Logger(label: "whereabouts-locator", level: settings.logLevel)
         do {
             try await serve(map: map, settings: settings, logger: logger)
@@ -62,6 +70,12 @@ enum LocatorCommand {
             logger.info(
                 "role auto as \(lease.instance): standby until it holds \(pipeline.topics.locatorLease) (lease \(lease.ttl) s)"
             )
+        }
+        if let share = pipeline.share {
+            logger.info(
+                "floors \(share.floors.map(String.init).joined(separator: ",")) of the site: hearing the agents of floors "
+                    + "\(share.heardFloors.map(String.init).joined(separator: ","))"
+                    + (share.ownsSite ? ", publishing the site-wide outputs" : "; status on \(pipeline.statusTopic)"))
         }
         let clock = settings.clock
         let runner = ServiceRunner<LocatorService, NoSource>(

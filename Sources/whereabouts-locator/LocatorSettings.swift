@@ -35,6 +35,10 @@ struct LocatorSettings {
           --role ROLE              single: the site's only locator (default); auto: one of a pair, active while
                                    it holds the lease on the broker, a warm standby otherwise (docs/scale.md)
           --lease-time SECONDS     with --role auto: how long a lease renewal holds (default 3)
+          --floors 1,2             own only these floors (majors) of the map's site, when the site is split
+                                   between locators: hear their agents and those of the floors around them,
+                                   publish their zones and the tags on them (docs/scale.md; env WHEREABOUTS_FLOORS)
+          --floor-margin N         with --floors: hear the agents of N floors above and below (default 2)
           --log-level LEVEL        debug, info, warning or error (default info; env WHEREABOUTS_LOG_LEVEL)
           --env-file FILE          KEY=VALUE file of WHEREABOUTS_* settings
           --config FILE            configuration file (default /etc/whereabouts/locator.conf)
@@ -58,6 +62,8 @@ struct LocatorSettings {
             .value("calibration-interval", "WHEREABOUTS_CALIBRATION_INTERVAL"),
             .value("role", "WHEREABOUTS_ROLE"),
             .value("lease-time", "WHEREABOUTS_LEASE_TIME"),
+            .value("floors", "WHEREABOUTS_FLOORS"),
+            .value("floor-margin", "WHEREABOUTS_FLOOR_MARGIN"),
             .value("log-level", "WHEREABOUTS_LOG_LEVEL"),
         ]
 
@@ -111,6 +117,17 @@ struct LocatorSettings {
         if let interval = try settings.number("calibration-interval", in: 10...86_400) {
             pipeline.calibration.interval = interval
         }
+        if let floorsText = settings.value("floors") {
+            pipeline.floors = try Self.floors(floorsText)
+            if let margin = try settings.number("floor-margin", in: 0...64) {
+                guard margin == margin.rounded() else { throw .invalid("--floor-margin must be a whole number") }
+                pipeline.floorMargin = Int(margin)
+            }
+            // Each share would fit its own constants from the beacons it hears, and only one may publish them.
+            guard pipeline.calibration.mode != .auto else {
+                throw .invalid("--calibration auto cannot be used with --floors: fit once, write the map, share it")
+            }
+        }
         pipeline.recordsReadings = recordPath != nil
         if let levelText = settings.value("log-level") {
             guard let level = Logger.Level(levelText) else {
@@ -123,9 +140,26 @@ struct LocatorSettings {
         switch settings.value("role") ?? "single" {
         case "single": break
         case "auto":
+            // One lease per site: a pair of split locators would need one per share (docs/scale.md), not built yet.
+            guard pipeline.floors == nil else {
+                throw .invalid("--role auto cannot be used with --floors yet: the lease is one per site, not per share")
+            }
             // The account when one is named (the broker ties client ids to accounts), else the client id.
             lease = LeaseKeeper.Configuration(instance: settings.value("username") ?? clientID, ttl: leaseTime)
         case let other: throw .invalid("--role must be single or auto, not \"\(other)\"")
         }
+    }
+
+    /// `1,2`: floor majors separated by commas, each 0…65535 in plain digits; the map is checked later.
+    static func floors(_ text: String) throws(SettingsError) -> [UInt16] {
+        var floors: [UInt16] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let digits = String(part.filter { $0 != " " })
+            guard let major = UInt16(digits), String(major) == digits else {
+                throw .invalid("--floors must list floor majors such as 1,2, not \"\(text)\"")
+            }
+            floors.append(major)
+        }
+        return floors
     }
 }

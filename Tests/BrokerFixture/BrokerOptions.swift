@@ -34,4 +34,21 @@ public struct BrokerOptions: Sendable {
 
     /// Options for an anonymous, plain, non-persistent broker.
     public init() {}
+
+    /// Adds a bridge (`mosquitto.conf(5)`, "Configuring Bridges") that forwards the messages on `topics` from this
+    /// broker to another on loopback, at QoS 1, as an edge broker forwards its agents' readings to a central or
+    /// cloud broker (deploy/mosquitto/whereabouts-bridge.conf is the production sample). Only those topics cross,
+    /// in one direction: nothing published on the other broker comes back.
+    public mutating func bridge(name: String, toPort port: Int, topics: [String]) {
+        extraConfiguration += [
+            "connection \(name)",
+            "address 127.0.0.1:\(port)",
+            "clientid \(name)",
+            // A persistent session on the other broker, so that readings queued while the link is down are kept.
+            "cleansession false",
+            "restart_timeout 1 5",
+            "notifications false",
+        ]
+        extraConfiguration += topics.map { "topic \($0) out 1" }
+    }
 }

@@ -53,12 +53,15 @@ final class LocatorProcess: Sendable {
     let process: ChildProcess
     let logPath: String
 
-    init(map: String, broker: MosquittoBroker, scratch: ScratchDirectory, extra: [String] = []) throws {
+    init(
+        map: String, broker: MosquittoBroker, scratch: ScratchDirectory, clientID: String = "locator-under-test",
+        extra: [String] = []
+    ) throws {
         logPath = scratch.file("locator-\(UUID().uuidString.prefix(8)).log")
         process = try ChildProcess(
             executable: BuiltProducts.path("whereabouts-locator"),
             arguments: [
-                "--map", map, "--broker", "mqtt://127.0.0.1:\(broker.port)", "--client-id", "locator-under-test",
+                "--map", map, "--broker", "mqtt://127.0.0.1:\(broker.port)", "--client-id", clientID,
                 "--log-level", "debug",
             ] + extra,
             outputPath: logPath

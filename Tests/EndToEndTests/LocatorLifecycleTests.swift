@@ -165,10 +165,14 @@ struct LocatorLifecycleTests {
     }
 
     @Test(
-        "bad usage names what is wrong and exits 2: a missing --ca-file, an empty client id",
+        "bad usage names what is wrong and exits 2: a missing --ca-file, an empty client id, a bad floor share",
         arguments: [
             (["--broker", "mqtts://127.0.0.1:8883", "--ca-file", "/nonexistent/ca.crt"], "/nonexistent/ca.crt"),
             (["--broker", "mqtt://127.0.0.1:1883", "--client-id", ""], "--client-id"),
+            (["--broker", "mqtt://127.0.0.1:1883", "--floors", "1,9"], "floor 9"),
+            (["--broker", "mqtt://127.0.0.1:1883", "--floors", "1,x"], "--floors"),
+            (["--broker", "mqtt://127.0.0.1:1883", "--floors", "1", "--calibration", "auto"], "--calibration auto"),
+            (["--broker", "mqtt://127.0.0.1:1883", "--floors", "1", "--role", "auto"], "--role auto"),
         ])
     func badUsage(arguments: [String], named: String) async throws {
         let scratch = try ScratchDirectory()

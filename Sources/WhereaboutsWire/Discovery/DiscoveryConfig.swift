@@ -44,7 +44,7 @@ public struct DiscoveryConfig: Sendable, Equatable {
 
     private init(
         component: DiscoveryComponent, topics: Topics, object: String, followsLocator: Bool = true,
-        body: (_ uniqueID: DiscoveryID) -> [(key: String, value: JSONValue)]
+        availability: Topic? = nil, body: (_ uniqueID: DiscoveryID) -> [(key: String, value: JSONValue)]
     ) {
         let node = topics.discoveryNode
         self.component = component
@@ -54,7 +54,7 @@ public struct DiscoveryConfig: Sendable, Equatable {
         var members = body(uniqueID)
         if followsLocator {
             members += [
-                ("availability_topic", .string(topics.locatorStatus.name)),
+                ("availability_topic", .string((availability ?? topics.locatorStatus).name)),
                 ("payload_available", .string(Availability.online.payload)),
                 ("payload_not_available", .string(Availability.offline.payload)),
             ]
@@ -120,11 +120,15 @@ public struct DiscoveryConfig: Sendable, Equatable {
     ///   - zoneName: The zone's name for people: its device's name and suggested area.
     ///   - floorName: The floor's name for people; defaults to "Floor <major>".
     ///   - siteName: The site's name for people.
+    ///   - availability: The status topic of the locator that publishes the zone, when the site is split between
+    ///     locators; the site's locator status otherwise.
     public static func zoneCount(
         topics: Topics, floor: UInt16, zone: UInt16, zoneName: String, floorName: String? = nil,
-        siteName: String = "Whereabouts"
+        siteName: String = "Whereabouts", availability: Topic? = nil
     ) -> DiscoveryConfig {
-        DiscoveryConfig(component: .sensor, topics: topics, object: "f\(floor)_z\(zone)_count") { uniqueID in
+        DiscoveryConfig(
+            component: .sensor, topics: topics, object: "f\(floor)_z\(zone)_count", availability: availability
+        ) { uniqueID in
             let state = topics.occupancy(floor: floor, zone: zone).name
             return [
                 ("name", "Count"), ("unique_id", .string(uniqueID.rawValue)), ("state_topic", .string(state)),
@@ -141,13 +145,15 @@ public struct DiscoveryConfig: Sendable, Equatable {
         }
     }
 
-    /// A `binary_sensor` (device class `occupancy`) that is on while a zone has at least one tag.
+    /// A `binary_sensor` (device class `occupancy`) that is on while a zone has at least one tag; `availability` as
+    /// for ``zoneCount(topics:floor:zone:zoneName:floorName:siteName:availability:)``.
     public static func zoneOccupied(
         topics: Topics, floor: UInt16, zone: UInt16, zoneName: String, floorName: String? = nil,
-        siteName: String = "Whereabouts"
+        siteName: String = "Whereabouts", availability: Topic? = nil
     ) -> DiscoveryConfig {
-        DiscoveryConfig(component: .binarySensor, topics: topics, object: "f\(floor)_z\(zone)_occupied") {
-            uniqueID in
+        DiscoveryConfig(
+            component: .binarySensor, topics: topics, object: "f\(floor)_z\(zone)_occupied", availability: availability
+        ) { uniqueID in
             [
                 ("name", "Occupied"), ("unique_id", .string(uniqueID.rawValue)),
                 ("state_topic", .string(topics.occupancy(floor: floor, zone: zone).name)),

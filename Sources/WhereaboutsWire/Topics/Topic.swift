@@ -25,5 +25,10 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
         filter = levels.joined(separator: "/")
     }
 
+    /// The filter that matches exactly one of our topics (a locator subscribing agent by agent).
+    public init(exactly topic: Topic) {
+        filter = topic.name
+    }
+
     public var description: String { filter }
 }

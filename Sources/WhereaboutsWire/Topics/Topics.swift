@@ -16,6 +16,7 @@ public import WhereaboutsCore
 /// | `…/locator/status` | locator | retained `online`/`offline`, last will |
 /// | `…/locator/metrics` | locator | every 10 s |
 /// | `…/locator/lease` | locator (`--role auto`) | retained ``LocatorLease``: which locator is active |
+/// | `…/locator/floors-<a>-<b>/status`, `…/metrics` | a locator owning floors a, b of a split site | as above |
 /// | `…/calibration` | locator | retained |
 ///
 /// Home Assistant's discovery topics sit outside the prefix: `homeassistant/<component>/<node>/<object>/config`
@@ -104,6 +105,23 @@ public struct Topics: Sendable, Hashable {
 
     /// `…/locator/metrics`: counters published every 10 s.
     public var locatorMetrics: Topic { Topic(prefixLevels + ["locator", "metrics"]) }
+
+    /// `floors-1-2`: the name of the share of a site split between locators that owns these floors (sorted, without
+    /// duplicates), as it appears in the share's topics.
+    public static func shareName(floors: [UInt16]) -> String {
+        "floors-" + Set(floors).sorted().map(String.init).joined(separator: "-")
+    }
+
+    /// `…/locator/floors-<a>-<b>/status`: the retained `online`/`offline` of the locator that owns these floors of
+    /// a split site, when it does not own the site-wide outputs (that one keeps ``locatorStatus``).
+    public func locatorStatus(shareOf floors: [UInt16]) -> Topic {
+        Topic(prefixLevels + ["locator", Self.shareName(floors: floors), "status"])
+    }
+
+    /// `…/locator/floors-<a>-<b>/metrics`: that locator's counters.
+    public func locatorMetrics(shareOf floors: [UInt16]) -> Topic {
+        Topic(prefixLevels + ["locator", Self.shareName(floors: floors), "metrics"])
+    }
 
     /// `…/calibration`: the retained calibration constants in force.
     public var calibration: Topic { Topic(prefixLevels + ["calibration"]) }
