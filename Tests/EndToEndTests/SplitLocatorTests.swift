@@ -128,16 +128,27 @@ struct SplitLocatorTests {
                     }
                 }
             }
-            try await waitFor("the same number of events on both sides") {
-                events(whole).values.map(\.count).reduce(0, +) == events(split).values.map(\.count).reduce(0, +)
+            // Live, each locator updates on its own schedule (batches coalesce by arrival), so a tag whose floor is
+            // ambiguous for a moment may make a brief visit on one side and not on the other: the two sides are
+            // compared with such visits (an enter undone by the next event of the zone) left out, and every
+            // difference is printed. The exact, byte-for-byte merge on one schedule is `FloorShareTests`'
+            // "two locators splitting two floors publish, merged, byte for byte what one locator publishes".
+            try await waitFor("the same events on both sides, brief visits aside") {
+                settled(events(whole)) == settled(events(split))
             }
-            let wholeEvents = events(whole)
-            #expect(wholeEvents == events(split))
-            // Both floor changes went through the Middle zones, and each was one exit and one enter.
-            #expect(wholeEvents["1-2"]?.contains("\(up) exit") == true)
-            #expect(wholeEvents["2-2"]?.contains("\(up) enter") == true)
-            #expect(wholeEvents["2-2"]?.contains("\(down) exit") == true)
-            #expect(wholeEvents["1-2"]?.contains("\(down) enter") == true)
+            if events(whole) != events(split) {
+                print(
+                    "split locators, brief visits on one side only: one locator \(events(whole)), split \(events(split))"
+                )
+            }
+            #expect(settled(events(whole)) == settled(events(split)))
+            // Both floor changes went through the Middle zones, on each side, and each was one exit and one enter.
+            for side in [events(whole), events(split)] {
+                #expect(side["1-2"]?.contains("\(up) exit") == true)
+                #expect(side["2-2"]?.contains("\(up) enter") == true)
+                #expect(side["2-2"]?.contains("\(down) exit") == true)
+                #expect(side["1-2"]?.contains("\(down) enter") == true)
+            }
             for tag in [stay, up, down] {
                 let a = try TagPosition(payload: try #require(whole.last(topics.position(tag: tag).name)))
                 let b = try TagPosition(payload: try #require(split.last(topics.position(tag: tag).name)))
@@ -172,6 +183,21 @@ struct SplitLocatorTests {
         let decoded = collector.all(topics.events.name).compactMap { try? ZoneEvent(payload: $0) }
         return Dictionary(grouping: decoded, by: { "\($0.floor)-\($0.zone)" }).mapValues { zone in
             zone.map { "\($0.tag) \($0.kind)" }
+        }
+    }
+
+    /// A zone's events without brief visits: an enter followed at once by the same tag's exit.
+    func settled(_ events: [String: [String]]) -> [String: [String]] {
+        events.mapValues { zone in
+            var kept: [String] = []
+            for event in zone {
+                if event.hasSuffix(" exit"), let last = kept.last, last == event.dropLast(4) + "enter" {
+                    kept.removeLast()
+                } else {
+                    kept.append(event)
+                }
+            }
+            return kept
         }
     }
 
