@@ -35,3 +35,6 @@ extension Double {
 
 /// e to the power `x`, in single precision (the grid filter's per-cell weights).
 @inline(__always) public func exponential(_ x: Float) -> Float { expf(x) }
+
+/// The complementary error function.
+@inline(__always) public func complementaryErrorFunction(_ x: Double) -> Double { erfc(x) }
