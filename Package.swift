@@ -62,8 +62,10 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer"),
 
         // MARK: - Adapters (own the C handles, translate C to Swift values)
-        .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto"]),
-        .target(name: "WhereaboutsHCI", dependencies: ["CBlueZ", "WhereaboutsAdvertising"]),
+        // A detached thread for a loop that blocks: the adapters' loops and the HTTP server's.
+        .target(name: "DetachedThread"),
+        .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto", "DetachedThread"]),
+        .target(name: "WhereaboutsHCI", dependencies: ["CBlueZ", "WhereaboutsAdvertising", "DetachedThread"]),
         // The agent's radio for the runner: a live scan on a controller, or a btsnoop capture replayed.
         .target(
             name: "WhereaboutsRadio",
@@ -74,7 +76,7 @@ let package = Package(
         ),
         // A small, strict HTTP/1.1 server over Glibc sockets and poll: GET only, bounded heads, connections and
         // streams; the dashboard's only way to the network (no HTTP package can be fetched here).
-        .target(name: "WhereaboutsHTTPServer"),
+        .target(name: "WhereaboutsHTTPServer", dependencies: ["DetachedThread"]),
         // The one loop both services run: broker, source, ticks and signals in, the pipeline's actions out.
         .target(
             name: "WhereaboutsRuntime",

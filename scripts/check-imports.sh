@@ -16,7 +16,7 @@ if grep -rnE '^\s*(public |internal |package )?import (WhereaboutsJSON|Whereabou
     fail "WhereaboutsCore must not import a file format"
 fi
 # The web dashboard: its page and state are pure (above) and know no sockets; the HTTP server is a generic adapter
-# that knows no dashboard, map or broker (it imports none of our modules).
+# that knows no dashboard, map or broker (it imports none of our modules but DetachedThread, which imports nothing).
 if grep -rnE '^\s*(public |internal |package )?import WhereaboutsHTTPServer\b' Sources/WhereaboutsDashboard; then
     fail "WhereaboutsDashboard must not import the HTTP server"
 fi

@@ -1,3 +1,4 @@
+import DetachedThread
 @preconcurrency import Dispatch
 import Glibc
 import Synchronization
@@ -47,8 +48,9 @@ public final class HCIHost: Sendable {
     public init(transport: any HCITransport, commandTimeoutMilliseconds: Int = 2000) {
         self.transport = transport
         self.commandTimeoutMilliseconds = commandTimeoutMilliseconds
-        if !ReaderThread.start({ [self] in readLoop() }) {
-            end(failure: .systemCall("pthread_create", errno: EAGAIN, message: "no thread to read \(transport.name)"))
+        let started = DetachedThread.start { [self] in readLoop() }
+        if started != 0 {
+            end(failure: .systemCall("pthread_create", errno: started, message: "no thread to read \(transport.name)"))
             transport.close()
         }
     }

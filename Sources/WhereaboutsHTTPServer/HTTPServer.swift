@@ -1,3 +1,4 @@
+import DetachedThread
 import Synchronization
 
 #if canImport(Glibc)
@@ -160,30 +161,10 @@ public final class HTTPServer: Sendable {
         wake()
     }
 
-    /// Runs `body` on a new thread of its own. Not a Dispatch queue: Dispatch's pool on Linux is shared with
-    /// Swift's cooperative threads and is as wide as the machine, so a loop blocked in `poll` there could wait for
-    /// (or starve) tasks that block too.
+    /// Runs `body` on a thread of its own (``DetachedThread``): the loop blocks in `poll`.
     private static func startThread(_ body: @escaping @Sendable () -> Void) throws(HTTPServerError) {
-        let start = Unmanaged.passRetained(ThreadStart(body)).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { context in
-                guard let context else { return nil }
-                Unmanaged<ThreadStart>.fromOpaque(context).takeRetainedValue().body()
-                return nil
-            }, start)
-        guard result == 0 else {
-            Unmanaged<ThreadStart>.fromOpaque(start).release()
-            throw .system(call: "pthread_create", errno: result)
-        }
-        pthread_detach(thread)
-    }
-
-    /// What a new thread runs; travels through pthread's `void *` argument.
-    private final class ThreadStart: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        let result = DetachedThread.start(body)
+        guard result == 0 else { throw .system(call: "pthread_create", errno: result) }
     }
 
     private func wake() {

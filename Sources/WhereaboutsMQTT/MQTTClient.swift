@@ -1,3 +1,4 @@
+import DetachedThread
 import Dispatch
 import Synchronization
 
@@ -104,10 +105,8 @@ public final class MQTTClient: Sendable {
         else { throw MQTTError.invalidArgument }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                // A thread of its own, not a Dispatch queue: on Linux Dispatch's workers are the same few threads
-                // Swift's tasks run on, and a loop that blocks in select() for the client's whole life would hold
-                // one of them (or wait behind busy tasks for one).
-                let started = LoopThread.start {
+                // A thread of its own: the loop blocks in select() for the client's whole life.
+                let started = DetachedThread.start {
                     do {
                         try self.serve()
                         continuation.resume()
@@ -115,7 +114,7 @@ public final class MQTTClient: Sendable {
                         continuation.resume(throwing: error)
                     }
                 }
-                if !started { continuation.resume(throwing: MQTTError.noMemory) }
+                if started != 0 { continuation.resume(throwing: MQTTError.noMemory) }
             }
         } onCancel: {
             core.requestStop(.disconnect)

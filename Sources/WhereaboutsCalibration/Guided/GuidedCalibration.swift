@@ -237,19 +237,14 @@ public struct GuidedCalibration: Sendable {
                             exponent: new.pathLossExponent, distance: sample.distance))
             }
             let radioMap = (try? self.radioMap(result, holdingOut: block)) ?? [:]
-            if let calibrated = try? calibratedMap(result) {
-                let everything = residuals(on: calibrated, powers: powers)
-                for (agentIndex, agentResiduals) in everything {
-                    let surface = radioMap[calibrated.agents[agentIndex].id]
-                    for (sample, residual) in zip(samplesWithPositions(of: agentIndex), agentResiduals)
-                    where block.contains(sample.time) {
-                        residualsMapped.append(residual.residual - (surface?.residual(at: residual.point).mean ?? 0))
-                    }
-                }
+            guard let calibrated = try? calibratedMap(result) else { continue }
+            for (agentIndex, held) in residuals(on: calibrated, powers: powers, keeping: block.contains) {
+                let surface = radioMap[calibrated.agents[agentIndex].id]
+                residualsMapped += held.map { $0.residual - (surface?.residual(at: $0.point).mean ?? 0) }
             }
             guard let replay else { continue }
             let blockReadings = readings.filter { block.contains($0.time) }
-            guard !blockReadings.isEmpty, let calibrated = try? calibratedMap(result) else { continue }
+            guard !blockReadings.isEmpty else { continue }
             errorsBefore += positionErrors(replay(map, blockReadings))
             errorsAfter += positionErrors(replay(calibrated, blockReadings))
             if !radioMap.isEmpty, let mapped = try? calibratedMap(result, radioMap: radioMap) {
@@ -303,14 +298,14 @@ public struct GuidedCalibration: Sendable {
 
     /// The survey's residuals per agent against the trend of `map` (its offsets, exponents, walls and tag powers):
     /// the raw RSSI plus the agent's offset, less the tag's power at 1 m and the path gain to where the tag stood.
-    /// Samples in `heldOut` are left out.
-    public func residuals(on map: FloorMap, powers: [TagIdentity: Double], holdingOut heldOut: Range<Double>? = nil)
-        -> [Int: [ResidualSample]]
-    {
+    /// Only the samples whose time `keeping` accepts count.
+    public func residuals(
+        on map: FloorMap, powers: [TagIdentity: Double], keeping: (Double) -> Bool = { _ in true }
+    ) -> [Int: [ResidualSample]] {
         let wallsByFloor = Dictionary(grouping: map.walls, by: \.floor)
         var result: [Int: [ResidualSample]] = [:]
         for sample in samples {
-            guard let position = sample.position, !(heldOut?.contains(sample.time) ?? false) else { continue }
+            guard let position = sample.position, keeping(sample.time) else { continue }
             let agent = map.agents[sample.receiver]
             let tag = tags[sample.transmitter].identity
             let power = map.knownTag(tag)?.measuredPower ?? powers[tag] ?? tags[sample.transmitter].inForce
@@ -322,11 +317,6 @@ public struct GuidedCalibration: Sendable {
             result[sample.receiver, default: []].append(ResidualSample(point: position, residual: residual))
         }
         return result
-    }
-
-    /// The samples of one agent that have a position, in the order ``residuals(on:powers:holdingOut:)`` lists them.
-    private func samplesWithPositions(of agentIndex: Int) -> [PathLossObservation] {
-        samples.filter { $0.receiver == agentIndex && $0.position != nil }
     }
 
     /// A radio map learned from the survey on top of a result's constants: per agent, a ``RadioSurface`` over
@@ -342,7 +332,9 @@ public struct GuidedCalibration: Sendable {
         fit: ResidualSurfaceFit = ResidualSurfaceFit()
     ) throws(CalibrationError) -> [String: RadioSurface] {
         let calibrated = try calibratedMap(result)
-        let residuals = self.residuals(on: calibrated, powers: result.fittedPowers, holdingOut: heldOut)
+        let residuals = self.residuals(on: calibrated, powers: result.fittedPowers) {
+            !(heldOut?.contains($0) ?? false)
+        }
         var surfaces: [String: RadioSurface] = [:]
         for (agentIndex, agentResiduals) in residuals {
             let agent = calibrated.agents[agentIndex]

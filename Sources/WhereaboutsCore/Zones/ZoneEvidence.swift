@@ -70,21 +70,17 @@ struct ZoneEvidence: Sendable, Hashable {
             bounds.minimum.x <= high.x && bounds.maximum.x >= low.x && bounds.minimum.y <= high.y
                 && bounds.maximum.y >= low.y
         }
-        // The box inside the outline: by its corners for a rectangular outline, else by the polygon test.
-        func boxInsideOutline() -> Bool {
-            if let frame = Self.rectangle(outline) {
-                return frame.minimum.x <= low.x && frame.minimum.y <= low.y && frame.maximum.x >= high.x
-                    && frame.maximum.y >= high.y
-            }
-            return outline.encloses(Polygon([low, Point(x: high.x, y: low.y), high, Point(x: low.x, y: high.y)]))
-        }
         let candidates = floorZones.indices.filter { overlaps(floorZones[$0].polygon.bounds) }
         let blocking = obstacles.filter { overlaps($0.bounds) }
         // Zones drawn as axis-aligned rectangles, on free floor (the box inside the outline, no obstacle near):
         // the integral is a product of two one-dimensional ones, exact, at the cost of four erfc per zone.
         let candidateRectangles = candidates.compactMap { Self.rectangle(floorZones[$0].polygon) }
-        let insideOutline = boxInsideOutline()
+        // The box inside the outline: by its corners for a rectangular outline, else by the polygon test.
         let frame = Self.rectangle(outline)
+        let insideOutline =
+            frame.map {
+                $0.minimum.x <= low.x && $0.minimum.y <= low.y && $0.maximum.x >= high.x && $0.maximum.y >= high.y
+            } ?? outline.encloses(Polygon([low, Point(x: high.x, y: low.y), high, Point(x: low.x, y: high.y)]))
         if blocking.isEmpty, candidateRectangles.count == candidates.count, insideOutline || frame != nil {
             func share(_ from: Double, _ to: Double, _ centre: Double) -> Double {
                 let a = max(from, centre - reach)

@@ -4,10 +4,14 @@
     import Musl
 #endif
 
-/// Starts a detached thread for a client's network loop.
-enum LoopThread {
-    /// Runs `body` on a new thread; false when the system would not make one.
-    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+/// Starts a detached thread of its own for a loop that blocks (in `poll`, `select` or `read`).
+///
+/// Not a Dispatch queue: on Linux Dispatch's workers are the few threads Swift's tasks share, as wide as the
+/// machine, so a loop blocked there would hold one of them (or wait behind busy tasks for one). Used by the MQTT
+/// client's network loop, the HCI host's reader and the HTTP server's poll loop.
+public enum DetachedThread {
+    /// Runs `body` on a new thread; returns 0, or `pthread_create`'s error number when the system would not make one.
+    public static func start(_ body: @escaping @Sendable () -> Void) -> Int32 {
         let start = Unmanaged.passRetained(Start(body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(
@@ -19,10 +23,10 @@ enum LoopThread {
             }, start)
         guard result == 0 else {
             Unmanaged<Start>.fromOpaque(start).release()
-            return false
+            return result
         }
         pthread_detach(thread)
-        return true
+        return 0
     }
 
     /// What the thread runs; travels through pthread's `void *` argument.
