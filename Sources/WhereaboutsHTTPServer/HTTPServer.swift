@@ -202,7 +202,13 @@ public final class HTTPServer: Sendable {
 
         var pending: Int { output.pending }
 
-        func enqueue(_ bytes: [UInt8]) { output.append(bytes) }
+        /// Queues bytes to send. A connection that had nothing to send starts its write timeout now: the time it
+        /// sat idle is not a reader failing to keep up (a stream quiet for longer than the timeout was dropped at its
+        /// next broadcast, before the poll loop had even tried to write it).
+        func enqueue(_ bytes: [UInt8], now: Double) {
+            if output.pending == 0 { lastProgress = now }
+            output.append(bytes)
+        }
     }
 
     private func serve() {
@@ -288,10 +294,10 @@ public final class HTTPServer: Sendable {
             if taken.overflowed {
                 for connection in connections.values where connection.phase == .streaming { dropStream(connection) }
             }
-            for bytes in taken.broadcasts { enqueueOnStreams(bytes) }
+            for bytes in taken.broadcasts { enqueueOnStreams(bytes, now: now) }
             if now >= nextKeepAlive {
                 nextKeepAlive = now + configuration.keepAliveInterval
-                enqueueOnStreams(configuration.keepAlive)
+                enqueueOnStreams(configuration.keepAlive, now: now)
             }
             return true
         }
@@ -403,9 +409,9 @@ public final class HTTPServer: Sendable {
 
         // MARK: - Connections
 
-        private mutating func enqueueOnStreams(_ bytes: [UInt8]) {
+        private mutating func enqueueOnStreams(_ bytes: [UInt8], now: Double) {
             for connection in connections.values where connection.phase == .streaming {
-                connection.enqueue(bytes)
+                connection.enqueue(bytes, now: now)
                 if connection.pending > configuration.maximumStreamBacklog { dropStream(connection) }
             }
         }
@@ -425,7 +431,7 @@ public final class HTTPServer: Sendable {
 
         private mutating func respond(_ connection: Connection, _ response: HTTPResponse, now: Double) {
             connection.received = []
-            connection.enqueue(response.encoded())
+            connection.enqueue(response.encoded(), now: now)
             connection.lastProgress = now
             if case .stream = response.body {
                 connection.phase = .streaming

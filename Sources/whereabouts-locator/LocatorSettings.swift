@@ -24,6 +24,8 @@ struct LocatorSettings {
           --record FILE            append every accepted reading to FILE (JSON Lines; see docs/formats.md)
           --warm-up SECONDS        hold occupancy back this long after start (default 10)
           --update-interval S      coalesce engine updates this long at most (default 0.02)
+          --estimate-interval S    estimate each tag again at most this often; its readings in between wait in
+                                   its filters (default 0.5; 0: at every update)
           --metrics-interval S     seconds between metrics messages (default 10)
           --no-discovery           do not announce Home Assistant discovery configs
           --time-scale X           run the clock X times faster than real time from --time-origin, to follow
@@ -54,6 +56,7 @@ struct LocatorSettings {
             .value("record", "WHEREABOUTS_RECORD"),
             .value("warm-up", "WHEREABOUTS_WARM_UP"),
             .value("update-interval", "WHEREABOUTS_UPDATE_INTERVAL"),
+            .value("estimate-interval", "WHEREABOUTS_ESTIMATE_INTERVAL"),
             .value("metrics-interval", "WHEREABOUTS_METRICS_INTERVAL"),
             .switchFlag("no-discovery", "WHEREABOUTS_NO_DISCOVERY"),
             .value("time-scale", "WHEREABOUTS_TIME_SCALE"),
@@ -96,6 +99,9 @@ struct LocatorSettings {
         recordPath = settings.value("record")
         if let warmUp = try settings.number("warm-up", in: 0...86_400) { pipeline.warmUp = warmUp }
         updateInterval = try settings.number("update-interval", in: 0.001...10) ?? updateInterval
+        if let interval = try settings.number("estimate-interval", in: 0...10) {
+            pipeline.engine.estimateInterval = interval
+        }
         if let interval = try settings.number("metrics-interval", in: 0.1...86_400) {
             pipeline.metricsInterval = interval
         }

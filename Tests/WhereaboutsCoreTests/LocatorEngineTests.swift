@@ -174,6 +174,67 @@ struct LocatorEngineTests {
         #expect(a.map(\.events) == b.map(\.events))
     }
 
+    @Test("updated every 20 ms, a tag is estimated at most once per estimate interval and no reading waits longer")
+    func estimateInterval() throws {
+        let map = try loadShippedMap("demo-office.json")
+        let tag = demoTag(1)
+        let generator = ReadingGenerator(map: map)
+        // Agents report once a second, each at its own phase, as live agents do; the locator updates every 20 ms.
+        func run(interval: Double) -> (estimateTimes: [Double], readingTimes: [Double], zone: ZoneKey?, last: Point?) {
+            var configuration = LocatorEngine.Configuration()
+            configuration.estimateInterval = interval
+            var engine = LocatorEngine(map: map, configuration: configuration)
+            var random = SplitMix64(seed: 9)
+            var queued: [(time: Double, agentIndex: Int, reading: Reading)] = []
+            for second in 0..<20 {
+                for (agentIndex, reading) in generator.readings(
+                    tag: tag, at: Point(x: 5, y: 4), floor: 1, time: start + Double(second), using: &random)
+                {
+                    let time = start + Double(second) + 0.07 * Double(agentIndex)
+                    var stamped = reading
+                    stamped.time = time
+                    queued.append((time, agentIndex, stamped))
+                }
+            }
+            queued.sort { $0.time < $1.time }
+            var estimateTimes: [Double] = []
+            var last: Point?
+            var next = 0
+            for step in 0..<1100 {
+                let now = start + Double(step) * 0.02
+                while next < queued.count, queued[next].time <= now {
+                    engine.ingest(queued[next].reading, agentIndex: queued[next].agentIndex, now: now)
+                    engine.agentHeard(queued[next].agentIndex, at: now)
+                    next += 1
+                }
+                for estimate in engine.update(now: now).estimates where estimate.tag == tag {
+                    estimateTimes.append(now)
+                    last = estimate.position
+                }
+            }
+            return (estimateTimes, queued.map(\.time), engine.zone(of: tag), last)
+        }
+        let everyUpdate = run(interval: 0)
+        let coalesced = run(interval: 0.5)
+        print(
+            "estimate interval: \(everyUpdate.estimateTimes.count) estimates in 22 s at every update, "
+                + "\(coalesced.estimateTimes.count) with 0.5 s")
+        #expect(everyUpdate.estimateTimes.count > 3 * coalesced.estimateTimes.count)
+        for (earlier, later) in zip(coalesced.estimateTimes, coalesced.estimateTimes.dropFirst()) {
+            #expect(later - earlier >= 0.5 - 1e-6, "estimated again after \(later - earlier) s")
+        }
+        // Every reading is in an estimate within the interval (and one update) of its arrival.
+        for time in coalesced.readingTimes {
+            let taken = coalesced.estimateTimes.first { $0 >= time - 1e-9 }
+            #expect(taken.map { $0 - time <= 0.5 + 0.02 + 1e-6 } == true, "reading at \(time - start) s waited")
+        }
+        #expect(coalesced.zone == ZoneKey(floor: 1, minor: 1))
+        #expect(coalesced.zone == everyUpdate.zone)
+        let a = try #require(coalesced.last)
+        let b = try #require(everyUpdate.last)
+        #expect(a.distance(to: b) < 1)
+    }
+
     @Test("tags silent for longer than the forget time are dropped, so memory stays bounded")
     func forgetting() throws {
         let map = try loadShippedMap("demo-office.json")

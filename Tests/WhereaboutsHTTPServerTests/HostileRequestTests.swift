@@ -188,6 +188,23 @@ struct HostileRequestTests {
         }
     }
 
+    @Test("a stream quiet for longer than the write timeout still gets its next event")
+    func quietStream() async throws {
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.keepAliveInterval = 3600
+        try await withServer(configuration) { server in
+            let reader = try RawClient(port: server.port, timeout: 5)
+            reader.send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(reader.read(until: "retry: 1000\n\n").contains("200 OK"))
+            // Nothing to send for longer than the write timeout (2 s here): the reader is not behind, only idle.
+            try await Task.sleep(for: .seconds(server.configuration.writeTimeout + 0.5))
+            server.broadcast(Array("data: after the quiet\n\n".utf8))
+            #expect(reader.read(until: "after the quiet").contains("data: after the quiet"))
+            #expect(server.statistics.slowStreamsDropped == 0)
+            #expect(server.statistics.openStreams == 1)
+        }
+    }
+
     @Test("a stream reader that keeps up is never dropped, however much flows")
     func fastReader() async throws {
         var configuration = HTTPServerConfiguration.testing()

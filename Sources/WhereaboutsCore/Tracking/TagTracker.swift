@@ -86,8 +86,18 @@ struct TagTracker: Sendable {
         }
         let dirty = dirtyTags
         dirtyTags.removeAll(keepingCapacity: true)
+        // A little slack, so that updates on whole multiples of the interval (a replay's ticks) are not put off by
+        // rounding.
+        let earliest = now - configuration.estimateInterval + 1e-6
         for index in dirty where tags[index].dirty {
+            // (A clock stepped back does not hold a tag up.)
+            guard tags[index].lastEstimated <= earliest || tags[index].lastEstimated > now else {
+                // Estimated too recently: its readings wait in the filters for a later update.
+                dirtyTags.append(index)
+                continue
+            }
             tags[index].dirty = false
+            tags[index].lastEstimated = now
             if let estimate = estimate(tagIndex: index, now: now, radio: radio) {
                 estimates.append(estimate)
             }
@@ -430,6 +440,8 @@ private struct TagState: Sendable {
     var links: [Link] = []
     var lastHeard = -Double.infinity
     var dirty = false
+    /// When it was last estimated (an update's `now`).
+    var lastEstimated = -Double.infinity
     var floor: UInt16?
     var floorChallenger: UInt16?
     var floorChallengerCount = 0
