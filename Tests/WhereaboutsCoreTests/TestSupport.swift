@@ -59,3 +59,21 @@ struct ReadingGenerator {
         return result
     }
 }
+
+/// Feeds an engine `seconds` of readings of a tag standing at `position` on floor 1 of the demo office, one reading per
+/// agent per second from 1,000,000 s, updating once a second; returns the last estimate of the run.
+func lastEstimateStandingStill(
+    _ engine: inout LocatorEngine, tag: TagIdentity, at position: Point, seconds: Int, seed: UInt64
+) -> TagEstimate? {
+    let generator = ReadingGenerator(map: engine.map)
+    var random = SplitMix64(seed: seed)
+    var last: TagEstimate?
+    for second in 0..<seconds {
+        let now = 1_000_000 + Double(second)
+        for (agentIndex, reading) in generator.readings(tag: tag, at: position, floor: 1, time: now, using: &random) {
+            engine.ingest(reading, agentIndex: agentIndex, now: now)
+        }
+        last = engine.update(now: now).estimates.first ?? last
+    }
+    return last
+}

@@ -138,20 +138,9 @@ struct ProbabilityHysteresisTests {
     func trilaterationProbabilities() throws {
         let map = try loadShippedMap("demo-office.json")
         var engine = LocatorEngine(map: map)
-        let generator = ReadingGenerator(map: map)
-        var random = SplitMix64(seed: 11)
         let tag = demoTag(1)
-        var last: TagEstimate?
-        for second in 0..<30 {
-            let now = 1_000_000 + Double(second)
-            for (agentIndex, reading) in generator.readings(
-                tag: tag, at: Point(x: 5, y: 4), floor: 1, time: now, using: &random)
-            {
-                engine.ingest(reading, agentIndex: agentIndex, now: now)
-            }
-            last = engine.update(now: now).estimates.first ?? last
-        }
-        let estimate = try #require(last)
+        let estimate = try #require(
+            lastEstimateStandingStill(&engine, tag: tag, at: Point(x: 5, y: 4), seconds: 30, seed: 11))
         #expect(estimate.zone == Self.a)
         let probability = try #require(estimate.zoneProbability)
         #expect(probability > 0.5 && probability <= 1)

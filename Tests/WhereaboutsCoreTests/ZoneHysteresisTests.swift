@@ -131,20 +131,9 @@ struct ZoneProbabilityTests {
     func probabilities() throws {
         let map = try loadShippedMap("demo-office.json")
         var engine = LocatorEngine(map: map, configuration: Self.grid)
-        let generator = ReadingGenerator(map: map)
-        var random = SplitMix64(seed: 11)
         let tag = demoTag(1)
-        var last: TagEstimate?
-        for second in 0..<30 {
-            let now = 1_000_000 + Double(second)
-            for (agentIndex, reading) in generator.readings(
-                tag: tag, at: Point(x: 5, y: 4), floor: 1, time: now, using: &random)
-            {
-                engine.ingest(reading, agentIndex: agentIndex, now: now)
-            }
-            last = engine.update(now: now).estimates.first ?? last
-        }
-        let estimate = try #require(last)
+        let estimate = try #require(
+            lastEstimateStandingStill(&engine, tag: tag, at: Point(x: 5, y: 4), seconds: 30, seed: 11))
         let lobby = ZoneKey(floor: 1, minor: 1)
         #expect(estimate.zone == lobby)
         let probability = try #require(estimate.zoneProbability)

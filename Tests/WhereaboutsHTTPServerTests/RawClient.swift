@@ -83,6 +83,12 @@ final class RawClient: Sendable {
         return (out, false)
     }
 
+    /// Asks for the event stream and reads up to its first line (`retry:`): the response head and that line.
+    func openStream() -> String {
+        send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+        return read(until: "retry: 1000\n\n")
+    }
+
     /// Reads until `marker` has arrived (or the timeout, or a close).
     func read(until marker: String) -> String {
         var out: [UInt8] = []
