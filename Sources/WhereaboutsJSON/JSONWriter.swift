@@ -1,6 +1,8 @@
 /// Writes JSON deterministically: members in the order given, numbers in their shortest round-trip form.
 ///
-/// Non-finite numbers, which JSON cannot carry, are written as `null`.
+/// Non-finite numbers, which JSON cannot carry, are written as `null`. The text is built as UTF-8 bytes and made a
+/// string once: appending many short pieces to a `String` costs more than the rest of the writing together (the
+/// locator writes a position payload per tag and estimate).
 public struct JSONWriter: Sendable {
     /// Whether to indent nested values (two spaces) for people to read.
     public var pretty: Bool
@@ -11,97 +13,132 @@ public struct JSONWriter: Sendable {
 
     /// The document as a string.
     public func string(_ value: JSONValue) -> String {
-        var output = ""
+        String(decoding: bytes(value), as: UTF8.self)
+    }
+
+    /// The document as UTF-8 bytes.
+    public func bytes(_ value: JSONValue) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
         write(value, into: &output, indent: 0)
         return output
     }
 
     /// Appends the document to `output`.
     public func write(_ value: JSONValue, into output: inout String, indent: Int = 0) {
+        var bytes: [UInt8] = []
+        write(value, into: &bytes, indent: indent)
+        output += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the document to `output` as UTF-8.
+    public func write(_ value: JSONValue, into output: inout [UInt8], indent: Int = 0) {
         switch value {
-        case .null: output += "null"
-        case .bool(let flag): output += flag ? "true" : "false"
+        case .null: Self.append("null", to: &output)
+        case .bool(let flag): Self.append(flag ? "true" : "false", to: &output)
         case .number(let number): Self.appendNumber(number, to: &output)
         case .string(let text): Self.appendString(text, to: &output)
         case .array(let elements):
             guard !elements.isEmpty else {
-                output += "[]"
+                Self.append("[]", to: &output)
                 return
             }
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 newline(&output, indent + 1)
                 write(element, into: &output, indent: indent + 1)
             }
             newline(&output, indent)
-            output += "]"
+            output.append(UInt8(ascii: "]"))
         case .object(let object):
             guard !object.members.isEmpty else {
-                output += "{}"
+                Self.append("{}", to: &output)
                 return
             }
-            output += "{"
+            output.append(UInt8(ascii: "{"))
             for (index, member) in object.members.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 newline(&output, indent + 1)
                 Self.appendString(member.key, to: &output)
-                output += pretty ? ": " : ":"
+                output.append(UInt8(ascii: ":"))
+                if pretty { output.append(UInt8(ascii: " ")) }
                 write(member.value, into: &output, indent: indent + 1)
             }
             newline(&output, indent)
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         }
     }
 
-    private func newline(_ output: inout String, _ indent: Int) {
+    private func newline(_ output: inout [UInt8], _ indent: Int) {
         guard pretty else { return }
-        output += "\n"
-        output += String(repeating: "  ", count: indent)
+        output.append(UInt8(ascii: "\n"))
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
+    }
+
+    private static func append(_ text: StaticString, to output: inout [UInt8]) {
+        text.withUTF8Buffer { output.append(contentsOf: $0) }
     }
 
     /// Appends a number: integers without a fraction, others in Swift's shortest round-trip form.
     public static func appendNumber(_ number: Double, to output: inout String) {
+        var bytes: [UInt8] = []
+        appendNumber(number, to: &bytes)
+        output += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends a number as UTF-8: integers without a fraction, others in Swift's shortest round-trip form.
+    public static func appendNumber(_ number: Double, to output: inout [UInt8]) {
         guard number.isFinite else {
-            output += "null"
+            append("null", to: &output)
             return
         }
         if number.rounded() == number, abs(number) < 1e15 {
-            output += String(Int(number))
+            appendInteger(Int(number), to: &output)
         } else {
-            output += number.description
+            output.append(contentsOf: number.description.utf8)
         }
+    }
+
+    /// Appends an integer's decimal digits.
+    private static func appendInteger(_ value: Int, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = output.count
+        repeat {
+            output.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        output[start...].reverse()
     }
 
     /// Appends a quoted string with the escapes JSON requires.
     public static func appendString(_ text: String, to output: inout String) {
-        output += "\""
-        var needsEscaping = false
-        for byte in text.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            needsEscaping = true
-            break
-        }
-        guard needsEscaping else {
-            output += text
-            output += "\""
-            return
-        }
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
+        var bytes: [UInt8] = []
+        appendString(text, to: &bytes)
+        output += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends a quoted string, as UTF-8, with the escapes JSON requires.
+    public static func appendString(_ text: String, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        // Every byte that needs an escape is ASCII, so the UTF-8 bytes can be copied one by one: a byte of a
+        // multi-byte character is never below 0x80.
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): append("\\\"", to: &output)
+            case UInt8(ascii: "\\"): append("\\\\", to: &output)
+            case UInt8(ascii: "\n"): append("\\n", to: &output)
+            case UInt8(ascii: "\r"): append("\\r", to: &output)
+            case UInt8(ascii: "\t"): append("\\t", to: &output)
+            case 0..<0x20:
+                let digits: StaticString = "0123456789abcdef"
+                append("\\u00", to: &output)
+                output.append(digits.utf8Start[Int(byte >> 4)])
+                output.append(digits.utf8Start[Int(byte & 0xF)])
+            default: output.append(byte)
             }
         }
-        output += "\""
+        output.append(UInt8(ascii: "\""))
     }
 }

@@ -53,13 +53,19 @@ public struct BeaconUUID: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     /// The canonical lower-case form.
     public var description: String {
-        var text = ""
+        var text: [UInt8] = []
         text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text += "-" }
-            appendHex(byte, to: &text)
+        appendCanonical(to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends the canonical lower-case form as ASCII bytes (topics name a tag by it on every publication).
+    func appendCanonical(to text: inout [UInt8]) {
+        for index in 0..<16 {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            let word = index < 8 ? high : low
+            appendHex(UInt8(truncatingIfNeeded: word >> UInt64(8 * (7 - index % 8))), to: &text)
         }
-        return text
     }
 
     public static func < (lhs: BeaconUUID, rhs: BeaconUUID) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
@@ -76,10 +82,10 @@ func hexValue(_ byte: UInt8) -> UInt8? {
 }
 
 /// Appends a byte as two lower-case hex digits.
-func appendHex(_ byte: UInt8, to text: inout String) {
+func appendHex(_ byte: UInt8, to text: inout [UInt8]) {
     let digits: StaticString = "0123456789abcdef"
-    text.unicodeScalars.append(Unicode.Scalar(digits.utf8Start[Int(byte >> 4)]))
-    text.unicodeScalars.append(Unicode.Scalar(digits.utf8Start[Int(byte & 0x0F)]))
+    text.append(digits.utf8Start[Int(byte >> 4)])
+    text.append(digits.utf8Start[Int(byte & 0x0F)])
 }
 
 /// Parses an exact number of hex bytes from text such as "0123abcd"; nil on any other input.

@@ -10,6 +10,11 @@ public struct Topic: Sendable, Hashable, CustomStringConvertible {
         name = levels.joined(separator: "/")
     }
 
+    /// A topic already joined (only from levels that are fixed words or validated identifiers).
+    init(name: String) {
+        self.name = name
+    }
+
     /// The levels of the topic.
     public var levels: [Substring] { name.split(separator: "/", omittingEmptySubsequences: false) }
 

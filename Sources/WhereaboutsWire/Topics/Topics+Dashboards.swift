@@ -22,7 +22,7 @@ extension Topics {
     /// canonically (`07` is not 7), a canonical tag identity and a valid agent id.
     public func parseOutput(_ topic: String) -> OutputTopic? {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
-        guard levels.count >= 4, levels[0] == Self.root, levels[1] == Self.version, levels[2] == site.description
+        guard levels.count >= 4, levels[0] == Self.root, levels[1] == Self.version, levels[2] == siteLevel
         else { return nil }
         let rest = levels.dropFirst(3).map(String.init)
         switch rest.count {

@@ -31,15 +31,25 @@ public struct Topics: Sendable, Hashable {
     /// The site the topics belong to.
     public let site: BeaconUUID
 
+    /// `whereabouts/v1/<site>`, the prefix of every topic of the site.
+    public let prefix: String
+
+    /// The site's level, its UUID in lower case (written once: topics are built and parsed per message).
+    let siteLevel: String
+
     /// Topics of one site.
     public init(site: BeaconUUID) {
         self.site = site
+        siteLevel = site.description
+        prefix = "\(Self.root)/\(Self.version)/\(siteLevel)"
     }
 
-    /// `whereabouts/v1/<site>`, the prefix of every topic of the site.
-    public var prefix: String { "\(Self.root)/\(Self.version)/\(site)" }
+    var prefixLevels: [String] { [Self.root, Self.version, siteLevel] }
 
-    var prefixLevels: [String] { [Self.root, Self.version, site.description] }
+    /// `…/tags/<tag>/<last>`, joined once: the locator names tags in a few topics per estimate.
+    private func tagTopic(_ tag: TagIdentity, _ last: StaticString) -> Topic {
+        Topic(name: prefix + "/tags/" + tag.description + "/" + last.description)
+    }
 
     // MARK: - Agents
 
@@ -68,7 +78,7 @@ public struct Topics: Sendable, Hashable {
 
     /// `…/tags/<tag>/position`: a tag's retained position.
     public func position(tag: TagIdentity) -> Topic {
-        Topic(prefixLevels + ["tags", tag.description, "position"])
+        tagTopic(tag, "position")
     }
 
     /// `…/tags/+/position`: every tag's position, what a restarted locator reads back to clear stale ones.
@@ -76,7 +86,7 @@ public struct Topics: Sendable, Hashable {
 
     /// `…/tags/<tag>/zone`: a tag's retained zone summary, published again only when the zone or its state changes.
     public func tagZone(tag: TagIdentity) -> Topic {
-        Topic(prefixLevels + ["tags", tag.description, "zone"])
+        tagTopic(tag, "zone")
     }
 
     /// `…/tags/+/zone`: every tag's zone summary, read back at start like the positions.
@@ -85,7 +95,7 @@ public struct Topics: Sendable, Hashable {
     /// `…/tags/<tag>/location`: plain text for Home Assistant's device tracker: the zone's name, `home` (heard, in
     /// no zone), `not_home` (lost) or `None` (cannot be known: its agents are offline).
     public func tagLocation(tag: TagIdentity) -> Topic {
-        Topic(prefixLevels + ["tags", tag.description, "location"])
+        tagTopic(tag, "location")
     }
 
     /// `…/events`: zone enter and exit events (QoS 1, not retained).
@@ -170,14 +180,14 @@ public struct Topics: Sendable, Hashable {
         {
             return .discoveryConfig(Self.discovery(component: component, node: discoveryNode, object: object))
         }
-        if levels.count == 8, levels[0] == Self.root, levels[1] == Self.version, levels[2] == site.description,
+        if levels.count == 8, levels[0] == Self.root, levels[1] == Self.version, levels[2] == siteLevel,
             levels[3] == "floors", levels[5] == "zones", levels[7] == "occupancy",
             let floor = UInt16(String(levels[4])), String(floor) == levels[4],
             let zone = UInt16(String(levels[6])), String(zone) == levels[6]
         {
             return .occupancy(floor: floor, zone: zone)
         }
-        if levels.count == 5, levels[0] == Self.root, levels[1] == Self.version, levels[2] == site.description,
+        if levels.count == 5, levels[0] == Self.root, levels[1] == Self.version, levels[2] == siteLevel,
             levels[3] == "locator"
         {
             switch levels[4] {
@@ -186,7 +196,7 @@ public struct Topics: Sendable, Hashable {
             default: return nil
             }
         }
-        guard levels.count == 6, levels[0] == Self.root, levels[1] == Self.version, levels[2] == site.description
+        guard levels.count == 6, levels[0] == Self.root, levels[1] == Self.version, levels[2] == siteLevel
         else { return nil }
         if levels[3] == "tags", let tag = TagIdentity(wire: String(levels[4])) {
             switch levels[5] {
