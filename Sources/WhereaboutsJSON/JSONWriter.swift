@@ -13,26 +13,14 @@ public struct JSONWriter: Sendable {
 
     /// The document as a string.
     public func string(_ value: JSONValue) -> String {
-        String(decoding: bytes(value), as: UTF8.self)
-    }
-
-    /// The document as UTF-8 bytes.
-    public func bytes(_ value: JSONValue) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(256)
         write(value, into: &output, indent: 0)
-        return output
-    }
-
-    /// Appends the document to `output`.
-    public func write(_ value: JSONValue, into output: inout String, indent: Int = 0) {
-        var bytes: [UInt8] = []
-        write(value, into: &bytes, indent: indent)
-        output += String(decoding: bytes, as: UTF8.self)
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// Appends the document to `output` as UTF-8.
-    public func write(_ value: JSONValue, into output: inout [UInt8], indent: Int = 0) {
+    private func write(_ value: JSONValue, into output: inout [UInt8], indent: Int) {
         switch value {
         case .null: Self.append("null", to: &output)
         case .bool(let flag): Self.append(flag ? "true" : "false", to: &output)
@@ -80,15 +68,8 @@ public struct JSONWriter: Sendable {
         text.withUTF8Buffer { output.append(contentsOf: $0) }
     }
 
-    /// Appends a number: integers without a fraction, others in Swift's shortest round-trip form.
-    public static func appendNumber(_ number: Double, to output: inout String) {
-        var bytes: [UInt8] = []
-        appendNumber(number, to: &bytes)
-        output += String(decoding: bytes, as: UTF8.self)
-    }
-
     /// Appends a number as UTF-8: integers without a fraction, others in Swift's shortest round-trip form.
-    public static func appendNumber(_ number: Double, to output: inout [UInt8]) {
+    private static func appendNumber(_ number: Double, to output: inout [UInt8]) {
         guard number.isFinite else {
             append("null", to: &output)
             return
@@ -120,7 +101,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends a quoted string, as UTF-8, with the escapes JSON requires.
-    public static func appendString(_ text: String, to output: inout [UInt8]) {
+    private static func appendString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         // Every byte that needs an escape is ASCII, so the UTF-8 bytes can be copied one by one: a byte of a
         // multi-byte character is never below 0x80.
