@@ -14,7 +14,7 @@ let package = Package(
         // MARK: - Pure modules (no I/O, no clock, no global randomness, no Foundation)
         .target(name: "WhereaboutsJSON"),
         // The engine owns no file format: it computes with values and imports nothing of ours.
-        .target(name: "WhereaboutsCore"),
+        .target(name: "WhereaboutsCore", dependencies: ["DetachedThread"]),
         // The map file: reading and validating it (problems with JSON paths), editing and writing it back.
         .target(name: "WhereaboutsMapFile", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),

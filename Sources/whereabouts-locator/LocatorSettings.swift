@@ -1,4 +1,5 @@
 import CommandLineSupport
+import Glibc
 import WhereaboutsCore
 import WhereaboutsLocator
 import WhereaboutsMQTT
@@ -26,6 +27,8 @@ struct LocatorSettings {
           --update-interval S      coalesce engine updates this long at most (default 0.02)
           --estimate-interval S    estimate each tag again at most this often; its readings in between wait in
                                    its filters (default 0.5; 0: at every update)
+          --workers N              threads an update may split its estimates among (default: the cores online;
+                                   the estimates are the same with any number)
           --metrics-interval S     seconds between metrics messages (default 10)
           --no-discovery           do not announce Home Assistant discovery configs
           --time-scale X           run the clock X times faster than real time from --time-origin, to follow
@@ -57,6 +60,7 @@ struct LocatorSettings {
             .value("warm-up", "WHEREABOUTS_WARM_UP"),
             .value("update-interval", "WHEREABOUTS_UPDATE_INTERVAL"),
             .value("estimate-interval", "WHEREABOUTS_ESTIMATE_INTERVAL"),
+            .value("workers", "WHEREABOUTS_WORKERS"),
             .value("metrics-interval", "WHEREABOUTS_METRICS_INTERVAL"),
             .switchFlag("no-discovery", "WHEREABOUTS_NO_DISCOVERY"),
             .value("time-scale", "WHEREABOUTS_TIME_SCALE"),
@@ -101,6 +105,12 @@ struct LocatorSettings {
         updateInterval = try settings.number("update-interval", in: 0.001...10) ?? updateInterval
         if let interval = try settings.number("estimate-interval", in: 0...10) {
             pipeline.engine.estimateInterval = interval
+        }
+        if let workers = try settings.number("workers", in: 1...256) {
+            guard workers == workers.rounded() else { throw .invalid("--workers must be a whole number") }
+            pipeline.engine.workers = Int(workers)
+        } else {
+            pipeline.engine.workers = max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 1)
         }
         if let interval = try settings.number("metrics-interval", in: 0.1...86_400) {
             pipeline.metricsInterval = interval

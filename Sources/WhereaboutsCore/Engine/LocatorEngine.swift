@@ -99,6 +99,10 @@ public struct LocatorEngine: Sendable {
         /// than a core. Half a second keeps the added delay of a zone decision under the 1 s dwell, and replays and
         /// the simulator, which update once a second, are unchanged. 0 estimates a tag at every update.
         public var estimateInterval: Double = 0.5
+        /// How many threads an update may split its estimates among (each takes at least
+        /// 64 tags). The estimates are the same however many there are: each tag's depends on its own readings only.
+        /// 1, the default, keeps the engine on its caller's thread; the locator uses every core.
+        public var workers: Int = 1
 
         public init() {}
     }
@@ -225,20 +229,21 @@ public struct LocatorEngine: Sendable {
         evictionEvents.removeAll()
         evictionLosses.removeAll()
         zones.refreshStates(liveness: liveness, now: now)
-        for var estimate in tracker.estimateHeard(now: now, radio: radio) {
-            let placed: (zone: ZoneKey?, probability: Double)
-            let evidence: ZoneEvidence
-            if let posterior = estimate.zoneEvidence {
-                evidence = posterior
-                placed = zones.place(
-                    estimate.tag, floor: estimate.floor, evidence: evidence, time: now, transitions: &result.events)
-            } else {
-                evidence = zones.evidence(
+        let grid = tracker.usesGrid
+        for var estimate in tracker.estimateHeard(now: now, radio: radio, zones: zones.geometry) {
+            // Every estimate carries its zone probabilities: the grid filter's posterior masses, or those the
+            // tracker made from a trilateration estimate's position and accuracy.
+            let evidence =
+                estimate.zoneEvidence
+                ?? zones.geometry.evidence(
                     floor: estimate.floor, position: estimate.position, accuracy: estimate.accuracy)
-                placed = zones.place(
+            let placed =
+                grid
+                ? zones.place(
+                    estimate.tag, floor: estimate.floor, evidence: evidence, time: now, transitions: &result.events)
+                : zones.place(
                     estimate.tag, floor: estimate.floor, position: estimate.position, evidence: evidence, time: now,
                     transitions: &result.events)
-            }
             estimate.zone = placed.zone
             estimate.zoneProbability = placed.probability
             estimate.zoneProbabilities = evidence.reported

@@ -18,39 +18,28 @@
 ///
 /// Zones are not its business: the estimates it returns have no zone yet.
 struct TagTracker: Sendable {
-    private let map: FloorMap
-    private let configuration: LocatorEngine.Configuration
-    private let wallsByFloor: [UInt16: [Wall]]
+    /// Tags an update gives each worker at least: fewer are not worth a thread.
+    static let tagsPerWorker = 64
+
+    private var estimator: TagEstimator
+    private var gridRadio: RadioConstants
     private var tags: [TagState] = []
     private var tagIndexByIdentity: [TagIdentity: Int] = [:]
     private var dirtyTags: [Int] = []
-    private var grids: [FloorGrid] = []
-    private var gridIndexByFloor: [UInt16: Int] = [:]
-    private var gridRadio: RadioConstants
-    private var filter: GridFilter
-    /// The grid filter's input for one tag, reused from tag to tag.
-    private var observations: [GridFilter.Observation] = []
+    /// Each worker's buffers, kept from update to update; nil while a worker has them.
+    private var scratch: [EstimateScratch?]
+
+    private var configuration: LocatorEngine.Configuration { estimator.configuration }
 
     /// No tags yet.
     init(map: FloorMap, configuration: LocatorEngine.Configuration) {
-        self.map = map
-        self.configuration = configuration
-        wallsByFloor = configuration.usesWalls ? Dictionary(grouping: map.walls, by: \.floor) : [:]
         gridRadio = RadioConstants(map: map)
-        filter = GridFilter(configuration: configuration.grid)
-        if configuration.positioning.resolved(for: map) == .grid {
-            for floor in map.floors {
-                gridIndexByFloor[floor.major] = grids.count
-                grids.append(
-                    FloorGrid(
-                        floor: floor, map: map, zones: map.zones(onFloor: floor.major),
-                        walls: wallsByFloor[floor.major] ?? [],
-                        obstacles: map.obstacles.filter { $0.floor == floor.major }.map(\.polygon),
-                        barriers: map.walls.filter { $0.floor == floor.major }.flatMap(\.barriers), radio: gridRadio,
-                        configuration: configuration.grid))
-            }
-        }
+        estimator = TagEstimator(map: map, configuration: configuration, radio: gridRadio)
+        scratch = [EstimateScratch(configuration: configuration.grid)]
     }
+
+    /// Whether positions come from the grid filter.
+    var usesGrid: Bool { estimator.usesGrid }
 
     /// How many tags it holds state for.
     var count: Int { tags.count }
@@ -77,18 +66,23 @@ struct TagTracker: Sendable {
     }
 
     /// Estimates every tag heard since the last call, in the order they were heard; tags without enough ranges
-    /// give none.
-    mutating func estimateHeard(now: Double, radio: RadioConstants) -> [TagEstimate] {
-        var estimates: [TagEstimate] = []
-        if !grids.isEmpty, radio != gridRadio {
+    /// give none. Trilateration estimates get their zone probabilities from `zones`.
+    ///
+    /// With ``LocatorEngine/Configuration/workers`` above 1 and enough tags due, the tags are split among that many
+    /// threads; each tag's estimate depends on its own state alone, so the estimates are the same, in the same
+    /// order, however many workers made them.
+    mutating func estimateHeard(now: Double, radio: RadioConstants, zones: ZoneGeometry) -> [TagEstimate] {
+        if estimator.usesGrid, radio != gridRadio {
             gridRadio = radio
-            for index in grids.indices { grids[index].refresh(radio: radio, map: map) }
+            for index in estimator.grids.indices { estimator.grids[index].refresh(radio: radio, map: estimator.map) }
         }
         let dirty = dirtyTags
         dirtyTags.removeAll(keepingCapacity: true)
         // A little slack, so that updates on whole multiples of the interval (a replay's ticks) are not put off by
         // rounding.
         let earliest = now - configuration.estimateInterval + 1e-6
+        var due: [Int] = []
+        due.reserveCapacity(dirty.count)
         for index in dirty where tags[index].dirty {
             // (A clock stepped back does not hold a tag up.)
             guard tags[index].lastEstimated <= earliest || tags[index].lastEstimated > now else {
@@ -98,11 +92,63 @@ struct TagTracker: Sendable {
             }
             tags[index].dirty = false
             tags[index].lastEstimated = now
-            if let estimate = estimate(tagIndex: index, now: now, radio: radio) {
-                estimates.append(estimate)
+            due.append(index)
+        }
+        let workers = min(max(configuration.workers, 1), due.count / Self.tagsPerWorker)
+        guard workers > 1 else {
+            var estimates: [TagEstimate] = []
+            estimates.reserveCapacity(due.count)
+            var buffers = scratch[0] ?? EstimateScratch(configuration: configuration.grid)
+            scratch[0] = nil
+            for index in due {
+                if let estimate = estimator.estimate(
+                    &tags[index], now: now, radio: radio, zones: zones, scratch: &buffers)
+                {
+                    estimates.append(estimate)
+                }
             }
+            scratch[0] = buffers
+            return estimates
+        }
+        return estimateInParallel(due, workers: workers, now: now, radio: radio, zones: zones)
+    }
+
+    /// Splits the due tags into `workers` runs in order, moves each run's states to a worker, and puts them back.
+    private mutating func estimateInParallel(
+        _ due: [Int], workers: Int, now: Double, radio: RadioConstants, zones: ZoneGeometry
+    ) -> [TagEstimate] {
+        if scratch.count < workers { scratch += Array(repeating: nil, count: workers - scratch.count) }
+        var shares: [EstimateWork?] = []
+        for worker in 0..<workers {
+            var states: [TagState] = []
+            states.reserveCapacity(due.count / workers + 1)
+            for index in Self.run(worker, of: workers, in: due) {
+                // Moved out, not copied (see ``EstimateWork/run(_:estimator:now:radio:zones:)``).
+                var state = TagState(identity: tags[index].identity, name: nil, measuredPowerOverride: nil)
+                swap(&state, &tags[index])
+                states.append(state)
+            }
+            let buffers = scratch[worker] ?? EstimateScratch(configuration: configuration.grid)
+            scratch[worker] = nil
+            shares.append(EstimateWork(states: states, scratch: buffers))
+        }
+        EstimateWork.run(&shares, estimator: estimator, now: now, radio: radio, zones: zones)
+        var estimates: [TagEstimate] = []
+        estimates.reserveCapacity(due.count)
+        for (worker, share) in shares.enumerated() {
+            guard let share else { continue }
+            for (slot, index) in zip(share.states.indices, Self.run(worker, of: workers, in: due)) {
+                tags[index] = share.states[slot]
+            }
+            scratch[worker] = share.scratch
+            estimates += share.estimates
         }
         return estimates
+    }
+
+    /// The `worker`th of `workers` runs of `due`, in order.
+    private static func run(_ worker: Int, of workers: Int, in due: [Int]) -> ArraySlice<Int> {
+        due[(due.count * worker / workers)..<(due.count * (worker + 1) / workers)]
     }
 
     /// Every tag held, in the order first heard: how long it has been silent, and whether it has a position.
@@ -159,7 +205,7 @@ struct TagTracker: Sendable {
 
     /// The motion statistic of a tag now: about 1 for a still tag, growing as it moves.
     func motionStatistic(of tag: TagIdentity, now: Double) -> Double? {
-        tagIndexByIdentity[tag].flatMap { motionStatistic(tagIndex: $0, now: now) }
+        tagIndexByIdentity[tag].flatMap { estimator.motionStatistic(tags[$0], now: now) }
     }
 
     /// Whether the tag is taken to be moving.
@@ -170,262 +216,12 @@ struct TagTracker: Sendable {
     /// The agents that hear a tag, nearest first.
     func ranging(_ tag: TagIdentity, now: Double, radio: RadioConstants) -> [AgentRange] {
         guard let index = tagIndexByIdentity[tag] else { return [] }
-        return currentRanges(tagIndex: index, now: now, radio: radio)
-    }
-
-    // MARK: - Estimating
-
-    private mutating func estimate(tagIndex: Int, now: Double, radio: RadioConstants) -> TagEstimate? {
-        let ranges = currentRanges(tagIndex: tagIndex, now: now, radio: radio, slow: false)
-        guard !ranges.isEmpty else { return nil }
-        guard let floorMajor = chooseFloor(tagIndex: tagIndex, ranges: ranges, radio: radio),
-            let floor = map.floor(major: floorMajor)
-        else { return nil }
-        updateMotion(tagIndex: tagIndex, now: now)
-        if let gridIndex = gridIndexByFloor[floorMajor] {
-            return gridEstimate(tagIndex: tagIndex, gridIndex: gridIndex, ranges: ranges, now: now, radio: radio)
-        }
-        tags[tagIndex].pending.removeAll(keepingCapacity: true)
-
-        var state = tags[tagIndex]
-        defer { tags[tagIndex] = state }
-        let position: Point
-        let accuracy: Double
-        let quality: Fix.Quality
-        if state.moving || state.trackFloor != floorMajor || state.track == nil {
-            // Moving (or starting): follow the fix of the fast RSSIs. A still tag needs no fast fix at all.
-            guard let fastFix = fix(ranges, floor: floor, radio: radio) else { return nil }
-            if let previous = state.track, state.trackFloor == floorMajor {
-                var track = previous
-                track.update(
-                    position: fastFix.position,
-                    accuracy: fastFix.accuracy,
-                    time: now,
-                    configuration: configuration.track
-                )
-                track.keep(inside: floor.outline)
-                state.track = track
-            } else {
-                state.track = TrackFilter(position: fastFix.position, accuracy: fastFix.accuracy, time: now)
-                state.trackFloor = floorMajor
-            }
-            position = state.track?.position ?? fastFix.position
-            accuracy = min(state.track?.accuracy ?? fastFix.accuracy, fastFix.accuracy)
-            quality = fastFix.quality
-        } else {
-            let stillRanges = currentRanges(tagIndex: tagIndex, now: now, radio: radio, slow: true)
-            guard let stillFix = fix(stillRanges, floor: floor, radio: radio) ?? fix(ranges, floor: floor, radio: radio)
-            else { return nil }
-            position = stillFix.position
-            accuracy = stillFix.accuracy
-            quality = stillFix.quality
-            // Keep the track where the still estimate is, so that motion picks up from here.
-            state.track = TrackFilter(position: position, accuracy: accuracy, time: now)
-            state.trackFloor = floorMajor
-        }
-        return TagEstimate(
-            tag: state.identity,
-            name: state.name,
-            floor: floorMajor,
-            position: position,
-            accuracy: accuracy,
-            zone: nil,
-            ranges: ranges,
-            quality: quality,
-            time: now
-        )
-    }
-
-    /// The estimate from the tag's grid posterior, after the readings since the last update.
-    private mutating func gridEstimate(
-        tagIndex: Int,
-        gridIndex: Int,
-        ranges: [AgentRange],
-        now: Double,
-        radio: RadioConstants
-    ) -> TagEstimate? {
-        // In place on the tag's state: a copy of it would share its buffers and make every write copy them.
-        let grid = grids[gridIndex]
-        let power = tags[tagIndex].measuredPowerOverride ?? tags[tagIndex].advertisedPower ?? map.model.measuredPower
-        observations.removeAll(keepingCapacity: true)
-        for pending in tags[tagIndex].pending {
-            let slot = grid.slotOfAgent[pending.agentIndex]
-            guard slot >= 0 else { continue }
-            let rssi = pending.rssiSum / Double(pending.count)
-            observations.append(
-                GridFilter.Observation(slot: slot, level: rssi + radio.rssiOffsets[pending.agentIndex] - power))
-        }
-        tags[tagIndex].pending.removeAll(keepingCapacity: true)
-        var posterior = tags[tagIndex].posterior
-        tags[tagIndex].posterior = nil  // one reference to the probabilities while they change
-        let summary = filter.update(
-            &posterior, observations: observations, grid: grid, gridIndex: gridIndex, now: now)
-        tags[tagIndex].posterior = posterior
-        guard let summary else { return nil }
-        let agentsUsed = observations.count
-        let quality: Fix.Quality = agentsUsed >= 3 ? .converged : agentsUsed == 2 ? .twoAgents : .singleAgent
-        return TagEstimate(
-            tag: tags[tagIndex].identity,
-            name: tags[tagIndex].name,
-            floor: grid.major,
-            position: summary.mean,
-            accuracy: summary.spread,
-            zone: nil,
-            ranges: ranges,
-            quality: quality,
-            time: now,
-            zoneEvidence: ZoneEvidence(zones: grid.zones, mass: summary.zoneMass)
-        )
-    }
-
-    /// The fix from the floor's nearest ranges.
-    private func fix(_ ranges: [AgentRange], floor: Floor, radio: RadioConstants) -> Fix? {
-        let limit =
-            radio.isCalibrated(floor: floor.major)
-            ? configuration.maximumCalibratedAgentsPerFix : configuration.maximumAgentsPerFix
-        var measurements: [RangeMeasurement] = []
-        measurements.reserveCapacity(limit)
-        for range in ranges where map.agents[range.agentIndex].floor == floor.major {
-            let agent = map.agents[range.agentIndex]
-            measurements.append(
-                RangeMeasurement(
-                    anchor: agent.position,
-                    heightDifference: agent.height - map.model.tagHeight,
-                    range: range.distance,
-                    sigma: max(range.accuracy, 0.05),
-                    exponent: radio.pathLossExponent(ofAgent: range.agentIndex)
-                )
-            )
-            if measurements.count == limit { break }
-        }
-        return Trilateration.solve(measurements, outline: floor.outline, walls: wallsByFloor[floor.major] ?? [])
-    }
-
-    /// Decides whether the tag is moving: the fast and slow RSSIs of its agents disagree by more than their noise.
-    private mutating func updateMotion(tagIndex: Int, now: Double) {
-        guard let statistic = motionStatistic(tagIndex: tagIndex, now: now) else { return }
-        var state = tags[tagIndex]
-        defer { tags[tagIndex] = state }
-        guard state.moving else {
-            if statistic > configuration.motionThreshold {
-                state.moving = true
-                state.quietSince = nil
-                state.slowRestart = now
-                // The still estimate lags by the long average; pick the track up from the fast fix instead.
-                state.track = nil
-            }
-            return
-        }
-        if statistic < configuration.stillThreshold {
-            if state.quietSince == nil { state.quietSince = now }
-        } else {
-            state.quietSince = nil
-        }
-        if let quietSince = state.quietSince, now - quietSince >= configuration.stillDuration {
-            state.moving = false
-            state.quietSince = nil
-        } else if now - state.slowRestart >= configuration.slowRestartInterval {
-            // While moving, the long average restarts every few seconds from the fast one, so that the motion
-            // test compares against where the tag was a moment ago, not where it stood still last.
-            for index in state.links.indices { state.links[index].slow = state.links[index].fast }
-            state.slowRestart = now
-        }
-    }
-
-    private func motionStatistic(tagIndex: Int, now: Double) -> Double? {
-        var sum = 0.0
-        var count = 0
-        for link in tags[tagIndex].links where now - link.fast.time <= map.model.readingMaxAge {
-            let fast = link.fast.estimate(at: now, configuration: configuration.rssiFilter)
-            let slow = link.slow.estimate(at: now, configuration: configuration.stillRSSIFilter)
-            let difference = fast.rssi - slow.rssi
-            sum += difference * difference / max(fast.variance + slow.variance, 1e-6)
-            count += 1
-        }
-        return count > 0 ? sum / Double(count) : nil
-    }
-
-    /// The tag's current range to each agent that heard it recently, nearest first, from the fast or slow RSSIs.
-    private func currentRanges(tagIndex: Int, now: Double, radio: RadioConstants, slow: Bool = false) -> [AgentRange] {
-        let state = tags[tagIndex]
-        let measuredPower = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
-        var ranges: [AgentRange] = []
-        ranges.reserveCapacity(state.links.count)
-        for link in state.links where now - link.fast.time <= map.model.readingMaxAge {
-            let agent = map.agents[link.agentIndex]
-            let model = PathLossModel(
-                measuredPower: measuredPower,
-                exponent: radio.pathLossExponent(ofAgent: link.agentIndex),
-                rssiOffset: radio.rssiOffsets[link.agentIndex]
-            )
-            let estimate =
-                slow
-                ? link.slow.estimate(at: now, configuration: configuration.stillRSSIFilter)
-                : link.fast.estimate(at: now, configuration: configuration.rssiFilter)
-            let distance = model.distance(forRSSI: estimate.rssi)
-            let growth = radio.pathLossExponents[link.agentIndex] == nil ? configuration.modelSigmaPerMetre : 0
-            let modelSigma = configuration.modelSigma + growth * distance
-            let sigma = model.rangeSigma(
-                atDistance: distance,
-                rssiSigma: (estimate.variance + modelSigma * modelSigma).squareRoot()
-            )
-            ranges.append(
-                AgentRange(
-                    agentIndex: link.agentIndex,
-                    agentID: agent.id,
-                    distance: distance,
-                    accuracy: sigma,
-                    proximity: Proximity(range: distance),
-                    rssi: estimate.rssi
-                )
-            )
-        }
-        ranges.sort { ($0.distance, $0.agentIndex) < ($1.distance, $1.agentIndex) }
-        return ranges
-    }
-
-    /// Picks the floor from the agents' evidence: the mean of each floor's two strongest corrected RSSIs, with
-    /// hysteresis against the current floor.
-    private mutating func chooseFloor(tagIndex: Int, ranges: [AgentRange], radio: RadioConstants) -> UInt16? {
-        var strongest: [UInt16: (Double, Double)] = [:]
-        for range in ranges {
-            let agent = map.agents[range.agentIndex]
-            let corrected = range.rssi + radio.rssiOffsets[range.agentIndex]
-            var pair = strongest[agent.floor] ?? (-.infinity, -.infinity)
-            if corrected > pair.0 {
-                pair = (corrected, pair.0)
-            } else if corrected > pair.1 {
-                pair.1 = corrected
-            }
-            strongest[agent.floor] = pair
-        }
-        let scores = strongest.mapValues { pair in pair.1.isFinite ? (pair.0 + pair.1) / 2 : pair.0 - 3 }
-        guard let best = scores.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) else { return nil }
-        var state = tags[tagIndex]
-        defer { tags[tagIndex] = state }
-        guard let current = state.floor, let currentScore = scores[current] else {
-            state.floor = best.key
-            state.floorChallengerCount = 0
-            return best.key
-        }
-        if best.key != current, best.value >= currentScore + configuration.floorSwitchMargin {
-            state.floorChallengerCount = state.floorChallenger == best.key ? state.floorChallengerCount + 1 : 1
-            state.floorChallenger = best.key
-            if state.floorChallengerCount >= configuration.floorSwitchUpdates {
-                state.floor = best.key
-                state.floorChallenger = nil
-                state.floorChallengerCount = 0
-            }
-        } else {
-            state.floorChallenger = nil
-            state.floorChallengerCount = 0
-        }
-        return state.floor
+        return estimator.currentRanges(tags[index], now: now, radio: radio)
     }
 }
 
 /// What the tracker keeps per tag.
-private struct TagState: Sendable {
+struct TagState: Sendable {
     struct Link: Sendable {
         var agentIndex: Int
         var fast: RSSIFilter

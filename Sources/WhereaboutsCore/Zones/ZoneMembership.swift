@@ -15,16 +15,15 @@ struct ZoneMembership: Sendable {
     private var hysteresisByTag: [TagIdentity: ZoneHysteresis] = [:]
     private var everSeen: Set<TagIdentity> = []
     private var probabilityByTag: [TagIdentity: Double] = [:]
-    private let outlineByFloor: [UInt16: Polygon]
-    private let obstaclesByFloor: [UInt16: [Polygon]]
+    /// The zones' shapes, for zone probabilities from a position.
+    let geometry: ZoneGeometry
 
     /// Every zone of the map empty and unknown.
     init(map: FloorMap, configuration: ZoneHysteresis.Configuration) {
         zones = map.zones
         self.configuration = configuration
         zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
-        outlineByFloor = Dictionary(map.floors.map { ($0.major, $0.outline) }, uniquingKeysWith: { a, _ in a })
-        obstaclesByFloor = Dictionary(grouping: map.obstacles, by: \.floor).mapValues { $0.map(\.polygon) }
+        geometry = ZoneGeometry(map: map)
         zoneIndexByKey = Dictionary(map.zones.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { a, _ in a })
         members = Array(repeating: [], count: map.zones.count)
         states = Array(repeating: .unknown, count: map.zones.count)
@@ -35,14 +34,6 @@ struct ZoneMembership: Sendable {
     /// Notes that the engine holds a tag: from now on it is outside the zones it is not in, never unknown.
     mutating func seen(_ tag: TagIdentity) {
         everSeen.insert(tag)
-    }
-
-    /// The probability mass per zone of a floor for a position known to `accuracy` metres (the trilateration
-    /// path): a Gaussian over the free floor, integrated over each zone (``ZoneEvidence``).
-    func evidence(floor: UInt16, position: Point, accuracy: Double) -> ZoneEvidence {
-        ZoneEvidence(
-            position: position, accuracy: accuracy, zones: zonesByFloor[floor] ?? [],
-            outline: outlineByFloor[floor] ?? Polygon([]), obstacles: obstaclesByFloor[floor] ?? [])
     }
 
     /// Takes a tag's position on a floor (the trilateration path) and the zone probabilities made from it; returns
@@ -185,5 +176,27 @@ struct ZoneMembership: Sendable {
         return Occupancy(
             zone: zones[index].key, state: states[index], tags: tags,
             probabilities: tags.map { probabilityByTag[$0] ?? 0 })
+    }
+}
+
+/// The zones, floor outlines and obstacles of a map, for the zone probabilities of a position: read-only, so the
+/// workers of an update share it.
+struct ZoneGeometry: Sendable {
+    private let zonesByFloor: [UInt16: [Zone]]
+    private let outlineByFloor: [UInt16: Polygon]
+    private let obstaclesByFloor: [UInt16: [Polygon]]
+
+    init(map: FloorMap) {
+        zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
+        outlineByFloor = Dictionary(map.floors.map { ($0.major, $0.outline) }, uniquingKeysWith: { a, _ in a })
+        obstaclesByFloor = Dictionary(grouping: map.obstacles, by: \.floor).mapValues { $0.map(\.polygon) }
+    }
+
+    /// The probability mass per zone of a floor for a position known to `accuracy` metres (the trilateration
+    /// path): a Gaussian over the free floor, integrated over each zone (``ZoneEvidence``).
+    func evidence(floor: UInt16, position: Point, accuracy: Double) -> ZoneEvidence {
+        ZoneEvidence(
+            position: position, accuracy: accuracy, zones: zonesByFloor[floor] ?? [],
+            outline: outlineByFloor[floor] ?? Polygon([]), obstacles: obstaclesByFloor[floor] ?? [])
     }
 }

@@ -1,0 +1,291 @@
+/// How one tag's estimate is made from its state (the steps are in ``TagTracker``'s overview): what it reads, which
+/// never changes during an update, and the functions that change only the tag's own state.
+///
+/// Tags are independent of one another here, so an update can split them among workers (``EstimateWork``), each
+/// with an estimator of its own that shares the map and the floor grids with the others.
+struct TagEstimator: Sendable {
+    let map: FloorMap
+    let configuration: LocatorEngine.Configuration
+    let wallsByFloor: [UInt16: [Wall]]
+    /// One per floor with the grid filter; refreshed (between updates) when the radio constants change.
+    var grids: [FloorGrid] = []
+    private(set) var gridIndexByFloor: [UInt16: Int] = [:]
+
+    init(map: FloorMap, configuration: LocatorEngine.Configuration, radio: RadioConstants) {
+        self.map = map
+        self.configuration = configuration
+        wallsByFloor = configuration.usesWalls ? Dictionary(grouping: map.walls, by: \.floor) : [:]
+        if configuration.positioning.resolved(for: map) == .grid {
+            for floor in map.floors {
+                gridIndexByFloor[floor.major] = grids.count
+                grids.append(
+                    FloorGrid(
+                        floor: floor, map: map, zones: map.zones(onFloor: floor.major),
+                        walls: wallsByFloor[floor.major] ?? [],
+                        obstacles: map.obstacles.filter { $0.floor == floor.major }.map(\.polygon),
+                        barriers: map.walls.filter { $0.floor == floor.major }.flatMap(\.barriers), radio: radio,
+                        configuration: configuration.grid))
+            }
+        }
+    }
+
+    /// Whether positions come from the grid filter (whose estimates carry the posterior's zone masses).
+    var usesGrid: Bool { !grids.isEmpty }
+
+    /// A tag's estimate now, or nil when its ranges are too few; updates its floor, motion, track or posterior.
+    ///
+    /// A trilateration estimate gets its zone probabilities from `zones` here, where the work is split among
+    /// workers; the grid filter's come from its posterior.
+    func estimate(
+        _ state: inout TagState, now: Double, radio: RadioConstants, zones: ZoneGeometry,
+        scratch: inout EstimateScratch
+    ) -> TagEstimate? {
+        let ranges = currentRanges(state, now: now, radio: radio, slow: false)
+        guard !ranges.isEmpty else { return nil }
+        guard let floorMajor = chooseFloor(&state, ranges: ranges, radio: radio),
+            let floor = map.floor(major: floorMajor)
+        else { return nil }
+        updateMotion(&state, now: now)
+        if let gridIndex = gridIndexByFloor[floorMajor] {
+            return gridEstimate(
+                &state, gridIndex: gridIndex, ranges: ranges, now: now, radio: radio, scratch: &scratch)
+        }
+        state.pending.removeAll(keepingCapacity: true)
+
+        let position: Point
+        let accuracy: Double
+        let quality: Fix.Quality
+        if state.moving || state.trackFloor != floorMajor || state.track == nil {
+            // Moving (or starting): follow the fix of the fast RSSIs. A still tag needs no fast fix at all.
+            guard let fastFix = fix(ranges, floor: floor, radio: radio) else { return nil }
+            if var track = state.track, state.trackFloor == floorMajor {
+                track.update(
+                    position: fastFix.position,
+                    accuracy: fastFix.accuracy,
+                    time: now,
+                    configuration: configuration.track
+                )
+                track.keep(inside: floor.outline)
+                state.track = track
+            } else {
+                state.track = TrackFilter(position: fastFix.position, accuracy: fastFix.accuracy, time: now)
+                state.trackFloor = floorMajor
+            }
+            position = state.track?.position ?? fastFix.position
+            accuracy = min(state.track?.accuracy ?? fastFix.accuracy, fastFix.accuracy)
+            quality = fastFix.quality
+        } else {
+            let stillRanges = currentRanges(state, now: now, radio: radio, slow: true)
+            guard let stillFix = fix(stillRanges, floor: floor, radio: radio) ?? fix(ranges, floor: floor, radio: radio)
+            else { return nil }
+            position = stillFix.position
+            accuracy = stillFix.accuracy
+            quality = stillFix.quality
+            // Keep the track where the still estimate is, so that motion picks up from here.
+            state.track = TrackFilter(position: position, accuracy: accuracy, time: now)
+            state.trackFloor = floorMajor
+        }
+        return TagEstimate(
+            tag: state.identity,
+            name: state.name,
+            floor: floorMajor,
+            position: position,
+            accuracy: accuracy,
+            zone: nil,
+            ranges: ranges,
+            quality: quality,
+            time: now,
+            zoneEvidence: zones.evidence(floor: floorMajor, position: position, accuracy: accuracy)
+        )
+    }
+
+    /// The estimate from the tag's grid posterior, after the readings since the last update.
+    private func gridEstimate(
+        _ state: inout TagState,
+        gridIndex: Int,
+        ranges: [AgentRange],
+        now: Double,
+        radio: RadioConstants,
+        scratch: inout EstimateScratch
+    ) -> TagEstimate? {
+        let grid = grids[gridIndex]
+        let power = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
+        scratch.observations.removeAll(keepingCapacity: true)
+        for pending in state.pending {
+            let slot = grid.slotOfAgent[pending.agentIndex]
+            guard slot >= 0 else { continue }
+            let rssi = pending.rssiSum / Double(pending.count)
+            scratch.observations.append(
+                GridFilter.Observation(slot: slot, level: rssi + radio.rssiOffsets[pending.agentIndex] - power))
+        }
+        state.pending.removeAll(keepingCapacity: true)
+        let summary = scratch.filter.update(
+            &state.posterior, observations: scratch.observations, grid: grid, gridIndex: gridIndex, now: now)
+        guard let summary else { return nil }
+        let agentsUsed = scratch.observations.count
+        let quality: Fix.Quality = agentsUsed >= 3 ? .converged : agentsUsed == 2 ? .twoAgents : .singleAgent
+        return TagEstimate(
+            tag: state.identity,
+            name: state.name,
+            floor: grid.major,
+            position: summary.mean,
+            accuracy: summary.spread,
+            zone: nil,
+            ranges: ranges,
+            quality: quality,
+            time: now,
+            zoneEvidence: ZoneEvidence(zones: grid.zones, mass: summary.zoneMass)
+        )
+    }
+
+    /// The fix from the floor's nearest ranges.
+    private func fix(_ ranges: [AgentRange], floor: Floor, radio: RadioConstants) -> Fix? {
+        let limit =
+            radio.isCalibrated(floor: floor.major)
+            ? configuration.maximumCalibratedAgentsPerFix : configuration.maximumAgentsPerFix
+        var measurements: [RangeMeasurement] = []
+        measurements.reserveCapacity(limit)
+        for range in ranges where map.agents[range.agentIndex].floor == floor.major {
+            let agent = map.agents[range.agentIndex]
+            measurements.append(
+                RangeMeasurement(
+                    anchor: agent.position,
+                    heightDifference: agent.height - map.model.tagHeight,
+                    range: range.distance,
+                    sigma: max(range.accuracy, 0.05),
+                    exponent: radio.pathLossExponent(ofAgent: range.agentIndex)
+                )
+            )
+            if measurements.count == limit { break }
+        }
+        return Trilateration.solve(measurements, outline: floor.outline, walls: wallsByFloor[floor.major] ?? [])
+    }
+
+    /// Decides whether the tag is moving: the fast and slow RSSIs of its agents disagree by more than their noise.
+    private func updateMotion(_ state: inout TagState, now: Double) {
+        guard let statistic = motionStatistic(state, now: now) else { return }
+        guard state.moving else {
+            if statistic > configuration.motionThreshold {
+                state.moving = true
+                state.quietSince = nil
+                state.slowRestart = now
+                // The still estimate lags by the long average; pick the track up from the fast fix instead.
+                state.track = nil
+            }
+            return
+        }
+        if statistic < configuration.stillThreshold {
+            if state.quietSince == nil { state.quietSince = now }
+        } else {
+            state.quietSince = nil
+        }
+        if let quietSince = state.quietSince, now - quietSince >= configuration.stillDuration {
+            state.moving = false
+            state.quietSince = nil
+        } else if now - state.slowRestart >= configuration.slowRestartInterval {
+            // While moving, the long average restarts every few seconds from the fast one, so that the motion
+            // test compares against where the tag was a moment ago, not where it stood still last.
+            for index in state.links.indices { state.links[index].slow = state.links[index].fast }
+            state.slowRestart = now
+        }
+    }
+
+    /// The motion statistic of a tag now: about 1 for a still tag, growing as it moves.
+    func motionStatistic(_ state: TagState, now: Double) -> Double? {
+        var sum = 0.0
+        var count = 0
+        for link in state.links where now - link.fast.time <= map.model.readingMaxAge {
+            let fast = link.fast.estimate(at: now, configuration: configuration.rssiFilter)
+            let slow = link.slow.estimate(at: now, configuration: configuration.stillRSSIFilter)
+            let difference = fast.rssi - slow.rssi
+            sum += difference * difference / max(fast.variance + slow.variance, 1e-6)
+            count += 1
+        }
+        return count > 0 ? sum / Double(count) : nil
+    }
+
+    /// The tag's current range to each agent that heard it recently, nearest first, from the fast or slow RSSIs.
+    func currentRanges(_ state: TagState, now: Double, radio: RadioConstants, slow: Bool = false) -> [AgentRange] {
+        let measuredPower = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
+        var ranges: [AgentRange] = []
+        ranges.reserveCapacity(state.links.count)
+        for link in state.links where now - link.fast.time <= map.model.readingMaxAge {
+            let agent = map.agents[link.agentIndex]
+            let model = PathLossModel(
+                measuredPower: measuredPower,
+                exponent: radio.pathLossExponent(ofAgent: link.agentIndex),
+                rssiOffset: radio.rssiOffsets[link.agentIndex]
+            )
+            let estimate =
+                slow
+                ? link.slow.estimate(at: now, configuration: configuration.stillRSSIFilter)
+                : link.fast.estimate(at: now, configuration: configuration.rssiFilter)
+            let distance = model.distance(forRSSI: estimate.rssi)
+            let growth = radio.pathLossExponents[link.agentIndex] == nil ? configuration.modelSigmaPerMetre : 0
+            let modelSigma = configuration.modelSigma + growth * distance
+            let sigma = model.rangeSigma(
+                atDistance: distance,
+                rssiSigma: (estimate.variance + modelSigma * modelSigma).squareRoot()
+            )
+            ranges.append(
+                AgentRange(
+                    agentIndex: link.agentIndex,
+                    agentID: agent.id,
+                    distance: distance,
+                    accuracy: sigma,
+                    proximity: Proximity(range: distance),
+                    rssi: estimate.rssi
+                )
+            )
+        }
+        ranges.sort { ($0.distance, $0.agentIndex) < ($1.distance, $1.agentIndex) }
+        return ranges
+    }
+
+    /// Picks the floor from the agents' evidence: the mean of each floor's two strongest corrected RSSIs, with
+    /// hysteresis against the current floor.
+    private func chooseFloor(_ state: inout TagState, ranges: [AgentRange], radio: RadioConstants) -> UInt16? {
+        var strongest: [UInt16: (Double, Double)] = [:]
+        for range in ranges {
+            let agent = map.agents[range.agentIndex]
+            let corrected = range.rssi + radio.rssiOffsets[range.agentIndex]
+            var pair = strongest[agent.floor] ?? (-.infinity, -.infinity)
+            if corrected > pair.0 {
+                pair = (corrected, pair.0)
+            } else if corrected > pair.1 {
+                pair.1 = corrected
+            }
+            strongest[agent.floor] = pair
+        }
+        let scores = strongest.mapValues { pair in pair.1.isFinite ? (pair.0 + pair.1) / 2 : pair.0 - 3 }
+        guard let best = scores.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) else { return nil }
+        guard let current = state.floor, let currentScore = scores[current] else {
+            state.floor = best.key
+            state.floorChallengerCount = 0
+            return best.key
+        }
+        if best.key != current, best.value >= currentScore + configuration.floorSwitchMargin {
+            state.floorChallengerCount = state.floorChallenger == best.key ? state.floorChallengerCount + 1 : 1
+            state.floorChallenger = best.key
+            if state.floorChallengerCount >= configuration.floorSwitchUpdates {
+                state.floor = best.key
+                state.floorChallenger = nil
+                state.floorChallengerCount = 0
+            }
+        } else {
+            state.floorChallenger = nil
+            state.floorChallengerCount = 0
+        }
+        return state.floor
+    }
+}
+
+/// A worker's working memory for estimates, kept from update to update: the grid filter's buffers.
+struct EstimateScratch: Sendable {
+    var filter: GridFilter
+    var observations: [GridFilter.Observation] = []
+
+    init(configuration: GridFilter.Configuration) {
+        filter = GridFilter(configuration: configuration)
+    }
+}
