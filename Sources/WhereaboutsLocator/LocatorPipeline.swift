@@ -66,7 +66,11 @@ public struct LocatorPipeline: Sendable {
     }
 
     /// The map (replaced on SIGHUP by ``replaceMap(_:now:)``).
-    public private(set) var map: FloorMap
+    public private(set) var map: FloorMap {
+        didSet { zoneNames = Self.zoneNames(of: map) }
+    }
+    /// Each zone's name, for payloads (a search of the map's zones for every position was measurable).
+    private var zoneNames: [ZoneKey: String] = [:]
     /// The topics of the map's site.
     public let topics: Topics
     /// The settings.
@@ -124,6 +128,7 @@ public struct LocatorPipeline: Sendable {
     /// Makes a pipeline for a validated map.
     public init(map: FloorMap, configuration: Configuration = Configuration()) {
         self.map = map
+        zoneNames = Self.zoneNames(of: map)
         self.configuration = configuration
         topics = Topics(site: map.site.uuid)
         engine = LocatorEngine(map: map, configuration: configuration.engine)
@@ -658,7 +663,7 @@ public struct LocatorPipeline: Sendable {
         return TagZone(
             tag: tag, name: map.knownTag(tag)?.name, state: unknown ? .unknown : .known, floor: zone?.floor ?? floor,
             floorName: map.floor(major: zone?.floor ?? floor)?.name, zone: zone?.minor,
-            zoneName: zone.flatMap { key in map.zones.first { $0.key == key }?.name })
+            zoneName: zone.flatMap { zoneNames[$0] })
     }
 
     /// The summary of a tag no longer heard: `lost`, or `unknown` (keeping its floor) when no agent could hear it.
@@ -810,7 +815,7 @@ public struct LocatorPipeline: Sendable {
     }
 
     private func eventPublication(_ event: ZoneTransition) -> Publication {
-        let zoneName = map.zones.first { $0.key == event.zone }?.name
+        let zoneName = zoneNames[event.zone]
         let payload = ZoneEvent(
             time: event.time,
             tag: event.tag,
@@ -837,7 +842,7 @@ public struct LocatorPipeline: Sendable {
             y: estimate.position.y,
             floor: estimate.floor,
             zone: estimate.zone?.minor,
-            zoneName: estimate.zone.flatMap { key in map.zones.first { $0.key == key }?.name },
+            zoneName: estimate.zone.flatMap { zoneNames[$0] },
             accuracy: estimate.accuracy,
             nearest: nearest,
             updated: now,
@@ -854,5 +859,9 @@ public struct LocatorPipeline: Sendable {
         }
         lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now)
         return Publication(topic: topics.position(tag: estimate.tag), payload: payload.payload, qos: 0, retain: true)
+    }
+
+    private static func zoneNames(of map: FloorMap) -> [ZoneKey: String] {
+        Dictionary(map.zones.map { ($0.key, $0.name) }, uniquingKeysWith: { first, _ in first })
     }
 }

@@ -173,17 +173,22 @@ public struct LocatorEngine: Sendable {
             reading.measuredPower.map({ $0.isFinite && $0 >= -127 && $0 <= 20 }) ?? true
         else { return .invalidValue }
         guard now - reading.time <= givenMap.model.readingMaxAge else { return .stale }
-        if agentBeacons[reading.tag] != nil {
-            agentHeard(agentIndex, at: reading.time)
-            return .agentBeacon
-        }
-        if !tracker.holds(reading.tag) {
+        // A tag already held is neither an agent's beacon nor untracked (neither is ever held): one lookup, not three,
+        // for nearly every reading.
+        let tagIndex: Int
+        if let held = tracker.index(of: reading.tag) {
+            tagIndex = held
+        } else {
+            if agentBeacons[reading.tag] != nil {
+                agentHeard(agentIndex, at: reading.time)
+                return .agentBeacon
+            }
             guard tracks(reading.tag) else { return .untrackedTag }
             if tracker.count >= configuration.maximumTags { evict(now: now) }
-            tracker.start(reading.tag, known: givenMap.knownTag(reading.tag))
+            tagIndex = tracker.start(reading.tag, known: givenMap.knownTag(reading.tag))
             zones.seen(reading.tag)
         }
-        tracker.take(reading, agentIndex: agentIndex)
+        tracker.take(reading, tagIndex: tagIndex, agentIndex: agentIndex)
         agentHeard(agentIndex, at: reading.time)
         return nil
     }

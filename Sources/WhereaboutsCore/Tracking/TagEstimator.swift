@@ -146,11 +146,11 @@ struct TagEstimator: Sendable {
         var measurements: [RangeMeasurement] = []
         measurements.reserveCapacity(limit)
         for range in ranges where map.agents[range.agentIndex].floor == floor.major {
-            let agent = map.agents[range.agentIndex]
+            // Fields read in place: a copy of the whole agent (its id, its radio surface) costs retains.
             measurements.append(
                 RangeMeasurement(
-                    anchor: agent.position,
-                    heightDifference: agent.height - map.model.tagHeight,
+                    anchor: map.agents[range.agentIndex].position,
+                    heightDifference: map.agents[range.agentIndex].height - map.model.tagHeight,
                     range: range.distance,
                     sigma: max(range.accuracy, 0.05),
                     exponent: radio.pathLossExponent(ofAgent: range.agentIndex)
@@ -210,7 +210,6 @@ struct TagEstimator: Sendable {
         var ranges: [AgentRange] = []
         ranges.reserveCapacity(state.links.count)
         for link in state.links where now - link.fast.time <= map.model.readingMaxAge {
-            let agent = map.agents[link.agentIndex]
             let model = PathLossModel(
                 measuredPower: measuredPower,
                 exponent: radio.pathLossExponent(ofAgent: link.agentIndex),
@@ -230,7 +229,7 @@ struct TagEstimator: Sendable {
             ranges.append(
                 AgentRange(
                     agentIndex: link.agentIndex,
-                    agentID: agent.id,
+                    agentID: map.agents[link.agentIndex].id,
                     distance: distance,
                     accuracy: sigma,
                     proximity: Proximity(range: distance),
@@ -245,21 +244,27 @@ struct TagEstimator: Sendable {
     /// Picks the floor from the agents' evidence: the mean of each floor's two strongest corrected RSSIs, with
     /// hysteresis against the current floor.
     private func chooseFloor(_ state: inout TagState, ranges: [AgentRange], radio: RadioConstants) -> UInt16? {
-        var strongest: [UInt16: (Double, Double)] = [:]
+        // Per floor heard, its two strongest corrected RSSIs; a short array, as a tag is heard on a floor or two.
+        var strongest: [(floor: UInt16, first: Double, second: Double)] = []
         for range in ranges {
-            let agent = map.agents[range.agentIndex]
+            let agentFloor = map.agents[range.agentIndex].floor
             let corrected = range.rssi + radio.rssiOffsets[range.agentIndex]
-            var pair = strongest[agent.floor] ?? (-.infinity, -.infinity)
-            if corrected > pair.0 {
-                pair = (corrected, pair.0)
-            } else if corrected > pair.1 {
-                pair.1 = corrected
+            guard let slot = strongest.firstIndex(where: { $0.floor == agentFloor }) else {
+                strongest.append((agentFloor, corrected, -.infinity))
+                continue
             }
-            strongest[agent.floor] = pair
+            if corrected > strongest[slot].first {
+                strongest[slot].second = strongest[slot].first
+                strongest[slot].first = corrected
+            } else if corrected > strongest[slot].second {
+                strongest[slot].second = corrected
+            }
         }
-        let scores = strongest.mapValues { pair in pair.1.isFinite ? (pair.0 + pair.1) / 2 : pair.0 - 3 }
+        let scores = strongest.map { entry in
+            (key: entry.floor, value: entry.second.isFinite ? (entry.first + entry.second) / 2 : entry.first - 3)
+        }
         guard let best = scores.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) else { return nil }
-        guard let current = state.floor, let currentScore = scores[current] else {
+        guard let current = state.floor, let currentScore = scores.first(where: { $0.key == current })?.value else {
             state.floor = best.key
             state.floorChallengerCount = 0
             return best.key

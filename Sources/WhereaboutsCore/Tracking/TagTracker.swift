@@ -44,18 +44,19 @@ struct TagTracker: Sendable {
     /// How many tags it holds state for.
     var count: Int { tags.count }
 
-    /// Whether it holds state for the tag.
-    func holds(_ tag: TagIdentity) -> Bool { tagIndexByIdentity[tag] != nil }
+    /// Where it holds the tag's state, if it does; valid until tags are started, evicted or forgotten.
+    func index(of tag: TagIdentity) -> Int? { tagIndexByIdentity[tag] }
 
-    /// Starts holding state for a tag, with the name and measured power the map gives it, if any.
-    mutating func start(_ tag: TagIdentity, known: KnownTag?) {
+    /// Starts holding state for a tag, with the name and measured power the map gives it, if any; returns its index.
+    mutating func start(_ tag: TagIdentity, known: KnownTag?) -> Int {
         tagIndexByIdentity[tag] = tags.count
         tags.append(TagState(identity: tag, name: known?.name, measuredPowerOverride: known?.measuredPower))
+        return tags.count - 1
     }
 
-    /// Takes a valid, recent reading of a tag it holds, heard by the agent at `agentIndex` in the map.
-    mutating func take(_ reading: Reading, agentIndex: Int) {
-        guard let index = tagIndexByIdentity[reading.tag] else { return }
+    /// Takes a valid, recent reading of the tag at `tagIndex` (``index(of:)``), heard by the agent at `agentIndex` in
+    /// the map.
+    mutating func take(_ reading: Reading, tagIndex index: Int, agentIndex: Int) {
         if !tags[index].dirty { dirtyTags.append(index) }
         tags[index].take(
             reading,
