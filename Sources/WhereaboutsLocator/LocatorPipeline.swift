@@ -223,6 +223,11 @@ public struct LocatorPipeline: Sendable {
         return actions
     }
 
+    /// A tag's grid posterior as the engine holds it now (``LocatorEngine/posterior(of:)``).
+    public func posterior(of tag: TagIdentity) -> TagPosterior? {
+        engine.posterior(of: tag)
+    }
+
     /// The last words at a stop: the final metrics. (The session then says `offline`, as the will would.)
     public mutating func shutdown(now: Double) -> [LocatorAction] {
         [.publish(metricsPublication(now: now))]

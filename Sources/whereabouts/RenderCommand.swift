@@ -1,24 +1,77 @@
 import CommandLineSupport
 import WhereaboutsCore
+import WhereaboutsLocator
 import WhereaboutsSettings
 import WhereaboutsSimulation
 import WhereaboutsWire
 
-/// `whereabouts render`: draws the map, and the last positions if given, as SVG.
+/// `whereabouts render`: draws the map, and the last positions if given, as SVG; or a tag's grid posterior at a
+/// moment of a readings recording, replayed through the locator's pipeline.
 enum RenderCommand {
-    static let usage = "usage: whereabouts render --map M [--positions P.jsonl] --out FILE.svg"
+    static let usage = """
+        usage: whereabouts render --map M [--positions P.jsonl] [--scale PX] --out FILE.svg
+               whereabouts render --map M --readings R.jsonl --posterior TAG [--at UNIX] [--truth T.jsonl]
+                   [--scale PX] --out FILE.svg
 
-    static let table: [Setting] = [.value("map"), .value("out"), .value("positions")]
+        --scale PX sets the pixels per metre (default 30). With --posterior, the readings are replayed (as `whereabouts replay` does, with the grid filter) up to --at
+        (default: the last reading), and the drawing shows that tag's posterior over its floor's cells, its estimate
+        with its accuracy and, with --truth, where it really was at that moment.
+        """
+
+    static let table: [Setting] = [
+        .value("map"), .value("out"), .value("positions"), .value("readings"), .value("posterior"), .value("at"),
+        .value("truth"), .value("scale"),
+    ]
 
     static func run(_ settings: Settings) throws -> ExitStatus {
         let mapPath = try settings.required("map")
         let outPath = try settings.required("out")
-        let positionsPath = settings.value("positions")
-
         let map = try RecordingFiles.map(mapPath)
-        let positions = try positionsPath.map { try RecordingFiles.records($0, as: PositionRecord.self).records } ?? []
-        let svg = MapRenderer().svg(map: map, positions: positions)
+        var renderer = MapRenderer()
+        if let scale = try settings.number("scale", in: 1...1000) { renderer.scale = scale }
+        let svg: String
+        if let tagText = settings.value("posterior") {
+            guard let tag = TagIdentity(tagText) else {
+                throw UsageError(
+                    "--posterior must be a tag id such as ibeacon-<uuid>-<major>-<minor>, not \"\(tagText)\"")
+            }
+            let readingsPath = try settings.required("readings")
+            let at = try settings.number("at")
+            let truthPath = settings.value("truth")
+            svg = try posteriorSVG(
+                renderer, map: map, tag: tag, readingsPath: readingsPath, at: at, truthPath: truthPath)
+        } else {
+            let positions =
+                try settings.value("positions").map { try RecordingFiles.records($0, as: PositionRecord.self).records }
+                ?? []
+            svg = renderer.svg(map: map, positions: positions)
+        }
         try FileAccess.write(Array(svg.utf8), to: outPath)
         return .success
+    }
+
+    /// Replays the readings up to `at` with the grid filter and draws the tag's posterior then.
+    static func posteriorSVG(
+        _ renderer: MapRenderer, map: FloorMap, tag: TagIdentity, readingsPath: String, at: Double?, truthPath: String?
+    ) throws -> String {
+        let readings = try RecordingFiles.records(readingsPath, as: RecordedReading.self).records
+        let end = at ?? readings.map(\.time).filter(\.isFinite).max() ?? 0
+        var configuration = LocatorReplay.defaultConfiguration
+        // The posterior is the grid filter's: trilateration has none to draw.
+        configuration.engine.positioning = .grid
+        let (output, replay) = LocatorReplay.run(
+            map: map, readings: readings.filter { $0.time <= end }, configuration: configuration)
+        guard let posterior = replay.posterior(of: tag) else {
+            throw UsageError("\(tag) has no posterior at \(fixed(end, 3)): it was not heard in the readings up to then")
+        }
+        let estimate = output.positions.last { $0.tag == tag }
+        var truth: [TruthRecord] = []
+        if let truthPath {
+            // The true position nearest in time to the estimate's.
+            let records = try RecordingFiles.records(truthPath, as: TruthRecord.self).records.filter { $0.tag == tag }
+            let time = estimate?.time ?? end
+            if let nearest = records.min(by: { abs($0.time - time) < abs($1.time - time) }) { truth = [nearest] }
+        }
+        return renderer.svg(map: map, positions: estimate.map { [$0] } ?? [], posterior: posterior, truth: truth)
     }
 }

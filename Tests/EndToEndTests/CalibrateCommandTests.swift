@@ -6,7 +6,7 @@ import WhereaboutsCore
 import WhereaboutsJSON
 import WhereaboutsMapFile
 
-/// `whereabouts calibrate`, `replay` and `evaluate` as a user runs them, on the Kolakowski flat (CC BY 4.0; see
+/// `whereabouts calibrate`, `replay`, `evaluate` and `render --posterior` as a user runs them, on the Kolakowski flat (CC BY 4.0; see
 /// Tests/TestFixtures/Fixtures/kolakowski/CREDIT.md).
 @Suite("The survey from the command line")
 struct CalibrateCommandTests {
@@ -61,6 +61,36 @@ struct CalibrateCommandTests {
         print("kolakowski robot path from the command line, calibrated with the radio map: \(median) / \(p90) m")
         #expect(median <= 0.9)
         #expect(p90 <= 2.0)
+
+        // The posterior at one moment of the robot's path, as docs/tracker.md shows it.
+        let picture = scratch.file("posterior.svg")
+        let tag = "ibeacon-6b6f6c61-6b6f-7773-6b69-000000000001-1-1"
+        let (renderStatus, renderOutput) = try await run(
+            "whereabouts",
+            [
+                "render", "--map", calibrated, "--readings", try TestFixtures.path("kolakowski/robot-readings.jsonl"),
+                "--posterior", tag, "--at", "1628008303.6", "--truth",
+                try TestFixtures.path("kolakowski/robot-truth.jsonl"), "--scale", "60", "--out", picture,
+            ], scratch: scratch)
+        #expect(renderStatus == 0, "\(renderOutput)")
+        let svg = try String(contentsOfFile: picture, encoding: .utf8)
+        #expect(svg.components(separatedBy: #"class="posterior-cell""#).count > 10, "a posterior of a few cells")
+        #expect(svg.components(separatedBy: #"class="truth""#).count == 3, "the truth's cross")
+        let zoneProbabilities = svg.components(separatedBy: "(p ").dropFirst().compactMap {
+            Double($0.prefix { $0 != ")" })
+        }
+        #expect(zoneProbabilities.count == 4, "the flat's four zones")
+        // Masses, not counts: at most 1 in all (the rest lies outside the zones), most of it in some room here.
+        let total = zoneProbabilities.reduce(0, +)
+        #expect(total > 0.5 && total < 1.02, "\(zoneProbabilities)")
+        let (badTag, badTagOutput) = try await run(
+            "whereabouts",
+            [
+                "render", "--map", calibrated, "--readings", try TestFixtures.path("kolakowski/robot-readings.jsonl"),
+                "--posterior", "ibeacon-nonsense", "--out", scratch.file("never.svg"),
+            ], scratch: scratch)
+        #expect(badTag == 2, "\(badTagOutput)")
+        #expect(badTagOutput.contains("--posterior"), "\(badTagOutput)")
 
         let (refused, refusal) = try await run(
             "whereabouts",

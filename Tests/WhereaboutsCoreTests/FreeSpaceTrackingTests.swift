@@ -136,4 +136,50 @@ struct FreeSpaceTrackingTests {
         print("free space, seed \(seed): walked through the door, last estimate \(last)")
         #expect(last.x > 10.5, "still at \(last)")
     }
+
+    @Test(
+        "a tag's posterior, as render --posterior draws it: its mass sums to 1, its mean is the estimate, none in walls' way"
+    )
+    func posteriorOfTag() throws {
+        let map = try Self.map(blocksWalking: true)
+        var configuration = LocatorEngine.Configuration()
+        configuration.positioning = .grid
+        var engine = LocatorEngine(map: map, configuration: configuration)
+        var trilateration = LocatorEngine(map: map)
+        let generator = ReadingGenerator(map: map)
+        var random = SplitMix64(seed: 11)
+        let tag = demoTag(1)
+        var last: TagEstimate?
+        #expect(engine.posterior(of: tag) == nil, "a posterior before the tag was heard")
+        for second in 0..<10 {
+            let now = 1_000_000 + Double(second)
+            for (agentIndex, reading) in generator.readings(
+                tag: tag, at: Point(x: 15, y: 3), floor: 1, time: now, using: &random)
+            {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+                trilateration.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+            last = engine.update(now: now).estimates.first ?? last
+            _ = trilateration.update(now: now)
+        }
+        let estimate = try #require(last)
+        let posterior = try #require(engine.posterior(of: tag))
+        #expect(posterior.floor == 1)
+        #expect(posterior.cellSize == GridFilter.Configuration().cellSize)
+        #expect(!posterior.cells.isEmpty)
+        let total = posterior.cells.map(\.probability).reduce(0, +)
+        #expect(abs(total - 1) < 1e-4, "mass \(total)")
+        let mean = posterior.cells.reduce(Point(x: 0, y: 0)) { $0 + $1.centre * ($1.probability / total) }
+        #expect(mean.distance(to: estimate.position) < 0.01, "mean \(mean), estimate \(estimate.position)")
+        // The desks are an obstacle: no mass where a person cannot stand.
+        let desks = try #require(map.obstacles.first?.polygon)
+        #expect(!posterior.cells.contains { desks.contains($0.centre) })
+        // The zone probabilities the estimate carries are the cells' masses per zone.
+        for share in estimate.zoneProbabilities {
+            let zone = try #require(map.zones.first { $0.key == share.zone })
+            let mass = posterior.cells.filter { zone.polygon.contains($0.centre) }.map(\.probability).reduce(0, +)
+            #expect(abs(mass - share.probability) < 1e-3, "\(zone.name): cells \(mass), estimate \(share.probability)")
+        }
+        #expect(trilateration.posterior(of: tag) == nil, "trilateration has no posterior")
+    }
 }

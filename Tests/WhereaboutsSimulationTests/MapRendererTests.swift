@@ -96,4 +96,32 @@ struct MapRendererTests {
         #expect(counter.classes["wall"] == 1)
         #expect(counter.classes["obstacle"] == 1)
     }
+
+    @Test("a tag's posterior is drawn cell by cell, its zones labelled with their probabilities, and the truth marked")
+    func posterior() throws {
+        let map = try shippedMap("demo-office.json")
+        let zones = map.zones(onFloor: 1)
+        let first = try #require(zones.first)
+        let second = try #require(zones.dropFirst().first)
+        let posterior = TagPosterior(
+            floor: 1, cellSize: 0.5,
+            cells: [
+                TagPosterior.Cell(centre: first.polygon.centroid, probability: 0.6),
+                TagPosterior.Cell(centre: first.polygon.centroid + Point(x: 0.5, y: 0), probability: 0.299),
+                TagPosterior.Cell(centre: second.polygon.centroid, probability: 0.1),
+                // Under half a percent of the peak: left out of the drawing, though counted in its zone.
+                TagPosterior.Cell(centre: first.polygon.centroid + Point(x: 0, y: 0.5), probability: 0.001),
+            ])
+        let truth = TruthRecord(time: 1, tag: .address(7), x: 3, y: 4, floor: 1)
+        let svg = MapRenderer().svg(map: map, posterior: posterior, truth: [truth])
+        let counter = try parse(svg)
+        #expect(counter.classes["posterior-cell"] == 3)
+        #expect(counter.classes["truth"] == 2, "a cross of two lines")
+        let text = counter.texts.joined(separator: "|")
+        #expect(text.contains("\(first.name) (p 0.9)"), "\(text)")
+        #expect(text.contains("\(second.name) (p 0.1)"), "\(text)")
+        #expect(text.contains("purple: the grid posterior, cells of 0.5 m"))
+        // Without a posterior the zones are labelled with their counts, as before.
+        #expect(!(try parse(MapRenderer().svg(map: map)).texts.joined().contains("(p ")))
+    }
 }

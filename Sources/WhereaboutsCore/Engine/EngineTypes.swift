@@ -101,3 +101,32 @@ public struct EngineUpdate: Sendable {
     /// Tags that timed out, or were evicted (``LocatorEngine/Configuration/maximumTags``), and have no position now.
     public var lostTags: [TagIdentity] = []
 }
+
+/// Where the grid filter thinks a tag may be: its posterior over the cells of its floor (``LocatorEngine/posterior(of:)``).
+public struct TagPosterior: Sendable, Hashable {
+    /// One cell with some probability.
+    public struct Cell: Sendable, Hashable {
+        /// The cell's centre on the floor, metres.
+        public var centre: Point
+        /// The posterior mass in the cell; the cells' masses sum to 1.
+        public var probability: Double
+
+        public init(centre: Point, probability: Double) {
+            self.centre = centre
+            self.probability = probability
+        }
+    }
+
+    /// The floor's major.
+    public var floor: UInt16
+    /// The side of a cell, metres.
+    public var cellSize: Double
+    /// The cells with any probability, row by row from the south-west.
+    public var cells: [Cell]
+
+    public init(floor: UInt16, cellSize: Double, cells: [Cell]) {
+        self.floor = floor
+        self.cellSize = cellSize
+        self.cells = cells
+    }
+}

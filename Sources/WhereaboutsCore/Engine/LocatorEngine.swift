@@ -329,6 +329,12 @@ public struct LocatorEngine: Sendable {
         tracker.ranging(tag, now: now, radio: radio)
     }
 
+    /// A tag's posterior over its floor's cells, when the grid filter places it (nil with trilateration, or before
+    /// its first estimate, or after it timed out).
+    public func posterior(of tag: TagIdentity) -> TagPosterior? {
+        tracker.posterior(of: tag)
+    }
+
     /// How many tags the engine holds state for.
     public var trackedTagCount: Int { tracker.count }
 }

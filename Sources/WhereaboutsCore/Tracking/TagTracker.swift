@@ -214,6 +214,26 @@ struct TagTracker: Sendable {
         tagIndexByIdentity[tag].map { tags[$0].moving }
     }
 
+    /// A tag's grid posterior, cell by cell.
+    func posterior(of tag: TagIdentity) -> TagPosterior? {
+        guard let index = tagIndexByIdentity[tag], let posterior = tags[index].posterior,
+            estimator.grids.indices.contains(posterior.gridIndex)
+        else { return nil }
+        let grid = estimator.grids[posterior.gridIndex]
+        var cells: [TagPosterior.Cell] = []
+        for row in 0..<posterior.rows {
+            for column in 0..<posterior.columns {
+                let probability = posterior.probabilities[row * posterior.columns + column]
+                guard probability > 0 else { continue }
+                cells.append(
+                    TagPosterior.Cell(
+                        centre: grid.centre(column: posterior.column0 + column, row: posterior.row0 + row),
+                        probability: Double(probability)))
+            }
+        }
+        return TagPosterior(floor: grid.major, cellSize: grid.cellSize, cells: cells)
+    }
+
     /// The agents that hear a tag, nearest first.
     func ranging(_ tag: TagIdentity, now: Double, radio: RadioConstants) -> [AgentRange] {
         guard let index = tagIndexByIdentity[tag] else { return [] }

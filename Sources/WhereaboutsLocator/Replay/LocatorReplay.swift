@@ -93,6 +93,11 @@ public struct LocatorReplay: Sendable {
     /// What happened to the readings so far: taken, refused by reason, agents' beacons.
     public var counters: LocatorPipeline.Counters { pipeline.counters }
 
+    /// A tag's grid posterior after the ticks run so far (``LocatorEngine/posterior(of:)``).
+    public func posterior(of tag: TagIdentity) -> TagPosterior? {
+        pipeline.posterior(of: tag)
+    }
+
     /// Takes the next reading, after running every tick due before it.
     public mutating func take(_ reading: RecordedReading) -> Output {
         var output = Output()

@@ -52,8 +52,11 @@ public struct MapRenderer: Sendable {
             floor: floor.major, left: margin, top: margin + 24, minimum: minimum, maximum: maximum, scale: scale)
     }
 
-    /// The SVG document for a map and, optionally, tag positions (the last position of each tag is drawn).
-    public func svg(map: FloorMap, positions: [PositionRecord] = []) -> String {
+    /// The SVG document for a map and, optionally, tag positions (the last position of each tag is drawn), a tag's
+    /// grid posterior (its cells shaded by probability) and true positions (drawn as crosses).
+    public func svg(
+        map: FloorMap, positions: [PositionRecord] = [], posterior: TagPosterior? = nil, truth: [TruthRecord] = []
+    ) -> String {
         var latest: [TagIdentity: PositionRecord] = [:]
         for position in positions {
             if let existing = latest[position.tag], existing.time > position.time { continue }
@@ -79,7 +82,7 @@ public struct MapRenderer: Sendable {
         }
         // Room on the right for the labels of tags at the last floor's edge.
         let width = max(left + 60, 2 * margin)
-        let height = top + tallest + margin + 20
+        let height = top + tallest + margin + 20 + (posterior == nil ? 0 : 14)
 
         var out = ""
         out += #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
@@ -93,15 +96,31 @@ public struct MapRenderer: Sendable {
                 DrawnTag(
                     position: Point(x: $0.x, y: $0.y), accuracy: $0.accuracy, label: label(for: $0.tag, map: map))
             }
-            out += drawFloor(floor, frame: frame, map: map, occupancy: .counts(occupancy), tags: drawn)
+            out += drawFloor(
+                floor, frame: frame, map: map, occupancy: .counts(occupancy), tags: drawn,
+                posterior: posterior?.floor == floor.major ? posterior : nil,
+                truth: truth.filter { $0.floor == floor.major }.map { Point(x: $0.x, y: $0.y) })
         }
-        out += element(
-            "text",
-            ["x": number(margin), "y": number(height - 12), "font-size": "11", "fill": "#555555"],
-            escape(
-                "\(tags.count) tags, \(map.agents.count) agents; zones shaded by occupancy; circles are 1-sigma accuracy"
+        var legend = [
+            "\(tags.count) tags, \(map.agents.count) agents; zones shaded by occupancy; circles are 1-sigma accuracy"
+        ]
+        if let posterior {
+            legend = [
+                "\(tags.count) tags, \(map.agents.count) agents; the circle is the estimate's 1-sigma accuracy",
+                "purple: the grid posterior, cells of \(number(posterior.cellSize)) m shaded by probability; zones"
+                    + " labelled with theirs" + (truth.isEmpty ? "" : "; the cross is the truth"),
+            ]
+        }
+        for (line, text) in legend.enumerated() {
+            out += element(
+                "text",
+                [
+                    "x": number(margin), "y": number(height - 12 - 14 * Double(legend.count - 1 - line)),
+                    "font-size": "11", "fill": "#555555",
+                ],
+                escape(text)
             )
-        )
+        }
         out += "</svg>\n"
         return out
     }
@@ -119,7 +138,7 @@ public struct MapRenderer: Sendable {
         out += #"viewBox="0 0 \#(number(width)) \#(number(height))" font-family="sans-serif" "#
         out += #"data-floor="\#(floor.major)" data-scale="\#(number(scale))" "#
         out += #"data-origin-x="\#(number(frame.originX))" data-origin-y="\#(number(frame.originY))">"# + "\n"
-        out += drawFloor(floor, frame: frame, map: map, occupancy: .live, tags: [])
+        out += drawFloor(floor, frame: frame, map: map, occupancy: .live, tags: [], posterior: nil, truth: [])
         out += "</svg>\n"
         return out
     }
@@ -139,7 +158,8 @@ public struct MapRenderer: Sendable {
     }
 
     private func drawFloor(
-        _ floor: Floor, frame: FloorFrame, map: FloorMap, occupancy: ZoneShading, tags: [DrawnTag]
+        _ floor: Floor, frame: FloorFrame, map: FloorMap, occupancy: ZoneShading, tags: [DrawnTag],
+        posterior: TagPosterior?, truth: [Point]
     ) -> String {
         let live: Bool
         let counts: [ZoneKey: Int]
@@ -171,7 +191,12 @@ public struct MapRenderer: Sendable {
             ["points": path(floor.outline), "fill": "#f7f7f5", "stroke": "#333333", "stroke-width": "2"]
         )
         for zone in map.zones(onFloor: floor.major) {
-            let count = counts[zone.key] ?? 0
+            // With a posterior, a zone is labelled with its probability (the mass of the cells whose centres are
+            // in it, as the engine's zone evidence counts it) and not shaded by occupancy.
+            let mass = posterior.map { posterior in
+                posterior.cells.reduce(0.0) { zone.polygon.contains($1.centre) ? $0 + $1.probability : $0 }
+            }
+            let count = mass == nil ? counts[zone.key] ?? 0 : 0
             let shade = count == 0 ? 0.12 : 0.25 + 0.55 * Double(count) / Double(busiest)
             let fill = count == 0 ? "#7fa7d9" : "#e07b39"
             let marker = live ? ["data-zone": "\(zone.floor)-\(zone.minor)"] : [:]
@@ -189,8 +214,30 @@ public struct MapRenderer: Sendable {
                     ("x", number(centre.x)), ("y", number(centre.y)), ("font-size", "11"), ("text-anchor", "middle"),
                     ("fill", "#22313f"),
                 ] + (live ? [("class", "zone-label")] : []) + marker.map { ($0.key, $0.value) },
-                escape(live ? "\(zone.name) (–)" : "\(zone.name) (\(count))")
+                escape(
+                    live
+                        ? "\(zone.name) (–)"
+                        : mass.map { "\(zone.name) (p \(number($0)))" } ?? "\(zone.name) (\(count))")
             )
+        }
+        if let posterior, let peak = posterior.cells.map(\.probability).max(), peak > 0 {
+            // Each cell a square, its opacity its probability against the most likely cell's.
+            let side = posterior.cellSize * scale
+            out += #"<g class="posterior">"# + "\n"
+            // Cells under half a percent of the peak would be drawn all but invisible: left out.
+            for cell in posterior.cells where cell.probability >= 0.005 * peak {
+                let centre = place(cell.centre)
+                out += element(
+                    "rect",
+                    [
+                        "class": "posterior-cell", "x": number(centre.x - side / 2), "y": number(centre.y - side / 2),
+                        "width": number(side),
+                        "height": number(side), "fill": "#6a1b9a",
+                        "fill-opacity": number(0.9 * cell.probability / peak),
+                    ]
+                )
+            }
+            out += "</g>\n"
         }
         for obstacle in map.obstacles where obstacle.floor == floor.major {
             out += element(
@@ -283,6 +330,20 @@ public struct MapRenderer: Sendable {
                 ["x": number(pixel.x + 6), "y": number(pixel.y + 12), "font-size": "9"],
                 escape(tag.label)
             )
+        }
+        for point in truth {
+            let pixel = place(point)
+            let arm = 6.0
+            for (dx, dy) in [(arm, arm), (arm, -arm)] {
+                out += element(
+                    "line",
+                    [
+                        "class": "truth", "x1": number(pixel.x - dx), "y1": number(pixel.y - dy),
+                        "x2": number(pixel.x + dx), "y2": number(pixel.y + dy), "stroke": "#1565c0",
+                        "stroke-width": "2",
+                    ]
+                )
+            }
         }
         out += "</g>\n"
         return out
