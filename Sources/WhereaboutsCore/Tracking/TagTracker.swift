@@ -62,7 +62,8 @@ struct TagTracker: Sendable {
             reading,
             agentIndex: agentIndex,
             fast: configuration.rssiFilter,
-            slow: configuration.stillRSSIFilter
+            slow: configuration.stillRSSIFilter,
+            summingForGrid: estimator.usesGrid
         )
     }
 
@@ -284,17 +285,21 @@ struct TagState: Sendable {
         _ reading: Reading,
         agentIndex: Int,
         fast: RSSIFilter.Configuration,
-        slow: RSSIFilter.Configuration
+        slow: RSSIFilter.Configuration,
+        summingForGrid: Bool
     ) {
         if let power = reading.measuredPower { advertisedPower = power }
         lastHeard = max(lastHeard, reading.time)
         dirty = true
-        let weight = Double(reading.count)
-        if let slot = pending.firstIndex(where: { $0.agentIndex == agentIndex }) {
-            pending[slot].rssiSum += reading.rssi * weight
-            pending[slot].count += weight
-        } else {
-            pending.append(PendingReading(agentIndex: agentIndex, rssiSum: reading.rssi * weight, count: weight))
+        if summingForGrid {
+            // Only the grid filter reads the sums; trilateration works from the filters alone.
+            let weight = Double(reading.count)
+            if let slot = pending.firstIndex(where: { $0.agentIndex == agentIndex }) {
+                pending[slot].rssiSum += reading.rssi * weight
+                pending[slot].count += weight
+            } else {
+                pending.append(PendingReading(agentIndex: agentIndex, rssiSum: reading.rssi * weight, count: weight))
+            }
         }
         for index in links.indices where links[index].agentIndex == agentIndex {
             links[index].fast.update(
