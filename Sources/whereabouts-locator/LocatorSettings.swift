@@ -27,6 +27,9 @@ struct LocatorSettings {
           --update-interval S      coalesce engine updates this long at most (default 0.02)
           --estimate-interval S    estimate each tag again at most this often; its readings in between wait in
                                    its filters (default 0.5; 0: at every update)
+          --still-estimate-interval S
+                                   the same for a tag standing still (default 1; at most as often as
+                                   --estimate-interval; 0: as often as a moving tag)
           --workers N              threads an update may split its estimates among (default: the cores online;
                                    the estimates are the same with any number)
           --metrics-interval S     seconds between metrics messages (default 10)
@@ -60,6 +63,7 @@ struct LocatorSettings {
             .value("warm-up", "WHEREABOUTS_WARM_UP"),
             .value("update-interval", "WHEREABOUTS_UPDATE_INTERVAL"),
             .value("estimate-interval", "WHEREABOUTS_ESTIMATE_INTERVAL"),
+            .value("still-estimate-interval", "WHEREABOUTS_STILL_ESTIMATE_INTERVAL"),
             .value("workers", "WHEREABOUTS_WORKERS"),
             .value("metrics-interval", "WHEREABOUTS_METRICS_INTERVAL"),
             .switchFlag("no-discovery", "WHEREABOUTS_NO_DISCOVERY"),
@@ -105,6 +109,9 @@ struct LocatorSettings {
         updateInterval = try settings.number("update-interval", in: 0.001...10) ?? updateInterval
         if let interval = try settings.number("estimate-interval", in: 0...10) {
             pipeline.engine.estimateInterval = interval
+        }
+        if let interval = try settings.number("still-estimate-interval", in: 0...10) {
+            pipeline.engine.stillEstimateInterval = interval
         }
         if let workers = try settings.number("workers", in: 1...256) {
             guard workers == workers.rounded() else { throw .invalid("--workers must be a whole number") }

@@ -174,48 +174,61 @@ struct LocatorEngineTests {
         #expect(a.map(\.events) == b.map(\.events))
     }
 
-    @Test("updated every 20 ms, a tag is estimated at most once per estimate interval and no reading waits longer")
-    func estimateInterval() throws {
+    /// A tag at (5, 4), or walking east from (3, 4) at 1 m/s, heard by agents reporting once a second each at its
+    /// own phase, as live agents do, through an engine updated every 20 ms for 22 s: when it was estimated, when
+    /// its readings arrived, its zone at the end and its last position.
+    func runEvery20ms(
+        interval: Double, stillInterval: Double, walking: Bool = false
+    ) throws -> (estimateTimes: [Double], readingTimes: [Double], zone: ZoneKey?, last: Point?) {
         let map = try loadShippedMap("demo-office.json")
         let tag = demoTag(1)
         let generator = ReadingGenerator(map: map)
-        // Agents report once a second, each at its own phase, as live agents do; the locator updates every 20 ms.
-        func run(interval: Double) -> (estimateTimes: [Double], readingTimes: [Double], zone: ZoneKey?, last: Point?) {
-            var configuration = LocatorEngine.Configuration()
-            configuration.estimateInterval = interval
-            var engine = LocatorEngine(map: map, configuration: configuration)
-            var random = SplitMix64(seed: 9)
-            var queued: [(time: Double, agentIndex: Int, reading: Reading)] = []
-            for second in 0..<20 {
-                for (agentIndex, reading) in generator.readings(
-                    tag: tag, at: Point(x: 5, y: 4), floor: 1, time: start + Double(second), using: &random)
-                {
-                    let time = start + Double(second) + 0.07 * Double(agentIndex)
-                    var stamped = reading
-                    stamped.time = time
-                    queued.append((time, agentIndex, stamped))
-                }
+        var configuration = LocatorEngine.Configuration()
+        configuration.estimateInterval = interval
+        configuration.stillEstimateInterval = stillInterval
+        var engine = LocatorEngine(map: map, configuration: configuration)
+        var random = SplitMix64(seed: 9)
+        var queued: [(time: Double, agentIndex: Int, reading: Reading)] = []
+        for second in 0..<20 {
+            let position = walking ? Point(x: 3 + Double(second), y: 4) : Point(x: 5, y: 4)
+            for (agentIndex, reading) in generator.readings(
+                tag: tag, at: position, floor: 1, time: start + Double(second), using: &random)
+            {
+                let time = start + Double(second) + 0.07 * Double(agentIndex)
+                var stamped = reading
+                stamped.time = time
+                queued.append((time, agentIndex, stamped))
             }
-            queued.sort { $0.time < $1.time }
-            var estimateTimes: [Double] = []
-            var last: Point?
-            var next = 0
-            for step in 0..<1100 {
-                let now = start + Double(step) * 0.02
-                while next < queued.count, queued[next].time <= now {
-                    engine.ingest(queued[next].reading, agentIndex: queued[next].agentIndex, now: now)
-                    engine.agentHeard(queued[next].agentIndex, at: now)
-                    next += 1
-                }
-                for estimate in engine.update(now: now).estimates where estimate.tag == tag {
-                    estimateTimes.append(now)
-                    last = estimate.position
-                }
-            }
-            return (estimateTimes, queued.map(\.time), engine.zone(of: tag), last)
         }
-        let everyUpdate = run(interval: 0)
-        let coalesced = run(interval: 0.5)
+        queued.sort { $0.time < $1.time }
+        var estimateTimes: [Double] = []
+        var last: Point?
+        var next = 0
+        for step in 0..<1100 {
+            let now = start + Double(step) * 0.02
+            while next < queued.count, queued[next].time <= now {
+                engine.ingest(queued[next].reading, agentIndex: queued[next].agentIndex, now: now)
+                engine.agentHeard(queued[next].agentIndex, at: now)
+                next += 1
+            }
+            for estimate in engine.update(now: now).estimates where estimate.tag == tag {
+                estimateTimes.append(now)
+                last = estimate.position
+            }
+        }
+        return (estimateTimes, queued.map(\.time), engine.zone(of: tag), last)
+    }
+
+    @Test("updated every 20 ms, a tag is estimated at most once per estimate interval and no reading waits longer")
+    func estimateInterval() throws {
+        // Still tags at the same interval as moving ones here; the next test has the longer one for still tags.
+        func run(interval: Double) throws -> (
+            estimateTimes: [Double], readingTimes: [Double], zone: ZoneKey?, last: Point?
+        ) {
+            try runEvery20ms(interval: interval, stillInterval: 0)
+        }
+        let everyUpdate = try run(interval: 0)
+        let coalesced = try run(interval: 0.5)
         print(
             "estimate interval: \(everyUpdate.estimateTimes.count) estimates in 22 s at every update, "
                 + "\(coalesced.estimateTimes.count) with 0.5 s")
@@ -231,6 +244,41 @@ struct LocatorEngineTests {
         #expect(coalesced.zone == ZoneKey(floor: 1, minor: 1))
         #expect(coalesced.zone == everyUpdate.zone)
         let a = try #require(coalesced.last)
+        let b = try #require(everyUpdate.last)
+        #expect(a.distance(to: b) < 1)
+    }
+
+    @Test("a still tag is estimated once a second, a walking one every half second, and no reading is lost")
+    func stillEstimateInterval() throws {
+        let everyUpdate = try runEvery20ms(interval: 0, stillInterval: 0)
+        let still = try runEvery20ms(interval: 0.5, stillInterval: 1)
+        let walking = try runEvery20ms(interval: 0.5, stillInterval: 1, walking: true)
+        print(
+            "still estimate interval: \(still.estimateTimes.count) estimates of a still tag in 22 s, "
+                + "\(walking.estimateTimes.count) of a walking one")
+        for run in [still, walking] {
+            for (earlier, later) in zip(run.estimateTimes, run.estimateTimes.dropFirst()) {
+                #expect(later - earlier >= 0.5 - 1e-6, "estimated again after \(later - earlier) s")
+            }
+            // Every reading is in an estimate within the still interval (and one update) of its arrival.
+            for time in run.readingTimes {
+                let taken = run.estimateTimes.first { $0 >= time - 1e-9 }
+                #expect(taken.map { $0 - time <= 1 + 0.02 + 1e-6 } == true, "reading at \(time - start) s waited")
+            }
+        }
+        // Once the motion test has found the tag still (3 s under its threshold), a second between estimates.
+        let settled = still.estimateTimes.filter { $0 >= start + 6 }
+        #expect(settled.count >= 10)
+        for (earlier, later) in zip(settled, settled.dropFirst()) {
+            #expect(later - earlier >= 1 - 1e-6, "a still tag estimated again after \(later - earlier) s")
+        }
+        // The walking tag is estimated more often, as long as the motion test finds it moving (not all the time:
+        // a walk along a row of agents can read as still for a few seconds).
+        #expect(walking.estimateTimes.count > still.estimateTimes.count, "the walking tag was not followed")
+        // The still tag ends where and in the zone it does when estimated at every update.
+        #expect(still.zone == ZoneKey(floor: 1, minor: 1))
+        #expect(still.zone == everyUpdate.zone)
+        let a = try #require(still.last)
         let b = try #require(everyUpdate.last)
         #expect(a.distance(to: b) < 1)
     }

@@ -83,11 +83,13 @@ struct TagTracker: Sendable {
         // A little slack, so that updates on whole multiples of the interval (a replay's ticks) are not put off by
         // rounding.
         let earliest = now - configuration.estimateInterval + 1e-6
+        let earliestStill = now - max(configuration.stillEstimateInterval, configuration.estimateInterval) + 1e-6
         var due: [Int] = []
         due.reserveCapacity(dirty.count)
         for index in dirty where tags[index].dirty {
             // (A clock stepped back does not hold a tag up.)
-            guard tags[index].lastEstimated <= earliest || tags[index].lastEstimated > now else {
+            let limit = tags[index].moving ? earliest : earliestStill
+            guard tags[index].lastEstimated <= limit || tags[index].lastEstimated > now else {
                 // Estimated too recently: its readings wait in the filters for a later update.
                 dirtyTags.append(index)
                 continue
