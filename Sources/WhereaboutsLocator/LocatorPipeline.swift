@@ -834,6 +834,15 @@ public struct LocatorPipeline: Sendable {
     }
 
     private mutating func positionPublication(_ estimate: TagEstimate, now: Double) -> Publication? {
+        // Decided before the payload is made: most estimates (tags standing still) publish nothing.
+        if let previous = lastPositions[estimate.tag] {
+            let moved = Point(x: previous.payload.x, y: previous.payload.y).distance(to: estimate.position)
+            let changed = previous.payload.zone != estimate.zone?.minor || previous.payload.floor != estimate.floor
+            guard
+                changed || moved >= configuration.positionMinimumMove
+                    || now - previous.time >= configuration.positionHeartbeat
+            else { return nil }
+        }
         let nearest = estimate.ranges.first.flatMap { range -> TagPosition.NearestAgent? in
             guard let agent = AgentID(range.agentID),
                 let proximity = TagPosition.NearestAgent.Proximity(rawValue: range.proximity.rawValue)
@@ -854,14 +863,6 @@ public struct LocatorPipeline: Sendable {
             probability: estimate.zoneProbability,
             zones: estimate.zoneProbabilities.map { ZoneShare(zone: $0.zone.minor, probability: $0.probability) }
         )
-        if let previous = lastPositions[estimate.tag] {
-            let moved = Point(x: previous.payload.x, y: previous.payload.y).distance(to: estimate.position)
-            let changed = previous.payload.zone != payload.zone || previous.payload.floor != payload.floor
-            guard
-                changed || moved >= configuration.positionMinimumMove
-                    || now - previous.time >= configuration.positionHeartbeat
-            else { return nil }
-        }
         lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now)
         return Publication(topic: topics.position(tag: estimate.tag), payload: payload.payload, qos: 0, retain: true)
     }

@@ -20,14 +20,39 @@ final class TagIdentityCache: Sendable {
 
     /// The identity these bytes name, as ``TagIdentity/init(wire:)`` reads them.
     func identity(_ bytes: UnsafeBufferPointer<UInt8>) -> TagIdentity? {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01b3 }
-        if let found = entries.withLock({ $0[hash] }), found.bytes.elementsEqual(bytes) { return found.identity }
+        let hash = Self.hash(bytes)
+        let found = entries.withLock { entries -> TagIdentity?? in
+            // Compared in place under the lock: a copy of the entry would retain and release its bytes.
+            guard let entry = entries[hash], entry.bytes.count == bytes.count else { return nil }
+            let same = entry.bytes.withUnsafeBufferPointer { $0.elementsEqual(bytes) }
+            return same ? .some(entry.identity) : nil
+        }
+        if let found { return found }
         let identity = TagIdentity(wire: String(decoding: bytes, as: UTF8.self))
         entries.withLock { entries in
             if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
             entries[hash] = Entry(bytes: Array(bytes), identity: identity)
         }
         return identity
+    }
+
+    /// A 64-bit hash of the bytes, eight at a time (a tag id is 50-odd bytes): a multiply-xorshift per word, the
+    /// length mixed in. Collisions only cost a parse, since entries are checked against their bytes.
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count)
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+            hash ^= hash >> 31
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        while offset < raw.count {
+            tail = tail << 8 | UInt64(raw[offset])
+            offset += 1
+        }
+        hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
+        return hash ^ (hash >> 29)
     }
 }
