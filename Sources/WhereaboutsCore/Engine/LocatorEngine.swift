@@ -97,7 +97,8 @@ public struct LocatorEngine: Sendable {
         /// phase, so a locator updating every 20 ms would otherwise estimate a tag heard by a dozen agents a dozen
         /// times a second, each time with one new reading: at 10,000 tags that is over 100,000 fixes a second, more
         /// than a core. Half a second keeps the added delay of a zone decision under the 1 s dwell, and replays and
-        /// the simulator, which update once a second, are unchanged. 0 estimates a tag at every update.
+        /// the simulator, which update once a second, are unchanged. 0 estimates a moving tag at every update (a
+        /// still one at every update too only with ``stillEstimateInterval`` 0).
         public var estimateInterval: Double = 0.5
         /// … and a tag the motion test takes to be still, at most this often (seconds; never more often than
         /// ``estimateInterval``). A still tag's estimate is its long RSSI averages' fix, which a second's readings

@@ -140,7 +140,9 @@ struct TagTracker: Sendable {
         var estimates: [TagEstimate] = []
         estimates.reserveCapacity(due.count)
         for (worker, share) in shares.enumerated() {
-            guard let share else { continue }
+            // Every share comes back (EstimateWork.run fills and empties each slot itself); a missing one would
+            // leave placeholders where its tags' states belong.
+            guard let share else { preconditionFailure("an estimate share did not come back from its worker") }
             for (slot, index) in zip(share.states.indices, Self.run(worker, of: workers, in: due)) {
                 tags[index] = share.states[slot]
             }

@@ -22,7 +22,7 @@ final class TagIdentityCache: Sendable {
     func identity(_ bytes: UnsafeBufferPointer<UInt8>) -> TagIdentity? {
         let hash = Self.hash(bytes)
         let found = entries.withLock { entries -> TagIdentity?? in
-            // Compared in place under the lock: a copy of the entry would retain and release its bytes.
+            // Compared under the lock, with one lookup; nothing is copied out of the mutex but the identity.
             guard let entry = entries[hash], entry.bytes.count == bytes.count else { return nil }
             let same = entry.bytes.withUnsafeBufferPointer { $0.elementsEqual(bytes) }
             return same ? .some(entry.identity) : nil
