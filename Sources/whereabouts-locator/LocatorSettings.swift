@@ -1,5 +1,4 @@
 import CommandLineSupport
-import Glibc
 import WhereaboutsCore
 import WhereaboutsLocator
 import WhereaboutsMQTT
@@ -114,12 +113,7 @@ struct LocatorSettings {
         if let interval = try settings.number("still-estimate-interval", in: 0...10) {
             pipeline.engine.stillEstimateInterval = interval
         }
-        if let workers = try settings.number("workers", in: 1...256) {
-            guard workers == workers.rounded() else { throw .invalid("--workers must be a whole number") }
-            pipeline.engine.workers = Int(workers)
-        } else {
-            pipeline.engine.workers = max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 1)
-        }
+        pipeline.engine.workers = try settings.workers()
         if let interval = try settings.number("metrics-interval", in: 0.1...86_400) {
             pipeline.metricsInterval = interval
         }

@@ -9,10 +9,15 @@ import WhereaboutsWire
 enum ReplayCommand {
     static let usage = """
         usage: whereabouts replay --map M --readings R.jsonl [--interval 1] --positions P.jsonl [--events E.jsonl]
+                                  [--workers N]
+
+        --workers N splits each tick's estimates among N threads (default: the cores online); the output is the same
+        with any number.
         """
 
     static let table: [Setting] = [
         .value("map"), .value("readings"), .value("positions"), .value("interval"), .value("events"),
+        .value("workers"),
     ]
 
     static func run(_ settings: Settings) throws -> ExitStatus {
@@ -21,10 +26,13 @@ enum ReplayCommand {
         let positionsPath = try settings.required("positions")
         let interval = try settings.number("interval", in: 0.01...3600) ?? 1
         let eventsPath = settings.value("events")
+        var configuration = LocatorReplay.defaultConfiguration
+        configuration.engine.workers = try settings.workers()
 
         let map = try RecordingFiles.map(mapPath)
         let (readings, badLines) = try RecordingFiles.records(readingsPath, as: RecordedReading.self)
-        let (output, replay) = LocatorReplay.run(map: map, readings: readings, interval: interval)
+        let (output, replay) = LocatorReplay.run(
+            map: map, readings: readings, interval: interval, configuration: configuration)
         try RecordingFiles.write(output.positions, to: positionsPath)
         if let eventsPath { try RecordingFiles.write(output.events, to: eventsPath) }
 

@@ -102,4 +102,45 @@ struct CalibrateCommandTests {
         #expect(refused == 2, "\(refusal)")
         #expect(!FileManager.default.fileExists(atPath: scratch.file("never.json")))
     }
+
+    @Test("replay writes the same positions and events with one worker or three, and refuses --workers 0")
+    func replayWorkers() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let map = Self.repositoryRoot + "/maps/demo-office.json"
+        let readings = scratch.file("readings.jsonl")
+        // 150 tags, so that each tick has enough tags to split (at least 64 per worker).
+        let (simStatus, simOutput) = try await run(
+            "whereabouts",
+            [
+                "sim", "--map", map, "--tags", "150", "--duration", "20", "--seed", "5", "--readings", readings,
+                "--truth", scratch.file("truth.jsonl"),
+            ], scratch: scratch)
+        #expect(simStatus == 0, "\(simOutput)")
+        var outputs: [String] = []
+        for workers in ["1", "3"] {
+            let positions = scratch.file("positions-\(workers).jsonl")
+            let events = scratch.file("events-\(workers).jsonl")
+            let (status, output) = try await run(
+                "whereabouts",
+                [
+                    "replay", "--map", map, "--readings", readings, "--positions", positions, "--events", events,
+                    "--workers", workers,
+                ], scratch: scratch)
+            #expect(status == 0, "\(output)")
+            outputs.append(
+                try String(contentsOfFile: positions, encoding: .utf8) + String(contentsOfFile: events, encoding: .utf8)
+            )
+        }
+        #expect(outputs[0].split(separator: "\n").count > 3_000, "150 tags for 20 s, and their events")
+        #expect(outputs[0] == outputs[1], "one worker and three disagree")
+        let (refused, refusal) = try await run(
+            "whereabouts",
+            [
+                "replay", "--map", map, "--readings", readings, "--positions", scratch.file("never.jsonl"),
+                "--workers", "0",
+            ], scratch: scratch)
+        #expect(refused == 2, "\(refusal)")
+        #expect(refusal.contains("--workers"), "\(refusal)")
+    }
 }
