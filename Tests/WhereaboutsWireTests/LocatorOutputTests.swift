@@ -42,6 +42,16 @@ struct LocatorOutputTests {
                 == #"{"tag":"\#(tagText)","name":null,"x":-1,"y":0,"floor":2,"zone":null,"zone_name":null,"#
                 + #""accuracy":8,"nearest":null,"updated":3}"#)
         #expect(try TagPosition(payload: outside.payload) == outside)
+        // Written to the millimetre and the millisecond, whatever digits the estimate carries.
+        let precise = TagPosition(
+            tag: tag, name: nil, x: 3.141_592_653, y: -2.718_281_828, floor: 1, zone: nil, zoneName: nil,
+            accuracy: 1.414_213_562, nearest: .init(agent: WireFixtures.agent, proximity: .far, distance: 7.654_321),
+            updated: 1_764_475_201.123_456)
+        #expect(
+            precise.payload
+                == #"{"tag":"\#(tagText)","name":null,"x":3.142,"y":-2.718,"floor":1,"zone":null,"zone_name":null,"#
+                + #""accuracy":1.414,"nearest":{"agent":"hall-1","proximity":"far","distance":7.654},"#
+                + #""updated":1764475201.123}"#)
     }
 
     @Test("tag zone: golden encoding, no coordinates or time, and round trip")

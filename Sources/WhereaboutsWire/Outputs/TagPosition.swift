@@ -9,7 +9,9 @@ public import WhereaboutsJSON
 ///  "accuracy":1.5,"nearest":{"agent":"hall-1","proximity":"near","distance":2.1},"updated":1764475201}
 /// ```
 ///
-/// Metres on the floor map's frame; `zone` and `zone_name` are null outside every zone, `nearest` is null
+/// Metres on the floor map's frame, written to the millimetre (`updated` to the millisecond): finer digits say
+/// nothing about a position known to a metre, and cost bytes on every message. `zone` and `zone_name` are null
+/// outside every zone, `nearest` is null
 /// when no agent hears the tag. `p` is the probability that the tag is in `zone` (in no zone, when `zone` is null);
 /// `zones` lists the zones of the floor the tag may be in (each at least 1 % likely), most likely first. Both come
 /// from the grid filter's posterior, or with trilateration from a Gaussian of the accuracy around the position.
@@ -94,17 +96,21 @@ public struct TagPosition: JSONPayload, Equatable {
                 .object(
                     JSONObject([
                         ("agent", .string($0.agent.rawValue)), ("proximity", .string($0.proximity.rawValue)),
-                        ("distance", .number($0.distance)),
+                        ("distance", .number($0.distance.rounded(toDecimals: 3))),
                     ]))
             } ?? .null
         var members: [(key: String, value: JSONValue)] = [
-            ("tag", .string(tag.description)), ("name", .optionalString(name)), ("x", .number(x)),
-            ("y", .number(y)), ("floor", .number(Double(floor))), ("zone", .optionalInteger(zone)),
+            ("tag", .string(tag.description)), ("name", .optionalString(name)),
+            ("x", .number(x.rounded(toDecimals: 3))), ("y", .number(y.rounded(toDecimals: 3))),
+            ("floor", .number(Double(floor))), ("zone", .optionalInteger(zone)),
             ("zone_name", .optionalString(zoneName)),
         ]
         if let probability { members.append(("p", .number(probability.rounded(toDecimals: 3)))) }
         if !zones.isEmpty { members.append(("zones", .array(zones.map(\.json)))) }
-        members += [("accuracy", .number(accuracy)), ("nearest", nearestJSON), ("updated", .number(updated))]
+        members += [
+            ("accuracy", .number(accuracy.rounded(toDecimals: 3))), ("nearest", nearestJSON),
+            ("updated", .number(updated.rounded(toDecimals: 3))),
+        ]
         return .object(JSONObject(members))
     }
 
