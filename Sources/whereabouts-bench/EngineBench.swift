@@ -10,12 +10,15 @@ import WhereaboutsSettings
 /// occupancy). Only those calls are timed, on this thread's CPU clock; making the readings is not. The first
 /// `--warm-up` seconds (tags being created) are run but not counted.
 ///
+/// With `--workers N` (default 1) the engine splits each update's estimates among N threads; the CPU clock is then
+/// the calling thread's alone, so compare `readings_per_wall_second` between runs with different N.
+///
 /// With `--problems FILE`, the ranges of a sample of the engine's fixes are written as JSON Lines for the scipy
 /// reference (`scripts/bench/trilateration_scipy.py`): the same ranges, the same agents, the same truth.
 enum EngineBench {
     static let table: [Setting] = [
         .value("problems"), .value("agents"), .value("tags"), .value("seconds"), .value("warm-up"), .value("seed"),
-        .value("problem-count"), .value("positioning"),
+        .value("problem-count"), .value("positioning"), .value("workers"),
     ]
 
     static func run(_ settings: Settings) throws -> ExitStatus {
@@ -27,11 +30,12 @@ enum EngineBench {
         let problemsPath = settings.value("problems")
         let problemCount = try settings.integer("problem-count") ?? 3000
         let positioningName = settings.value("positioning") ?? "trilateration"
+        let workers = try settings.integer("workers") ?? 1
         guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: positioningName) else {
             throw UsageError("--positioning grid or trilateration")
         }
-        guard agents >= 3, tagCount >= 1, seconds >= 1, warmUp >= 0 else {
-            throw UsageError("--agents ≥ 3, --tags ≥ 1, --seconds ≥ 1, --warm-up ≥ 0")
+        guard agents >= 3, tagCount >= 1, seconds >= 1, warmUp >= 0, (1...256).contains(workers) else {
+            throw UsageError("--agents ≥ 3, --tags ≥ 1, --seconds ≥ 1, --warm-up ≥ 0, --workers 1…256")
         }
 
         let layout = try BenchMap(agents: agents)
@@ -40,6 +44,7 @@ enum EngineBench {
             map: map, width: layout.width, height: layout.height, tagCount: tagCount, seed: seed)
         var configuration = LocatorEngine.Configuration()
         configuration.positioning = positioning
+        configuration.workers = workers
         var engine = LocatorEngine(map: map, configuration: configuration)
         let start = 1_767_225_600.0
         var readingCount = 0
@@ -102,6 +107,7 @@ enum EngineBench {
         Measure.emit([
             ("figure", .string("engine")),
             ("positioning", .string(positioning.rawValue)),
+            ("workers", .number(Double(workers))),
             ("agents", .number(Double(map.agents.count))),
             ("zones", .number(Double(map.zones.count))),
             ("tags", .number(Double(tagCount))),
@@ -114,6 +120,7 @@ enum EngineBench {
             ("cpu_seconds", .number(cpu)),
             ("wall_seconds", .number(wall)),
             ("readings_per_cpu_second", .number(Double(readingCount) / cpu)),
+            ("readings_per_wall_second", .number(Double(readingCount) / wall)),
             ("solves_per_cpu_second", .number(Double(estimateCount) / cpu)),
             ("median_error_m", Measure.quantile(errors, 0.5).map(JSONValue.number) ?? .null),
             ("problems_written", .number(Double(problemsWritten))),
