@@ -12,6 +12,17 @@
 public enum DetachedThread {
     /// Runs `body` on a new thread; returns 0, or `pthread_create`'s error number when the system would not make one.
     public static func start(_ body: @escaping @Sendable () -> Void) -> Int32 {
+        switch make(body) {
+        case .success(let thread):
+            pthread_detach(thread)
+            return 0
+        case .failure(let error):
+            return error.number
+        }
+    }
+
+    /// A joinable thread running `body`, or `pthread_create`'s error number.
+    static func make(_ body: @escaping @Sendable () -> Void) -> Result<pthread_t, CreateError> {
         let start = Unmanaged.passRetained(Start(body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(
@@ -23,10 +34,14 @@ public enum DetachedThread {
             }, start)
         guard result == 0 else {
             Unmanaged<Start>.fromOpaque(start).release()
-            return result
+            return .failure(CreateError(number: result))
         }
-        pthread_detach(thread)
-        return 0
+        return .success(thread)
+    }
+
+    /// `pthread_create`'s error number.
+    struct CreateError: Error {
+        var number: Int32
     }
 
     /// What the thread runs; travels through pthread's `void *` argument.

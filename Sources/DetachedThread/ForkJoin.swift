@@ -23,31 +23,14 @@ public enum ForkJoin {
             var threads: [pthread_t] = []
             var inline: [Int] = []
             for index in 1..<count {
-                let piece = Unmanaged.passRetained(Piece { body(index) }).toOpaque()
-                var thread = pthread_t()
-                let result = pthread_create(
-                    &thread, nil,
-                    { context in
-                        guard let context else { return nil }
-                        Unmanaged<Piece>.fromOpaque(context).takeRetainedValue().body()
-                        return nil
-                    }, piece)
-                if result == 0 {
-                    threads.append(thread)
-                } else {
-                    Unmanaged<Piece>.fromOpaque(piece).release()
-                    inline.append(index)
+                switch DetachedThread.make({ body(index) }) {
+                case .success(let thread): threads.append(thread)
+                case .failure: inline.append(index)
                 }
             }
             body(0)
             for index in inline { body(index) }
             for thread in threads { pthread_join(thread, nil) }
         }
-    }
-
-    /// One thread's piece; travels through pthread's `void *` argument.
-    private final class Piece: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
 }
