@@ -57,6 +57,15 @@ for round in 1 2 3; do
     "$python" scripts/bench/trilateration_scipy.py "$out/problems.jsonl" --k 4 --seconds 3 | record
 done
 
+cores=$(getconf _NPROCESSORS_ONLN)  # not nproc: it heeds the OMP_NUM_THREADS=1 set for the Python references
+echo "== engine on every core: one worker against $cores, per wall second (3 rounds each, alternated)" >&2
+for round in 1 2 3; do
+    for workers in 1 "$cores"; do
+        "$bench" engine --agents 50 --tags 1000 --seconds 30 --warm-up 10 --workers "$workers" \
+            | sed 's/"figure":"engine"/"figure":"engine_workers"/' | record
+    done
+done
+
 echo "== engine: cost per reading from 100 to 10,000 tags" >&2
 "$bench" engine --agents 50 --tags 100 --seconds 300 --warm-up 10 | sed 's/"figure":"engine"/"figure":"engine_100"/' | record
 "$bench" engine --agents 50 --tags 10000 --seconds 10 --warm-up 5 | sed 's/"figure":"engine"/"figure":"engine_10000"/' | record
