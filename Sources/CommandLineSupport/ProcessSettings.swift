@@ -60,12 +60,13 @@ extension SettingsError {
     }
 }
 
+/// How many cores are online (at least 1).
+public var onlineCores: Int { max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 1) }
+
 extension Settings {
     /// `--workers N`: how many threads an engine update may split its estimates among; by default the cores online.
     public func workers() throws(SettingsError) -> Int {
-        guard let count = try number("workers", in: 1...256) else {
-            return max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 1)
-        }
+        guard let count = try number("workers", in: 1...256) else { return onlineCores }
         guard count == count.rounded() else { throw .invalid("--workers must be a whole number") }
         return Int(count)
     }

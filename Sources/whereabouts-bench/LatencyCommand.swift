@@ -228,7 +228,7 @@ enum LatencyCommand {
         var locatorFields: [(String, JSONValue)] = []
         if let locator, locator.seconds > 0, readings > 0 {
             let cpu = locator.last.cpuSeconds - locator.first.cpuSeconds
-            let cores = Double(max(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 1))
+            let cores = Double(onlineCores)
             locatorFields = [
                 ("locator_cpu_seconds", .number(cpu)),
                 ("locator_cpu_share_of_cores", .number(cpu / locator.seconds / cores)),

@@ -13,9 +13,10 @@ enum RenderCommand {
                whereabouts render --map M --readings R.jsonl --posterior TAG [--at UNIX] [--truth T.jsonl]
                    [--scale PX] --out FILE.svg
 
-        --scale PX sets the pixels per metre (default 30). With --posterior, the readings are replayed (as `whereabouts replay` does, with the grid filter) up to --at
-        (default: the last reading), and the drawing shows that tag's posterior over its floor's cells, its estimate
-        with its accuracy and, with --truth, where it really was at that moment.
+        --scale PX sets the pixels per metre (default 30). With --posterior, the readings are replayed (as
+        `whereabouts replay` does, with the grid filter) up to --at (default: the last reading), and the drawing shows
+        that tag's posterior over its floor's cells, its estimate with its accuracy and, with --truth, where it really
+        was at that moment.
         """
 
     static let table: [Setting] = [

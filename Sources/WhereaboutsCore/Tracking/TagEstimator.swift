@@ -8,12 +8,15 @@ struct TagEstimator: Sendable {
     let configuration: LocatorEngine.Configuration
     let wallsByFloor: [UInt16: [Wall]]
     /// One per floor with the grid filter; refreshed (between updates) when the radio constants change.
-    var grids: [FloorGrid] = []
+    private(set) var grids: [FloorGrid] = []
     private(set) var gridIndexByFloor: [UInt16: Int] = [:]
+    /// The radio constants the grids' gain tables were made with.
+    private var gridRadio: RadioConstants
 
     init(map: FloorMap, configuration: LocatorEngine.Configuration, radio: RadioConstants) {
         self.map = map
         self.configuration = configuration
+        gridRadio = radio
         wallsByFloor = configuration.usesWalls ? Dictionary(grouping: map.walls, by: \.floor) : [:]
         if configuration.positioning.resolved(for: map) == .grid {
             for floor in map.floors {
@@ -31,6 +34,13 @@ struct TagEstimator: Sendable {
 
     /// Whether positions come from the grid filter (whose estimates carry the posterior's zone masses).
     var usesGrid: Bool { !grids.isEmpty }
+
+    /// Remakes the grids' gain tables when the radio constants in force are no longer those they were made with.
+    mutating func refreshGrids(for radio: RadioConstants) {
+        guard usesGrid, radio != gridRadio else { return }
+        gridRadio = radio
+        for index in grids.indices { grids[index].refresh(radio: radio, map: map) }
+    }
 
     /// A tag's estimate now, or nil when its ranges are too few; updates its floor, motion, track or posterior.
     ///
@@ -50,7 +60,6 @@ struct TagEstimator: Sendable {
             return gridEstimate(
                 &state, gridIndex: gridIndex, ranges: ranges, now: now, radio: radio, scratch: &scratch)
         }
-        state.pending.removeAll(keepingCapacity: true)
 
         let position: Point
         let accuracy: Double

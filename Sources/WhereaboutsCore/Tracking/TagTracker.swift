@@ -22,7 +22,6 @@ struct TagTracker: Sendable {
     static let tagsPerWorker = 64
 
     private var estimator: TagEstimator
-    private var gridRadio: RadioConstants
     private var tags: [TagState] = []
     private var tagIndexByIdentity: [TagIdentity: Int] = [:]
     private var dirtyTags: [Int] = []
@@ -33,8 +32,7 @@ struct TagTracker: Sendable {
 
     /// No tags yet.
     init(map: FloorMap, configuration: LocatorEngine.Configuration) {
-        gridRadio = RadioConstants(map: map)
-        estimator = TagEstimator(map: map, configuration: configuration, radio: gridRadio)
+        estimator = TagEstimator(map: map, configuration: configuration, radio: RadioConstants(map: map))
         scratch = [EstimateScratch(configuration: configuration.grid)]
     }
 
@@ -74,10 +72,7 @@ struct TagTracker: Sendable {
     /// threads; each tag's estimate depends on its own state alone, so the estimates are the same, in the same
     /// order, however many workers made them.
     mutating func estimateHeard(now: Double, radio: RadioConstants, zones: ZoneGeometry) -> [TagEstimate] {
-        if estimator.usesGrid, radio != gridRadio {
-            gridRadio = radio
-            for index in estimator.grids.indices { estimator.grids[index].refresh(radio: radio, map: estimator.map) }
-        }
+        estimator.refreshGrids(for: radio)
         let dirty = dirtyTags
         dirtyTags.removeAll(keepingCapacity: true)
         // A little slack, so that updates on whole multiples of the interval (a replay's ticks) are not put off by

@@ -7,7 +7,6 @@ struct ZoneMembership: Sendable {
     /// The zones, in map order.
     let zones: [Zone]
     private let configuration: ZoneHysteresis.Configuration
-    private let zonesByFloor: [UInt16: [Zone]]
     private let zoneIndexByKey: [ZoneKey: Int]
     private var members: [Set<TagIdentity>]
     private var states: [ZoneState]
@@ -22,7 +21,6 @@ struct ZoneMembership: Sendable {
     init(map: FloorMap, configuration: ZoneHysteresis.Configuration) {
         zones = map.zones
         self.configuration = configuration
-        zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
         geometry = ZoneGeometry(map: map)
         zoneIndexByKey = Dictionary(map.zones.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { a, _ in a })
         members = Array(repeating: [], count: map.zones.count)
@@ -55,7 +53,7 @@ struct ZoneMembership: Sendable {
         }
         if let change = hysteresis.update(
             position: position,
-            zones: zonesByFloor[floor] ?? [],
+            zones: geometry.zones(onFloor: floor),
             time: time,
             configuration: configuration
         ) {
@@ -192,11 +190,14 @@ struct ZoneGeometry: Sendable {
         obstaclesByFloor = Dictionary(grouping: map.obstacles, by: \.floor).mapValues { $0.map(\.polygon) }
     }
 
+    /// The zones of a floor, in map order.
+    func zones(onFloor floor: UInt16) -> [Zone] { zonesByFloor[floor] ?? [] }
+
     /// The probability mass per zone of a floor for a position known to `accuracy` metres (the trilateration
     /// path): a Gaussian over the free floor, integrated over each zone (``ZoneEvidence``).
     func evidence(floor: UInt16, position: Point, accuracy: Double) -> ZoneEvidence {
         ZoneEvidence(
-            position: position, accuracy: accuracy, zones: zonesByFloor[floor] ?? [],
+            position: position, accuracy: accuracy, zones: zones(onFloor: floor),
             outline: outlineByFloor[floor] ?? Polygon([]), obstacles: obstaclesByFloor[floor] ?? [])
     }
 }
