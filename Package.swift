@@ -84,7 +84,8 @@ let package = Package(
 
         // MARK: - Shells
         // Logging, files, signals, and the real environment and files behind the settings.
-        .target(name: "CommandLineSupport", dependencies: ["WhereaboutsSettings", "WhereaboutsMQTT"]),
+        .target(
+            name: "CommandLineSupport", dependencies: ["WhereaboutsSettings", "WhereaboutsMQTT", "WhereaboutsCore"]),
         .executableTarget(
             name: "whereabouts",
             dependencies: [

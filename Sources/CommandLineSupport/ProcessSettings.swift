@@ -1,3 +1,4 @@
+public import WhereaboutsCore
 public import WhereaboutsSettings
 
 #if canImport(Glibc)
@@ -69,5 +70,22 @@ extension Settings {
         guard let count = try number("workers", in: 1...256) else { return onlineCores }
         guard count == count.rounded() else { throw .invalid("--workers must be a whole number") }
         return Int(count)
+    }
+
+    /// `--positioning automatic|grid|trilateration` and `--lag S`: which tracker positions the tags, and the grid
+    /// filter's fixed lag in seconds (0–10; a lag makes `automatic` the grid filter, the only one with a lag).
+    public func applyTracker(to configuration: inout LocatorEngine.Configuration) throws(SettingsError) {
+        if let text = value("positioning") {
+            guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: text) else {
+                throw .invalid("--positioning must be automatic, grid or trilateration, not \"\(text)\"")
+            }
+            configuration.positioning = positioning
+        }
+        if let lag = try number("lag", in: 0...10) {
+            guard lag == 0 || configuration.positioning != .trilateration else {
+                throw .invalid("--lag needs the grid filter: trilateration has no fixed-lag smoother")
+            }
+            configuration.grid.lag = lag
+        }
     }
 }

@@ -859,7 +859,8 @@ public struct LocatorPipeline: Sendable {
             zoneName: estimate.zone.flatMap { zoneNames[$0] },
             accuracy: estimate.accuracy,
             nearest: nearest,
-            updated: now,
+            // When the tag was there: now, or with a fixed lag that much earlier.
+            updated: estimate.time,
             probability: estimate.zoneProbability,
             zones: estimate.zoneProbabilities.map { ZoneShare(zone: $0.zone.minor, probability: $0.probability) }
         )

@@ -18,7 +18,7 @@ import WhereaboutsSettings
 enum EngineBench {
     static let table: [Setting] = [
         .value("problems"), .value("agents"), .value("tags"), .value("seconds"), .value("warm-up"), .value("seed"),
-        .value("problem-count"), .value("positioning"), .value("workers"),
+        .value("problem-count"), .value("positioning"), .value("workers"), .value("lag"),
     ]
 
     static func run(_ settings: Settings) throws -> ExitStatus {
@@ -31,6 +31,7 @@ enum EngineBench {
         let problemCount = try settings.integer("problem-count") ?? 3000
         let positioningName = settings.value("positioning") ?? "trilateration"
         let workers = try settings.integer("workers") ?? 1
+        let lag = try settings.number("lag", in: 0...10) ?? 0
         guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: positioningName) else {
             throw UsageError("--positioning grid or trilateration")
         }
@@ -45,6 +46,7 @@ enum EngineBench {
         var configuration = LocatorEngine.Configuration()
         configuration.positioning = positioning
         configuration.workers = workers
+        configuration.grid.lag = lag
         var engine = LocatorEngine(map: map, configuration: configuration)
         let start = 1_767_225_600.0
         var readingCount = 0
@@ -56,6 +58,7 @@ enum EngineBench {
         var errors: [Double] = []
         var problems = ""
         var problemsWritten = 0
+        var recentTruth: [Double: [TagIdentity: Point]] = [:]
 
         for second in 0..<(warmUp + seconds) {
             let end = start + Double(second + 1)
@@ -84,14 +87,20 @@ enum EngineBench {
             estimateCount += update.estimates.count
             eventCount += update.events.count
             occupancyCount += update.occupancyChanges.count
-            // Sanity, untimed: the engine must be doing real work, so say how close it gets.
+            // Sanity, untimed: the engine must be doing real work, so say how close it gets (against the truth
+            // when each estimate was made: with a lag, an earlier update's).
             var truth: [TagIdentity: Point] = [:]
-            if second == warmUp + seconds - 1 || (problemsPath != nil && problemsWritten < problemCount) {
+            let last = second == warmUp + seconds - 1
+            let scored = second >= warmUp + seconds - 1 - Int(lag.rounded(.up))
+            if scored || (problemsPath != nil && problemsWritten < problemCount) {
                 for tag in load.tags { truth[tag.identity] = tag.position }
             }
-            if second == warmUp + seconds - 1 {
+            if scored { recentTruth[now] = truth }
+            if last {
                 for estimate in update.estimates {
-                    if let real = truth[estimate.tag] { errors.append(real.distance(to: estimate.position)) }
+                    if let real = recentTruth[estimate.time]?[estimate.tag] {
+                        errors.append(real.distance(to: estimate.position))
+                    }
                 }
             }
             if problemsPath != nil {
@@ -108,6 +117,7 @@ enum EngineBench {
             ("figure", .string("engine")),
             ("positioning", .string(positioning.rawValue)),
             ("workers", .number(Double(workers))),
+            ("lag", .number(lag)),
             ("agents", .number(Double(map.agents.count))),
             ("zones", .number(Double(map.zones.count))),
             ("tags", .number(Double(tagCount))),

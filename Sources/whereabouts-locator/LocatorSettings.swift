@@ -30,6 +30,11 @@ struct LocatorSettings {
                                    the same for a tag standing still (default 1; at most as often as
                                    --estimate-interval; 0: as often as a moving tag; both 0: every tag at
                                    every update)
+          --positioning MODE       grid: a Bayes filter over the floor's cells; trilateration; automatic: the
+                                   grid when the map carries a radio map or --lag is set, else trilateration
+                                   (default)
+          --lag SECONDS            report each tag's position this much later, smoothed with the readings
+                                   that came since (grid filter only; default 0: no delay)
           --workers N              threads an update may split its estimates among (default: the cores online;
                                    the estimates are the same with any number)
           --metrics-interval S     seconds between metrics messages (default 10)
@@ -64,6 +69,8 @@ struct LocatorSettings {
             .value("update-interval", "WHEREABOUTS_UPDATE_INTERVAL"),
             .value("estimate-interval", "WHEREABOUTS_ESTIMATE_INTERVAL"),
             .value("still-estimate-interval", "WHEREABOUTS_STILL_ESTIMATE_INTERVAL"),
+            .value("positioning", "WHEREABOUTS_POSITIONING"),
+            .value("lag", "WHEREABOUTS_LAG"),
             .value("workers", "WHEREABOUTS_WORKERS"),
             .value("metrics-interval", "WHEREABOUTS_METRICS_INTERVAL"),
             .switchFlag("no-discovery", "WHEREABOUTS_NO_DISCOVERY"),
@@ -113,6 +120,7 @@ struct LocatorSettings {
         if let interval = try settings.number("still-estimate-interval", in: 0...10) {
             pipeline.engine.stillEstimateInterval = interval
         }
+        try settings.applyTracker(to: &pipeline.engine)
         pipeline.engine.workers = try settings.workers()
         if let interval = try settings.number("metrics-interval", in: 0.1...86_400) {
             pipeline.metricsInterval = interval

@@ -9,7 +9,11 @@ import WhereaboutsWire
 enum ReplayCommand {
     static let usage = """
         usage: whereabouts replay --map M --readings R.jsonl [--interval 1] --positions P.jsonl [--events E.jsonl]
-                                  [--workers N]
+                                  [--positioning automatic|grid|trilateration] [--lag S] [--workers N]
+
+        --positioning and --lag choose the tracker as the locator's flags do (default automatic: the grid filter when
+        the map carries a radio map or a lag is set, else trilateration; with --lag S, each position is of S seconds
+        before, smoothed with the readings since).
 
         --workers N splits each tick's estimates among N threads (default: the cores online); the output is the same
         with any number.
@@ -17,7 +21,7 @@ enum ReplayCommand {
 
     static let table: [Setting] = [
         .value("map"), .value("readings"), .value("positions"), .value("interval"), .value("events"),
-        .value("workers"),
+        .value("positioning"), .value("lag"), .value("workers"),
     ]
 
     static func run(_ settings: Settings) throws -> ExitStatus {
@@ -28,6 +32,7 @@ enum ReplayCommand {
         let eventsPath = settings.value("events")
         var configuration = LocatorReplay.defaultConfiguration
         configuration.engine.workers = try settings.workers()
+        try settings.applyTracker(to: &configuration.engine)
 
         let map = try RecordingFiles.map(mapPath)
         let (readings, badLines) = try RecordingFiles.records(readingsPath, as: RecordedReading.self)

@@ -143,4 +143,57 @@ struct CalibrateCommandTests {
         #expect(refused == 2, "\(refusal)")
         #expect(refusal.contains("--workers"), "\(refusal)")
     }
+
+    /// Runs `whereabouts evaluate --json` on a positions file; the median and p90 error.
+    func evaluate(_ positions: String, truth: String, map: String, scratch: ScratchDirectory) async throws -> (
+        median: Double, p90: Double
+    ) {
+        let (status, report) = try await run(
+            "whereabouts", ["evaluate", "--positions", positions, "--truth", truth, "--map", map, "--json"],
+            scratch: scratch)
+        #expect(status == 0, "\(report)")
+        let line = try #require(report.split(separator: "\n").last { $0.hasPrefix("{") })
+        let error = try JSONParser().parse(Array(line.utf8)).object?["error_m"]?.object
+        return (try #require(error?["median"]?.double), try #require(error?["p90"]?.double))
+    }
+
+    @Test("replay --positioning grid --lag 1 reports positions a second later and closer; bad choices exit 2")
+    func replayLag() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let map = Self.repositoryRoot + "/maps/kolakowski-flat.json"
+        let readings = try TestFixtures.path("kolakowski/robot-readings.jsonl")
+        let truth = try TestFixtures.path("kolakowski/robot-truth.jsonl")
+        var figures: [(median: Double, p90: Double)] = []
+        var lastTimes: [Double] = []
+        for lag in ["0", "1"] {
+            let positions = scratch.file("positions-\(lag).jsonl")
+            let (status, output) = try await run(
+                "whereabouts",
+                [
+                    "replay", "--map", map, "--readings", readings, "--positions", positions, "--positioning",
+                    "grid", "--lag", lag,
+                ], scratch: scratch)
+            #expect(status == 0, "\(output)")
+            figures.append(try await evaluate(positions, truth: truth, map: map, scratch: scratch))
+            let times = try String(contentsOfFile: positions, encoding: .utf8).split(separator: "\n").compactMap {
+                try JSONParser().parse(Array($0.utf8)).object?["t"]?.double
+            }
+            lastTimes.append(try #require(times.max()))
+        }
+        print("kolakowski robot path, grid, default constants: lag 0 \(figures[0]), lag 1 \(figures[1])")
+        #expect(figures[1].median < figures[0].median)
+        #expect(lastTimes[1] <= lastTimes[0] - 1 + 1e-3, "the lagged replay's newest position is a second older")
+        for (arguments, flag) in [
+            (["--positioning", "trilateration", "--lag", "1"], "--lag"),
+            (["--positioning", "nearest"], "--positioning"),
+        ] {
+            let (refused, refusal) = try await run(
+                "whereabouts",
+                ["replay", "--map", map, "--readings", readings, "--positions", scratch.file("never.jsonl")]
+                    + arguments, scratch: scratch)
+            #expect(refused == 2, "\(refusal)")
+            #expect(refusal.contains(flag), "\(refusal)")
+        }
+    }
 }

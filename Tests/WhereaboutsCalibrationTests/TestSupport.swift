@@ -63,10 +63,11 @@ func simulate(
 /// The error distribution of a replay against truth.
 func replayError(
     map: FloorMap, readings: [RecordedReading], truth: [TruthRecord],
-    positioning: LocatorEngine.Configuration.Positioning = .trilateration
+    positioning: LocatorEngine.Configuration.Positioning = .trilateration, lag: Double = 0
 ) throws -> AccuracyReport.Distribution {
     var configuration = LocatorReplay.defaultConfiguration
     configuration.engine.positioning = positioning
+    configuration.engine.grid.lag = lag
     let (output, _) = LocatorReplay.run(map: map, readings: readings, configuration: configuration)
     let report = AccuracyReport(positions: output.positions, truth: truth, map: map)
     return try #require(report.error)

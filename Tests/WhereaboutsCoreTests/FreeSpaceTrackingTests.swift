@@ -74,7 +74,7 @@ struct FreeSpaceTrackingTests {
         let level = -20 * logarithm10(map.agents[agent].position.distance(to: start))
         let observation = GridFilter.Observation(slot: grid.slotOfAgent[agent], level: level)
         _ = try #require(
-            filter.update(&posterior, observations: [observation], grid: grid, gridIndex: 0, now: elapsed))
+            filter.update(&posterior, observations: [observation], grids: [grid], gridIndex: 0, now: elapsed))
         let result = try #require(posterior)
         var cells: [(centre: Point, p: Float)] = []
         for row in 0..<result.rows {
@@ -106,6 +106,30 @@ struct FreeSpaceTrackingTests {
         #expect(walled.map(\.p).reduce(0, +) > 0.99)
         // Without the wall the same update puts mass east of it: the check can fail.
         #expect(eastOpen > 0.05)
+    }
+
+    @Test("a window at the grid's corner whose first row and column hold no mass is predicted within the grid")
+    func emptyEdgeRow() throws {
+        // A kept window's margin can be all walls or outside the outline; at the grid's edge, the kernel reaches
+        // past it. Such a row was once spread as if it had mass, out of the buffers.
+        let map = try Self.map(blocksWalking: true)
+        let configuration = GridFilter.Configuration()
+        let floor = try #require(map.floor(major: 1))
+        let grid = FloorGrid(
+            floor: floor, map: map, zones: map.zones(onFloor: 1), walls: [], obstacles: [], barriers: [],
+            radio: RadioConstants(map: map), configuration: configuration)
+        var filter = GridFilter(configuration: configuration)
+        var posterior: GridPosterior? = GridPosterior(
+            gridIndex: 0, column0: 0, row0: 0, columns: 2, rows: 2, probabilities: [0, 0, 0, 1], offset: 0,
+            offsetVariance: 1, time: 0, astray: 0)
+        let agent = try #require(map.agentIndex(of: "w1"))
+        let observation = GridFilter.Observation(slot: grid.slotOfAgent[agent], level: -20 * logarithm10(2))
+        let summary = try #require(
+            filter.update(&posterior, observations: [observation], grids: [grid], gridIndex: 0, now: 3))
+        let result = try #require(posterior)
+        #expect(abs(result.probabilities.reduce(0, +) - 1) < 1e-4)
+        #expect(result.column0 >= 0 && result.row0 >= 0)
+        #expect(summary.mean.x > 0 && summary.mean.y > 0)
     }
 
     @Test("the motion model moves mass through the door")

@@ -153,6 +153,14 @@ struct AccuracyHarnessTests {
             note:
                 "grid filter, \(scenario.tags) tags, \(Int(scenario.duration)) s, seed \(scenario.seed), default settings"
         )
+        // The same readings with a second of fixed lag (issue 11, item 5): each position is of a second earlier,
+        // smoothed with the readings since, and scored against the truth then.
+        configuration.engine.grid.lag = 1
+        let (lagged, _) = LocatorReplay.run(map: map, readings: readings, configuration: configuration)
+        let laggedReport = AccuracyReport(positions: lagged.positions, truth: truth, map: map)
+        print(
+            "accuracy grid \(scenario.name), 1 s lag: \(try Baseline(laggedReport)), " + zoneFigures(laggedReport))
+        #expect((laggedReport.zoneAccuracy ?? 0) > (report.zoneAccuracy ?? 1), "the lag must pay for its delay")
     }
 
     @Test("the grid filter with default constants on the Kolakowski robot path")

@@ -22,14 +22,15 @@ public struct LocatorEngine: Sendable {
             /// Trilateration of smoothed ranges and a Kalman track.
             case trilateration
             /// The grid filter when the map carries a radio map (some agent has a ``RadioSurface``, which only the
-            /// grid filter uses), trilateration otherwise.
+            /// grid filter uses) or a fixed lag is asked for (``GridFilter/Configuration/lag``, which only the grid
+            /// filter has), trilateration otherwise.
             case automatic
+        }
 
-            /// What this choice comes to for a map.
-            public func resolved(for map: FloorMap) -> Positioning {
-                guard self == .automatic else { return self }
-                return map.agents.contains { $0.radioSurface != nil } ? .grid : .trilateration
-            }
+        /// What ``positioning`` comes to for a map.
+        public func resolvedPositioning(for map: FloorMap) -> Positioning {
+            guard positioning == .automatic else { return positioning }
+            return grid.lag > 0 || map.agents.contains { $0.radioSurface != nil } ? .grid : .trilateration
         }
 
         /// How positions are estimated. By default the grid filter for a map with a radio map, which
@@ -250,13 +251,15 @@ public struct LocatorEngine: Sendable {
                 estimate.zoneEvidence
                 ?? zones.geometry.evidence(
                     floor: estimate.floor, position: estimate.position, accuracy: estimate.accuracy)
+            // At the estimate's time: with a lag (grid filter), an earlier update's, smoothed.
             let placed =
                 grid
                 ? zones.place(
-                    estimate.tag, floor: estimate.floor, evidence: evidence, time: now, transitions: &result.events)
-                : zones.place(
-                    estimate.tag, floor: estimate.floor, position: estimate.position, evidence: evidence, time: now,
+                    estimate.tag, floor: estimate.floor, evidence: evidence, time: estimate.time,
                     transitions: &result.events)
+                : zones.place(
+                    estimate.tag, floor: estimate.floor, position: estimate.position, evidence: evidence,
+                    time: estimate.time, transitions: &result.events)
             estimate.zone = placed.zone
             estimate.zoneProbability = placed.probability
             estimate.zoneProbabilities = evidence.reported

@@ -61,6 +61,10 @@ public struct GridFilter: Sendable {
         /// After this many updates in a row loudest at an agent farther than 1.5 × ``initialRadius`` from the
         /// estimate, the window restarts.
         public var astrayUpdates: Int = 3
+        /// Fixed lag, in seconds: 0 (the default) reports each update's filtered posterior; above 0, each update
+        /// reports the posterior of the newest earlier update at least this old, smoothed with the readings that
+        /// came since (a fixed-lag smoother), so positions are that much later and more accurate.
+        public var lag: Double = 0
 
         public init() {}
     }
@@ -75,6 +79,10 @@ public struct GridFilter: Sendable {
 
     /// What an update says about a tag.
     struct Summary: Sendable {
+        /// The time the posterior is for: the update's, or with a lag an earlier update's.
+        var time: Double
+        /// Its floor grid (index in the tracker's grids).
+        var gridIndex: Int
         /// Posterior mean position.
         var mean: Point
         /// Root-mean-square distance of the posterior from its mean, in metres.
@@ -105,6 +113,9 @@ public struct GridFilter: Sendable {
     private var logs: [Float] = []
     private var weights: [Float] = []
     private var chosen: [Observation] = []
+    /// With a lag: the update's likelihood per cell of the work window, and the smoother's backward factor.
+    private var likelihoods: [Float] = []
+    private var backward: [Float] = []
     /// The prediction kernel in force: taps from −reach to +reach, and the variance (cells²) it was made for.
     private var kernel: [Float] = [1]
     private var kernelVariance: Double = 0
@@ -123,14 +134,21 @@ public struct GridFilter: Sendable {
     // MARK: - Update
 
     /// Brings a tag's posterior to `now` with the readings of one update; nil when no agent could weigh in.
+    ///
+    /// With ``Configuration/lag`` above 0 the summary is that of an earlier update, smoothed (see
+    /// ``smooth(_:now:grids:)``), or nil when no update is old enough yet.
     mutating func update(
         _ state: inout GridPosterior?,
         observations allObservations: [Observation],
-        grid: FloorGrid,
+        grids: [FloorGrid],
         gridIndex: Int,
         now: Double
     ) -> Summary? {
         guard !allObservations.isEmpty else { return nil }
+        let grid = grids[gridIndex]
+        let lagged = configuration.lag > 0
+        /// Seconds walked since the posterior's last update; nil when the window (re)starts.
+        var elapsed: Double?
         chosen.removeAll(keepingCapacity: true)
         chosen.append(contentsOf: allObservations)
         if chosen.count > configuration.maximumAgentsPerUpdate {
@@ -142,6 +160,7 @@ public struct GridFilter: Sendable {
             previous.astray < configuration.astrayUpdates
         {
             state = nil  // one reference to the probabilities, so that they are rewritten in place
+            elapsed = now - previous.time
             predict(&previous, elapsed: now - previous.time, grid: grid)
             posterior = previous
         } else {
@@ -155,20 +174,154 @@ public struct GridFilter: Sendable {
             !grid.tables[observation.slot].covers(
                 column0: window.column0, row0: window.row0, columns: window.columns, rows: window.rows)
         }
+        if lagged { clearLikelihoods() }
         if !chosen.isEmpty, !weigh(&posterior, grid: grid) {
             // Nothing in the window fits at all: start again around the loudest agents.
             posterior = start(grid: grid, gridIndex: gridIndex, previous: posterior, now: now)
+            elapsed = nil
+            if lagged { clearLikelihoods() }
             _ = weigh(&posterior, grid: grid)
         }
-        keep(&posterior)
-        let summary = summarise(posterior, grid: grid)
+        let kept = keep(&posterior)
+        let summary = summarise(posterior, grid: grid, gridIndex: gridIndex)
         if let loudest = chosen.max(by: { $0.level < $1.level }) {
             let agent = grid.tables[loudest.slot].agentPosition
             let far = agent.distance(to: summary.mean) > 1.5 * configuration.initialRadius
             posterior.astray = far ? posterior.astray + 1 : 0
         }
+        guard lagged else {
+            state = posterior
+            return summary
+        }
+        posterior.steps.append(step(of: posterior, kept: kept, elapsed: elapsed))
+        let smoothed = smooth(&posterior, now: now, grids: grids)
         state = posterior
-        return summary
+        return smoothed
+    }
+
+    // MARK: - Fixed lag
+
+    /// The update just made, for the smoother: its filtered posterior and its likelihood on the same cells.
+    private func step(of posterior: GridPosterior, kept: Window, elapsed: Double?) -> GridStep {
+        var likelihood: [Float] = []
+        likelihood.reserveCapacity(kept.count)
+        let columns = work.columns
+        likelihoods.withUnsafeBufferPointer { l in
+            for row in kept.row0..<kept.row0 + kept.rows {
+                let base = row * columns
+                likelihood.append(contentsOf: l[base + kept.column0..<base + kept.column0 + kept.columns])
+            }
+        }
+        return GridStep(
+            gridIndex: posterior.gridIndex, column0: posterior.column0, row0: posterior.row0,
+            columns: posterior.columns, rows: posterior.rows, time: posterior.time,
+            filtered: posterior.probabilities, likelihood: likelihood, elapsed: elapsed)
+    }
+
+    /// Sets the likelihood of every cell of the work window to 1 (no reading weighed yet).
+    private mutating func clearLikelihoods() {
+        let count = work.count
+        if likelihoods.count < count {
+            likelihoods = [Float](repeating: 1, count: count)
+        } else {
+            likelihoods.withUnsafeMutableBufferPointer { l in
+                for index in 0..<count { l[index] = 1 }
+            }
+        }
+    }
+
+    /// The fixed-lag smoother: the newest kept step at least ``Configuration/lag`` old (and not reported yet),
+    /// given every reading since, summarised; nil when there is none. The steps up to it are then dropped.
+    ///
+    /// Backward from the newest step n, with β_n = 1: β_k(x) = Σ_x' T(x, x') · ℓ_k+1(x') · β_k+1(x'), where T is the
+    /// prediction's walk and ℓ the step's likelihood; the smoothed posterior of step m is filtered_m · β_m,
+    /// normalised. T is the same blur the prediction runs, applied to ℓ·β (the blur along rows then columns is
+    /// symmetric away from walls; beside them, the order of its two passes makes it slightly less so). A step
+    /// that restarted the window breaks the chain: β is 1 again before it.
+    private mutating func smooth(_ posterior: inout GridPosterior, now: Double, grids: [FloorGrid]) -> Summary? {
+        let due = now - configuration.lag + 1e-6
+        guard let target = posterior.steps.lastIndex(where: { $0.time <= due }) else { return nil }
+        var index = posterior.steps.count - 1
+        setBackward(count: posterior.steps[index].filtered.count)
+        while index > target {
+            let step = posterior.steps[index]
+            let before = posterior.steps[index - 1]
+            guard let elapsed = step.elapsed, step.gridIndex == before.gridIndex else {
+                setBackward(count: before.filtered.count)
+                index -= 1
+                continue
+            }
+            var carried = GridPosterior(
+                gridIndex: step.gridIndex, column0: step.column0, row0: step.row0, columns: step.columns,
+                rows: step.rows, probabilities: step.likelihood, offset: 0, offsetVariance: 0, time: step.time,
+                astray: 0)
+            // Only where the step's posterior has mass: the other cells (walls, obstacles, pruned away) are no
+            // place the tag could have been, and the walk never leaves from them.
+            carried.probabilities.withUnsafeMutableBufferPointer { g in
+                backward.withUnsafeBufferPointer { b in
+                    step.filtered.withUnsafeBufferPointer { f in
+                        for cell in 0..<g.count { g[cell] = f[cell] > 0 ? g[cell] * b[cell] : 0 }
+                    }
+                }
+            }
+            predict(&carried, elapsed: elapsed, grid: grids[step.gridIndex])
+            readBackward(onto: before)
+            index -= 1
+        }
+        let step = posterior.steps[target]
+        var smoothed = GridPosterior(
+            gridIndex: step.gridIndex, column0: step.column0, row0: step.row0, columns: step.columns,
+            rows: step.rows, probabilities: step.filtered, offset: 0, offsetVariance: 0, time: step.time,
+            astray: 0)
+        var total: Float = 0
+        smoothed.probabilities.withUnsafeMutableBufferPointer { p in
+            backward.withUnsafeBufferPointer { b in
+                for cell in 0..<p.count {
+                    p[cell] *= b[cell]
+                    total += p[cell]
+                }
+            }
+        }
+        // Nothing left (only rounding could do it): the filtered posterior stands.
+        if !(total > 0) || !total.isFinite { smoothed.probabilities = step.filtered }
+        posterior.steps.removeFirst(target + 1)
+        return summarise(smoothed, grid: grids[step.gridIndex], gridIndex: step.gridIndex)
+    }
+
+    /// The backward factor: 1 on each of `count` cells.
+    private mutating func setBackward(count: Int) {
+        backward.removeAll(keepingCapacity: true)
+        backward.reserveCapacity(count)
+        for _ in 0..<count { backward.append(1) }
+    }
+
+    /// The backward factor on `step`'s cells, from the blur in the work window, scaled so that its largest is 1.
+    private mutating func readBackward(onto step: GridStep) {
+        backward.removeAll(keepingCapacity: true)
+        backward.reserveCapacity(step.columns * step.rows)
+        let window = work
+        var peak: Float = 0
+        workProbabilities.withUnsafeBufferPointer { w in
+            for row in step.row0..<step.row0 + step.rows {
+                let workRow = row - window.row0
+                for column in step.column0..<step.column0 + step.columns {
+                    let workColumn = column - window.column0
+                    let inside = workRow >= 0 && workRow < window.rows && workColumn >= 0 && workColumn < window.columns
+                    let value = inside ? w[workRow * window.columns + workColumn] : 0
+                    backward.append(value)
+                    peak = max(peak, value)
+                }
+            }
+        }
+        guard peak > 0, peak.isFinite else {
+            // No cell of the earlier step leads anywhere kept: no information, not none at all.
+            setBackward(count: step.columns * step.rows)
+            return
+        }
+        let inverse = 1 / peak
+        backward.withUnsafeMutableBufferPointer { b in
+            for cell in 0..<b.count { b[cell] *= inverse }
+        }
     }
 
     /// A window around the loudest agents, uniform over its free cells, into the work buffer; the tag's learned
@@ -213,7 +366,7 @@ public struct GridFilter: Sendable {
             gridIndex: gridIndex, column0: work.column0, row0: work.row0, columns: work.columns, rows: work.rows,
             probabilities: probabilities, offset: previous?.offset ?? 0,
             offsetVariance: previous.map { min($0.offsetVariance + 4, full) } ?? full,
-            time: now, astray: 0)
+            time: now, astray: 0, steps: previous?.steps ?? [])
     }
 
     /// Makes `window` the work window, uniform over its free cells; returns how many there are.
@@ -329,7 +482,9 @@ public struct GridFilter: Sendable {
                                 // A row whose every cell with mass reaches the whole kernel within its run is spread
                                 // as one shifted copy of the row per tap.
                                 var open = true
+                                var empty = true
                                 for column in 0..<sourceColumns where source[sourceBase + column] > 0 {
+                                    empty = false
                                     let gridColumn = sourceColumn0 + column
                                     if Int(runFirst[gridBase + gridColumn]) > gridColumn - reach
                                         || Int(runLast[gridBase + gridColumn]) < gridColumn + reach
@@ -338,6 +493,8 @@ public struct GridFilter: Sendable {
                                         break
                                     }
                                 }
+                                // A row without mass moves nothing (and may lie within reach of the grid's edge).
+                                if empty { continue }
                                 if open {
                                     let sourceRow = UnsafeBufferPointer(
                                         rebasing: source[sourceBase..<sourceBase + sourceColumns])
@@ -385,7 +542,9 @@ public struct GridFilter: Sendable {
                                 let gridBase = gridRow * gridColumns + target.column0
                                 let passBase = row * width
                                 var open = true
+                                var empty = true
                                 for column in 0..<width where pass[passBase + column] > 0 {
+                                    empty = false
                                     if Int(runFirst[gridBase + column]) > gridRow - reach
                                         || Int(runLast[gridBase + column]) < gridRow + reach
                                     {
@@ -393,6 +552,7 @@ public struct GridFilter: Sendable {
                                         break
                                     }
                                 }
+                                if empty { continue }
                                 if open {
                                     let source = UnsafeBufferPointer(rebasing: pass[passBase..<passBase + width])
                                     for tap in 0..<taps.count {
@@ -563,10 +723,13 @@ public struct GridFilter: Sendable {
         workProbabilities.withUnsafeMutableBufferPointer { p in
             sums.withUnsafeMutableBufferPointer { sums in
                 weights.withUnsafeMutableBufferPointer { weights in
-                    logs.withUnsafeBufferPointer { logs in
-                        // Element by element (vectorised): the new probabilities, and each cell's offset estimate.
+                    logs.withUnsafeMutableBufferPointer { logs in
+                        // Element by element (vectorised): the new probabilities, and each cell's offset estimate;
+                        // the likelihood stays in `logs` for the smoother.
                         for index in 0..<count {
-                            p[index] *= fastExponential(min(logs[index] - maximum, 0))
+                            let likelihood = fastExponential(min(logs[index] - maximum, 0))
+                            p[index] *= likelihood
+                            logs[index] = likelihood
                             let readings = weights[index] - priorPrecision
                             sums[index] = sums[index] * weights[index] / (readings + correlation * priorPrecision)
                             weights[index] = readings
@@ -581,6 +744,13 @@ public struct GridFilter: Sendable {
             if total > 0, total.isFinite {
                 let inverse = 1 / total
                 for index in 0..<count { p[index] *= inverse }
+            }
+        }
+        if configuration.lag > 0 {
+            logs.withUnsafeBufferPointer { l in
+                likelihoods.withUnsafeMutableBufferPointer { target in
+                    for index in 0..<count { target[index] = l[index] }
+                }
             }
         }
         let total = totals[0]
@@ -599,7 +769,8 @@ public struct GridFilter: Sendable {
 
     /// Makes the work window the tag's posterior, without the cells far below the peak (a margin kept around the
     /// rest), normalised.
-    private func keep(_ posterior: inout GridPosterior) {
+    @discardableResult
+    private func keep(_ posterior: inout GridPosterior) -> Window {
         let window = work
         let columns = window.columns
         let margin = Int((configuration.margin / configuration.cellSize).rounded(.up))
@@ -634,10 +805,11 @@ public struct GridFilter: Sendable {
                 for index in 0..<keptCount { p[index] *= inverse }
             }
         }
+        return box
     }
 
     /// The posterior's mean, spread and mass per zone.
-    func summarise(_ posterior: GridPosterior, grid: FloorGrid) -> Summary {
+    func summarise(_ posterior: GridPosterior, grid: FloorGrid, gridIndex: Int) -> Summary {
         var zoneMass = [Double](repeating: 0, count: grid.zones.count)
         var sx = 0.0
         var sy = 0.0
@@ -673,6 +845,7 @@ public struct GridFilter: Sendable {
         }
         guard total > 0 else {
             return Summary(
+                time: posterior.time, gridIndex: gridIndex,
                 mean: grid.centre(column: posterior.column0, row: posterior.row0), spread: .infinity,
                 zoneMass: zoneMass)
         }
@@ -687,7 +860,7 @@ public struct GridFilter: Sendable {
         let spread = (variance * size * size + size * size / 6).squareRoot()
         let inverse = 1 / total
         for index in zoneMass.indices { zoneMass[index] *= inverse }
-        return Summary(mean: mean, spread: spread, zoneMass: zoneMass)
+        return Summary(time: posterior.time, gridIndex: gridIndex, mean: mean, spread: spread, zoneMass: zoneMass)
     }
 }
 
@@ -850,4 +1023,24 @@ struct GridPosterior: Sendable {
     var time: Double
     /// Updates in a row loudest at an agent far from the estimate.
     var astray: Int
+    /// With a fixed lag: the updates not reported yet, oldest first (the newest is this posterior).
+    var steps: [GridStep] = []
+}
+
+/// One update of a tag's posterior, kept for the fixed-lag smoother until it is reported.
+struct GridStep: Sendable {
+    /// Its floor grid, and its window of cells on it.
+    var gridIndex: Int
+    var column0: Int
+    var row0: Int
+    var columns: Int
+    var rows: Int
+    /// When the update was made (seconds).
+    var time: Double
+    /// The filtered posterior then, per cell of the window.
+    var filtered: [Float]
+    /// The update's likelihood per cell of the window, scaled so that its largest over the weighed cells is 1.
+    var likelihood: [Float]
+    /// Seconds walked since the step before; nil when the window (re)started here.
+    var elapsed: Double?
 }

@@ -18,7 +18,7 @@ struct TagEstimator: Sendable {
         self.configuration = configuration
         gridRadio = radio
         wallsByFloor = configuration.usesWalls ? Dictionary(grouping: map.walls, by: \.floor) : [:]
-        if configuration.positioning.resolved(for: map) == .grid {
+        if configuration.resolvedPositioning(for: map) == .grid {
             for floor in map.floors {
                 gridIndexByFloor[floor.major] = grids.count
                 grids.append(
@@ -129,21 +129,23 @@ struct TagEstimator: Sendable {
         }
         state.pending.removeAll(keepingCapacity: true)
         let summary = scratch.filter.update(
-            &state.posterior, observations: scratch.observations, grid: grid, gridIndex: gridIndex, now: now)
+            &state.posterior, observations: scratch.observations, grids: grids, gridIndex: gridIndex, now: now)
         guard let summary else { return nil }
         let agentsUsed = scratch.observations.count
         let quality: Fix.Quality = agentsUsed >= 3 ? .converged : agentsUsed == 2 ? .twoAgents : .singleAgent
+        // With a lag, the summary is of an earlier update, perhaps on the floor the tag was on then.
+        let summaryGrid = grids[summary.gridIndex]
         return TagEstimate(
             tag: state.identity,
             name: state.name,
-            floor: grid.major,
+            floor: summaryGrid.major,
             position: summary.mean,
             accuracy: summary.spread,
             zone: nil,
             ranges: ranges,
             quality: quality,
-            time: now,
-            zoneEvidence: ZoneEvidence(zones: grid.zones, mass: summary.zoneMass)
+            time: summary.time,
+            zoneEvidence: ZoneEvidence(zones: summaryGrid.zones, mass: summary.zoneMass)
         )
     }
 
