@@ -787,7 +787,13 @@ public struct GridFilter: Sendable {
         posterior.columns = column1 - column0
         posterior.rows = row1 - row0
         let keptCount = posterior.columns * posterior.rows
-        posterior.probabilities.removeAll(keepingCapacity: true)
+        if posterior.probabilities.capacity > 2 * keptCount + 256 {
+            // Much larger than needed (a restart's wide window, long since narrowed): at 10,000 tags, buffers kept
+            // at their widest hold most of the locator's memory.
+            posterior.probabilities = []
+        } else {
+            posterior.probabilities.removeAll(keepingCapacity: true)
+        }
         posterior.probabilities.reserveCapacity(keptCount)
         var total: Float = 0
         workProbabilities.withUnsafeBufferPointer { p in

@@ -79,11 +79,15 @@ struct TagTracker: Sendable {
         // rounding.
         let earliest = now - configuration.estimateInterval + 1e-6
         let earliestStill = now - max(configuration.stillEstimateInterval, configuration.estimateInterval) + 1e-6
+        // The grid filter weighs each reading once: estimated more often than the agents' windows come, a tag's
+        // update holds only some agents' readings, and costs a whole prediction for a wider posterior. So with the
+        // grid, a moving tag waits as long as a still one.
+        let grid = estimator.usesGrid
         var due: [Int] = []
         due.reserveCapacity(dirty.count)
         for index in dirty where tags[index].dirty {
             // (A clock stepped back does not hold a tag up.)
-            let limit = tags[index].moving ? earliest : earliestStill
+            let limit = tags[index].moving && !grid ? earliest : earliestStill
             guard tags[index].lastEstimated <= limit || tags[index].lastEstimated > now else {
                 // Estimated too recently: its readings wait in the filters for a later update.
                 dirtyTags.append(index)
