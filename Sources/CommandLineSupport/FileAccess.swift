@@ -25,23 +25,45 @@ public enum FileAccess {
         }
     }
 
-    /// Writes a whole file, replacing it atomically (write to a temporary name, then rename).
-    public static func write(_ bytes: some Collection<UInt8>, to path: String) throws(RuntimeError) {
+    /// Writes a whole file, replacing it atomically (write to a temporary name, then rename). `durable` also
+    /// forces the new file and then its directory to the disk, so that a power cut leaves the old file or the new
+    /// one, never an empty one.
+    public static func write(
+        _ bytes: some Collection<UInt8>, to path: String, durable: Bool = false
+    ) throws(RuntimeError) {
         let temporary = path + ".tmp"
         guard let file = fopen(temporary, "wb") else {
             throw RuntimeError("cannot create \(temporary): \(systemMessage())")
         }
         let data = Array(bytes)
         let written = data.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        let synced = !durable || (fflush(file) == 0 && fsync(fileno(file)) == 0)
         let closed = fclose(file)
-        guard written == data.count, closed == 0 else {
+        guard written == data.count, synced, closed == 0 else {
+            let message = systemMessage()
             unlink(temporary)
-            throw RuntimeError("cannot write \(path): \(systemMessage())")
+            throw RuntimeError("cannot write \(path): \(message)")
         }
         guard rename(temporary, path) == 0 else {
+            let message = systemMessage()
             unlink(temporary)
-            throw RuntimeError("cannot replace \(path): \(systemMessage())")
+            throw RuntimeError("cannot replace \(path): \(message)")
         }
+        if durable { syncDirectory(of: path) }
+    }
+
+    /// The directory a path is in: `.` for a bare name.
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Forces a directory's entries (a rename in it) to the disk; best effort.
+    public static func syncDirectory(of path: String) {
+        let directory = open(directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { return }
+        _ = fsync(directory)
+        close(directory)
     }
 
     /// The text of the current `errno`.

@@ -223,6 +223,25 @@ public struct LocatorPipeline: Sendable {
         return actions
     }
 
+    // MARK: - The batch ledger
+
+    /// Which batches the pipeline has taken, in ``BatchLedger``'s file form, for the shell to keep across restarts.
+    public var ledger: [UInt8] { BatchLedger.encode(deduplicator) }
+
+    /// Changes whenever the ledger does: the shell saves it only when this moved since its last save.
+    public var ledgerRevision: UInt64 { deduplicator.revision }
+
+    /// How many agents the ledger remembers.
+    public var ledgerAgentCount: Int { deduplicator.trackedAgentCount }
+
+    /// Takes the ledger an earlier run saved (``ledger``), before the first message; the batches it lists are then
+    /// duplicates. Bytes that are not a whole, valid ledger change nothing: the ledger stays as it was (empty at
+    /// start), and the error says why.
+    public mutating func restoreLedger(_ bytes: [UInt8]) throws(BatchLedger.Error) {
+        deduplicator = try BatchLedger.decode(
+            bytes, maximumAgents: deduplicator.maximumAgents, clockSkew: deduplicator.clockSkew)
+    }
+
     /// A tag's grid posterior as the engine holds it now (``LocatorEngine/posterior(of:)``).
     public func posterior(of tag: TagIdentity) -> TagPosterior? {
         engine.posterior(of: tag)

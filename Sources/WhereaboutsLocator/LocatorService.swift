@@ -13,11 +13,17 @@ import WhereaboutsWire
 /// dropped, not queued; on taking over it publishes all retained state from its engine (as after a reconnect), and on
 /// standing down it discards whatever the session still held unsent. The lease is checked on every input before
 /// anything is published, by the monotonic clock, so a locator resumed after a pause finds its lease gone first.
+///
+/// With a ``ledgerInterval`` the batch ledger (``LocatorPipeline/ledger``) is handed to the shell to save at most
+/// that often while it changes; the shell saves it once more after the client has stopped, and restores it before the
+/// first connection, so that a batch taken by one run is a duplicate to the next.
 public struct LocatorService: ServicePipeline {
     /// The most received batches the locator holds before the MQTT client stops reading. Each was acknowledged to the
     /// broker on arrival, so a `kill -9` loses at most these, the one libmosquitto holds in its callback and the two
     /// the runner has taken: 35 batches.
     public static let inboxLimit = 32
+    /// Seconds between saves of the batch ledger while it changes, by default: a crash loses at most these of it.
+    public static let defaultLedgerInterval = 5.0
 
     /// The locator's logic.
     public private(set) var pipeline: LocatorPipeline
@@ -29,18 +35,27 @@ public struct LocatorService: ServicePipeline {
     /// The lease, for one of a pair of locators; nil for a locator on its own.
     public private(set) var lease: LeaseKeeper?
 
+    /// Seconds (monotonic) between saves of the batch ledger while it changes; nil: the ledger is not saved while
+    /// running (the shell may still save it at the stop).
+    public let ledgerInterval: Double?
+    private var ledgerSavedAt = -Double.infinity
+    private var ledgerSavedRevision: UInt64
+
     private var pendingSinceUpdate = false
     private var lastUpdate = -Double.infinity
     private var lastRealUpdate = -Double.infinity
 
     /// A service around `pipeline`; `outboxCapacity` bounds the events and metrics held while the broker is away.
+    /// `ledgerInterval`: seconds between saves of the batch ledger (``LocatorEffect/saveLedger(_:)``), nil for none.
     public init(
         pipeline: LocatorPipeline, updateInterval: Double = 0.02, outboxCapacity: Int = 10_000,
-        lease: LeaseKeeper.Configuration? = nil
+        lease: LeaseKeeper.Configuration? = nil, ledgerInterval: Double? = nil
     ) {
         self.pipeline = pipeline
         self.lease = lease.map(LeaseKeeper.init(configuration:))
         self.updateInterval = max(updateInterval, 0)
+        self.ledgerInterval = ledgerInterval.map { $0.isFinite ? max($0, 0) : 5 }
+        ledgerSavedRevision = pipeline.ledgerRevision
         session = BrokerSession.Configuration(
             statusTopic: pipeline.statusTopic, outbox: .untilHandedOver(capacity: outboxCapacity),
             drainTimeout: 2, goodbyeTimeout: 2)
@@ -60,7 +75,7 @@ public struct LocatorService: ServicePipeline {
         lease?.isActive(now: time.monotonic) ?? true
     }
 
-    public mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] {
+    public mutating func connected(at time: ServiceTime) -> [ServiceAction<LocatorEffect>] {
         var actions = leaseActions(lease?.connected(now: time.monotonic) ?? [], at: time)
         actions += gated({ $0.connected(now: time.now) }, at: time)
         if lease != nil, !isActive(at: time) {
@@ -74,7 +89,9 @@ public struct LocatorService: ServicePipeline {
         lease?.disconnected()
     }
 
-    public mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] {
+    public mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<
+        LocatorEffect
+    >] {
         var actions = checkLease(at: time)
         if lease != nil {
             if topic == pipeline.topics.locatorLease.name {
@@ -98,21 +115,33 @@ public struct LocatorService: ServicePipeline {
         return actions
     }
 
-    public mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] {
-        var actions: [ServiceAction<Never>] = []
+    public mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<LocatorEffect>] {
+        var actions: [ServiceAction<LocatorEffect>] = []
         if lease != nil {
             actions += leaseActions(lease?.tick(now: time.monotonic) ?? [], at: time)
         }
+        actions += ledgerSave(at: time)
         guard pendingSinceUpdate || time.now - lastUpdate >= 1 else { return actions }
         return actions + update(at: time)
     }
 
+    /// The ledger's bytes to save, every ``ledgerInterval`` seconds while it changes. A standby saves too: it takes
+    /// the batches all the same.
+    private mutating func ledgerSave(at time: ServiceTime) -> [ServiceAction<LocatorEffect>] {
+        guard let ledgerInterval, time.monotonic - ledgerSavedAt >= ledgerInterval,
+            pipeline.ledgerRevision != ledgerSavedRevision
+        else { return [] }
+        ledgerSavedAt = time.monotonic
+        ledgerSavedRevision = pipeline.ledgerRevision
+        return [.effect(.saveLedger(pipeline.ledger))]
+    }
+
     /// SIGHUP brought a new map, read and validated by the shell.
-    public mutating func reload(_ map: FloorMap, at time: ServiceTime) -> [ServiceAction<Never>] {
+    public mutating func reload(_ map: FloorMap, at time: ServiceTime) -> [ServiceAction<LocatorEffect>] {
         checkLease(at: time) + gated({ $0.replaceMap(map, now: time.now) }, at: time)
     }
 
-    public mutating func stop(at time: ServiceTime) -> [ServiceAction<Never>] {
+    public mutating func stop(at time: ServiceTime) -> [ServiceAction<LocatorEffect>] {
         var actions = checkLease(at: time)
         actions += update(at: time) + gated({ $0.shutdown(now: time.now) }, at: time)
         // Last: the lease goes after the final outputs, so the standby takes over from them at once.
@@ -120,7 +149,7 @@ public struct LocatorService: ServicePipeline {
         return actions
     }
 
-    private mutating func update(at time: ServiceTime) -> [ServiceAction<Never>] {
+    private mutating func update(at time: ServiceTime) -> [ServiceAction<LocatorEffect>] {
         pendingSinceUpdate = false
         lastUpdate = time.now
         lastRealUpdate = time.monotonic
@@ -130,7 +159,7 @@ public struct LocatorService: ServicePipeline {
     // MARK: - The lease
 
     /// Lets the lease's clock speak before anything is published: a holder past its validity stands down now.
-    private mutating func checkLease(at time: ServiceTime) -> [ServiceAction<Never>] {
+    private mutating func checkLease(at time: ServiceTime) -> [ServiceAction<LocatorEffect>] {
         guard lease != nil else { return [] }
         return leaseActions(lease?.check(now: time.monotonic) ?? [], at: time)
     }
@@ -144,7 +173,7 @@ public struct LocatorService: ServicePipeline {
     /// locator's CPU.
     private mutating func gated(
         _ step: (inout LocatorPipeline) -> [LocatorAction], at time: ServiceTime
-    ) -> [ServiceAction<Never>] {
+    ) -> [ServiceAction<LocatorEffect>] {
         let actions = Self.actions(step(&pipeline))
         guard !isActive(at: time) else { return actions }
         return actions.filter {
@@ -157,10 +186,10 @@ public struct LocatorService: ServicePipeline {
         Publication(topic: pipeline.topics.locatorStatus, payload: Availability.online.payload, qos: 1, retain: true)
     }
 
-    private mutating func leaseActions(_ decisions: [LeaseKeeper.Decision], at time: ServiceTime) -> [ServiceAction<
-        Never
-    >] {
-        var actions: [ServiceAction<Never>] = []
+    private mutating func leaseActions(
+        _ decisions: [LeaseKeeper.Decision], at time: ServiceTime
+    ) -> [ServiceAction<LocatorEffect>] {
+        var actions: [ServiceAction<LocatorEffect>] = []
         for decision in decisions {
             switch decision {
             case .publish(let claim):
@@ -183,7 +212,7 @@ public struct LocatorService: ServicePipeline {
         return actions
     }
 
-    private static func actions(_ actions: [LocatorAction]) -> [ServiceAction<Never>] {
+    private static func actions(_ actions: [LocatorAction]) -> [ServiceAction<LocatorEffect>] {
         actions.map { action in
             switch action {
             case .publish(let publication): .publish(publication)

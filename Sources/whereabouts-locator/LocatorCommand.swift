@@ -44,8 +44,19 @@ enum LocatorCommand {
     }
 
     static func serve(map: FloorMap, settings: LocatorSettings, logger: Logger) async throws {
-        let pipeline = LocatorPipeline(map: map, configuration: settings.pipeline)
-        let service = LocatorService(pipeline: pipeline, updateInterval: settings.updateInterval, lease: settings.lease)
+        var pipeline = LocatorPipeline(map: map, configuration: settings.pipeline)
+        // Read before the first connection: a batch the last run took is a duplicate from the first message on.
+        let ledger = settings.stateDirectory.map { BatchLedgerFile(directory: $0, clientID: settings.client.clientID) }
+        if let ledger {
+            restoreLedger(ledger, into: &pipeline, logger: logger)
+        } else {
+            logger.info(
+                "no state directory (--state-dir): the batch ledger is kept in memory only, so a batch the broker "
+                    + "delivers again after a restart may be taken twice")
+        }
+        let service = LocatorService(
+            pipeline: pipeline, updateInterval: settings.updateInterval, lease: settings.lease,
+            ledgerInterval: ledger == nil ? nil : LocatorService.defaultLedgerInterval)
         let state = ServiceState(pipeline: service)
         var configuration = settings.client
         // Every message libmosquitto hands over is already acknowledged: hold few, so that a crash loses at most
@@ -78,18 +89,54 @@ enum LocatorCommand {
                     + (share.ownsSite ? ", publishing the site-wide outputs" : "; status on \(pipeline.statusTopic)"))
         }
         let clock = settings.clock
-        let runner = ServiceRunner<LocatorService, NoSource>(
+        let saver = LedgerSaver(file: ledger, logger: logger)
+        let runner = ServiceRunner<LocatorService, LedgerSaver>(
             .init(
-                client: client, source: NoSource(), clock: { clock.now() },
+                client: client, source: saver, clock: { clock.now() },
                 tickInterval: .milliseconds(max(Int(settings.updateInterval * 1000), 1)), logger: logger,
                 brokerName: "\(settings.broker)", reload: { [mapPath = settings.mapPath] in loadMap(mapPath) }))
         let final = await runner.run(state, recorder: recorder)
+        // The client has stopped and every batch it took is in the ledger: none is taken after this save.
+        if let ledger, saver.save(final.pipeline.pipeline.ledger) {
+            logger.info("batch ledger saved to \(ledger.path): \(final.pipeline.pipeline.ledgerAgentCount) agents")
+        }
         if let failure = final.failure { throw RuntimeError(failure) }
         let metrics = final.pipeline.pipeline.metrics(now: clock.now())
         logger.info(
             "stopped: \(metrics.readingsAccepted) readings accepted, "
                 + "\(metrics.readingsRejected.values.reduce(0, +)) rejected"
         )
+    }
+
+    /// Takes the ledger the last run saved. Nothing here stops the locator: a missing file is a first start, and an
+    /// unusable directory or file is said (with its path and why) and the ledger starts empty.
+    static func restoreLedger(_ file: BatchLedgerFile, into pipeline: inout LocatorPipeline, logger: Logger) {
+        do {
+            try file.prepareDirectory()
+        } catch {
+            logger.warning(
+                "\(error): the batch ledger cannot be saved there until that is fixed (a batch the broker delivers "
+                    + "again after a restart may be taken twice)")
+        }
+        let bytes: [UInt8]
+        do {
+            switch try file.read() {
+            case .missing:
+                logger.info("batch ledger \(file.path): none yet, starting empty")
+                return
+            case .bytes(let read): bytes = read
+            }
+        } catch {
+            logger.warning("\(error): starting with an empty batch ledger")
+            return
+        }
+        do {
+            try pipeline.restoreLedger(bytes)
+            logger.info("batch ledger \(file.path): \(pipeline.ledgerAgentCount) agents from the last run")
+        } catch {
+            let aside = file.moveAside().map { "; moved to \($0)" } ?? ""
+            logger.warning("\(file.path) is unusable: \(error)\(aside); starting with an empty batch ledger")
+        }
     }
 
     /// Reads and validates the map file; a refusal names the file and lists every problem with its JSON path.

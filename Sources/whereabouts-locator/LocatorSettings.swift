@@ -22,6 +22,10 @@ struct LocatorSettings {
           --client-id ID           MQTT client id (default whereabouts-locator; env WHEREABOUTS_CLIENT_ID)
           --keepalive SECONDS      MQTT keepalive (default 30)
           --record FILE            append every accepted reading to FILE (JSON Lines; see docs/formats.md)
+          --state-dir DIR          keep the ledger of batches taken here across restarts, so that a batch the
+                                   broker delivers again after a stop is not taken twice (an absolute path,
+                                   created if missing; default: systemd's $STATE_DIRECTORY; unset: memory only;
+                                   env WHEREABOUTS_STATE_DIR)
           --warm-up SECONDS        hold occupancy back this long after start (default 10)
           --update-interval S      coalesce engine updates this long at most (default 0.02)
           --estimate-interval S    estimate each tag again at most this often; its readings in between wait in
@@ -65,6 +69,7 @@ struct LocatorSettings {
             .value("client-id", "WHEREABOUTS_CLIENT_ID"),
             .value("keepalive", "WHEREABOUTS_KEEPALIVE"),
             .value("record", "WHEREABOUTS_RECORD"),
+            .value("state-dir", "WHEREABOUTS_STATE_DIR"),
             .value("warm-up", "WHEREABOUTS_WARM_UP"),
             .value("update-interval", "WHEREABOUTS_UPDATE_INTERVAL"),
             .value("estimate-interval", "WHEREABOUTS_ESTIMATE_INTERVAL"),
@@ -89,6 +94,9 @@ struct LocatorSettings {
     var broker: BrokerAddress
     var client: MQTTClientConfiguration
     var recordPath: String?
+    /// Where the batch ledger is kept across restarts: `--state-dir`, else systemd's `STATE_DIRECTORY` (the unit's
+    /// `StateDirectory=`); nil: in memory only.
+    var stateDirectory: String?
     var pipeline = LocatorPipeline.Configuration()
     var updateInterval = 0.02
     var logLevel = Logger.Level.info
@@ -100,10 +108,14 @@ struct LocatorSettings {
 
     /// Reads this process's settings.
     init(_ arguments: [String]) throws(SettingsError) {
-        try self.init(Settings(processArguments: arguments, table: Self.table, configFile: Self.defaultConfigPath))
+        try self.init(
+            Settings(processArguments: arguments, table: Self.table, configFile: Self.defaultConfigPath),
+            systemdStateDirectory: Environment.value("STATE_DIRECTORY"))
     }
 
-    init(_ settings: Settings) throws(SettingsError) {
+    /// `systemdStateDirectory`: systemd's `STATE_DIRECTORY` (colon-separated when the unit lists several; the first
+    /// is taken), the default for `--state-dir`.
+    init(_ settings: Settings, systemdStateDirectory: String? = nil) throws(SettingsError) {
         mapPath = try settings.required("map", "the floor map file")
         let brokerSettings = try BrokerSettings(settings, defaultUsername: "locator")
         broker = brokerSettings.address
@@ -112,6 +124,11 @@ struct LocatorSettings {
         guard (1...65535).contains(clientID.utf8.count) else { throw .invalid("--client-id must not be empty") }
         let keepAlive = try settings.number("keepalive", in: 5...3600) ?? 30
         recordPath = settings.value("record")
+        stateDirectory =
+            settings.value("state-dir") ?? systemdStateDirectory?.split(separator: ":").first.map(String.init)
+        if let stateDirectory, !stateDirectory.hasPrefix("/") {
+            throw .invalid("--state-dir must be an absolute path, not \"\(stateDirectory)\"")
+        }
         if let warmUp = try settings.number("warm-up", in: 0...86_400) { pipeline.warmUp = warmUp }
         updateInterval = try settings.number("update-interval", in: 0.001...10) ?? updateInterval
         if let interval = try settings.number("estimate-interval", in: 0...10) {

@@ -127,7 +127,9 @@ struct LocatorEndToEndTests {
     func locatorRestart() async throws {
         try await withSite { broker, collector, agents, scratch in
             let record = scratch.file("readings.jsonl")
-            let arguments = ["--warm-up", "3", "--record", record]
+            // The state directory keeps the batch ledger across the restart: a batch the first run took whose
+            // acknowledgement never reached the broker is delivered again to the second, which must drop it.
+            let arguments = ["--warm-up", "3", "--record", record, "--state-dir", scratch.file("state")]
             var locator = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: arguments)
             try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
             var sent: [ReadingBatch] = []
@@ -156,6 +158,52 @@ struct LocatorEndToEndTests {
             }
             let firstFull = try #require(history.firstIndex { $0.count == 1 }, "the room never held the tag")
             #expect(!history[firstFull...].contains { $0.state == .known && $0.count == 0 })
+        }
+    }
+
+    /// Before the ledger was kept in the state directory, this failed with "duplicates: 1" on every run (5 of 5):
+    /// the stopping locator takes a batch whose acknowledgement never reaches the broker.
+    @Test("the locator is stopped while a burst of batches arrives and restarted: no batch is taken twice")
+    func locatorStopDuringBurst() async throws {
+        try await withSite { broker, collector, agents, scratch in
+            let record = scratch.file("readings.jsonl")
+            let arguments = ["--warm-up", "1", "--record", record, "--state-dir", scratch.file("state")]
+            let first = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: arguments)
+            try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
+            var sent: [ReadingBatch] = []
+            let start = now()
+            var round = 0
+            func burst() async throws {
+                sent += try await sendRound(
+                    agents, position: Point(x: 5, y: 5), time: start + Double(round) * 0.001 + 0.0001)
+                round += 1
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            let warm = ContinuousClock.now + .seconds(1)
+            while ContinuousClock.now < warm { try await burst() }
+            // Batches in flight at every moment of the stop: some are taken by the stopping locator after its
+            // acknowledgements stopped reaching the broker, which delivers them again to the next run.
+            first.process.send(SIGTERM)
+            let deadline = ContinuousClock.now + .seconds(15)
+            while first.process.isRunning, ContinuousClock.now < deadline { try await burst() }
+            #expect(first.process.exitCode == 0)
+            let second = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: arguments)
+            try await waitFor("the locator to come back") { second.log.contains("connected to") }
+            #expect(second.log.contains("agents from the last run"), "the second run read the first run's ledger")
+            for _ in 0..<20 { try await burst() }
+            // The broker held what was sent while no locator was connected: wait until the second run has caught up
+            // (on a loaded machine that takes a while), then a little longer for any duplicate to show.
+            let wanted = expected(sent)
+            try await waitFor("every reading recorded") {
+                let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
+                return text.utf8.lazy.filter { $0 == UInt8(ascii: "\n") }.count >= wanted.count
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(await second.stop() == 0)
+            let counts = try recorded(record)
+            let missing = wanted.subtracting(counts.keys).sorted()
+            #expect(missing.isEmpty, "missing \(missing.count) of \(wanted.count): \(missing.prefix(8))")
+            #expect(counts.values.allSatisfy { $0 == 1 }, "duplicates: \(counts.filter { $0.value > 1 }.count)")
         }
     }
 

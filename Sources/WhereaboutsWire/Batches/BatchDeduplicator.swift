@@ -16,6 +16,10 @@
 ///
 /// Memory is bounded: ``memory`` keys per agent, and at most `maximumAgents` agents; when full, the agent heard
 /// from least recently is forgotten.
+///
+/// The ledger outlives the process through ``agentLedgers`` and ``init(restoring:maximumAgents:clockSkew:)`` (and
+/// its file form, ``BatchLedger``): a batch taken just before a stop whose acknowledgement never reached the broker
+/// is delivered again to the next run, which must know it.
 public struct BatchDeduplicator: Sendable {
     /// How many batches per agent are remembered.
     public static let memory = 1024
@@ -27,9 +31,39 @@ public struct BatchDeduplicator: Sendable {
     /// How far an agent's clock may run ahead of the locator's, seconds.
     public let clockSkew: Double
 
-    private struct BatchKey: Hashable {
-        var epoch: Int
-        var seq: Int
+    /// A batch as the ledger knows it: its agent's run and its number in that run.
+    public struct BatchKey: Hashable, Sendable {
+        /// The agent's run: its start time, milliseconds.
+        public var epoch: Int
+        /// The batch's number in the run, from 0.
+        public var seq: Int
+
+        public init(epoch: Int, seq: Int) {
+            self.epoch = epoch
+            self.seq = seq
+        }
+    }
+
+    /// What the ledger knows of one agent, as saved and restored.
+    public struct AgentLedger: Sendable, Equatable {
+        /// The agent.
+        public var agent: AgentID
+        /// Its newest run.
+        public var newestEpoch: Int
+        /// The highest seq of the newest run taken.
+        public var highest: Int
+        /// Batches missing from its newest run.
+        public var missing: Int
+        /// The batches remembered, oldest first (at most ``BatchDeduplicator/memory``).
+        public var batches: [BatchKey]
+
+        public init(agent: AgentID, newestEpoch: Int, highest: Int, missing: Int, batches: [BatchKey]) {
+            self.agent = agent
+            self.newestEpoch = newestEpoch
+            self.highest = highest
+            self.missing = missing
+            self.batches = batches
+        }
     }
 
     private struct History {
@@ -60,11 +94,41 @@ public struct BatchDeduplicator: Sendable {
     private var histories: [AgentID: History] = [:]
     private var useCounter: UInt64 = 0
 
+    /// Counts the changes to the ledger (every batch admitted, every agent forgotten), so that a shell saves it only
+    /// when it changed.
+    public private(set) var revision: UInt64 = 0
+
     /// A deduplicator remembering at most `maximumAgents` agents (at least 1); `clockSkew` seconds is how far apart
     /// a batch's `sent` time and its run's start may seem.
     public init(maximumAgents: Int = 1024, clockSkew: Double = 5) {
         self.maximumAgents = max(1, maximumAgents)
         self.clockSkew = clockSkew.isFinite ? max(clockSkew, 0) : 5
+    }
+
+    /// A deduplicator that knows what `ledgers` say (least recently heard agent first, as ``agentLedgers`` gives
+    /// them), within its bounds: the most recently heard `maximumAgents` agents, the newest ``memory`` batches of
+    /// each; an agent listed twice counts once (its last entry), a batch listed twice once.
+    public init(restoring ledgers: [AgentLedger], maximumAgents: Int = 1024, clockSkew: Double = 5) {
+        self.init(maximumAgents: maximumAgents, clockSkew: clockSkew)
+        for ledger in ledgers.suffix(self.maximumAgents) {
+            useCounter &+= 1
+            var history = History(
+                newestEpoch: ledger.newestEpoch, highest: ledger.highest, missing: max(ledger.missing, 0),
+                lastUsed: useCounter)
+            for key in ledger.batches.suffix(Self.memory) where !history.seen.contains(key) { history.remember(key) }
+            histories[ledger.agent] = history
+        }
+        while histories.count > self.maximumAgents { evictLeastRecentlyUsed() }
+    }
+
+    /// What the ledger knows, least recently heard agent first (the order ``init(restoring:maximumAgents:clockSkew:)``
+    /// takes).
+    public var agentLedgers: [AgentLedger] {
+        histories.sorted { $0.value.lastUsed < $1.value.lastUsed }.map { agent, history in
+            AgentLedger(
+                agent: agent, newestEpoch: history.newestEpoch, highest: history.highest, missing: history.missing,
+                batches: Array(history.order[history.head...]))
+        }
     }
 
     /// How many agents are remembered now.
@@ -79,6 +143,7 @@ public struct BatchDeduplicator: Sendable {
     ///   taken before; ``RejectionReason/supersededEpoch`` when it is left over from an earlier run.
     public mutating func admit(agent: AgentID, epoch: Int, seq: Int, sent: Double) -> RejectionReason? {
         useCounter &+= 1
+        revision &+= 1
         let key = BatchKey(epoch: epoch, seq: seq)
         guard var history = histories[agent] else {
             if histories.count >= maximumAgents { evictLeastRecentlyUsed() }
@@ -118,7 +183,8 @@ public struct BatchDeduplicator: Sendable {
 
     /// Forgets an agent (removed from the map).
     public mutating func forget(_ agent: AgentID) {
-        histories[agent] = nil
+        guard histories.removeValue(forKey: agent) != nil else { return }
+        revision &+= 1
     }
 
     private mutating func evictLeastRecentlyUsed() {
