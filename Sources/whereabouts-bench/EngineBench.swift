@@ -19,6 +19,7 @@ enum EngineBench {
     static let table: [Setting] = [
         .value("problems"), .value("agents"), .value("tags"), .value("seconds"), .value("warm-up"), .value("seed"),
         .value("problem-count"), .value("positioning"), .value("workers"), .value("lag"),
+        .value("cell-size"),
     ]
 
     static func run(_ settings: Settings) throws -> ExitStatus {
@@ -32,6 +33,7 @@ enum EngineBench {
         let positioningName = settings.value("positioning") ?? "trilateration"
         let workers = try settings.integer("workers") ?? 1
         let lag = try settings.number("lag", in: 0...10) ?? 0
+        let cellSize = try settings.number("cell-size", in: 0.1...5)
         guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: positioningName) else {
             throw UsageError("--positioning grid or trilateration")
         }
@@ -47,6 +49,7 @@ enum EngineBench {
         configuration.positioning = positioning
         configuration.workers = workers
         configuration.grid.lag = lag
+        configuration.grid.cellSize = cellSize
         var engine = LocatorEngine(map: map, configuration: configuration)
         let start = 1_767_225_600.0
         var readingCount = 0

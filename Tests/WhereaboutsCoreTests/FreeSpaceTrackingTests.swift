@@ -189,7 +189,9 @@ struct FreeSpaceTrackingTests {
         let estimate = try #require(last)
         let posterior = try #require(engine.posterior(of: tag))
         #expect(posterior.floor == 1)
-        #expect(posterior.cellSize == GridFilter.Configuration().cellSize)
+        // Two 10 m rooms: 1 m cells (an eighth of 10 m is over the 1 m cap).
+        #expect(posterior.cellSize == 1)
+        #expect(posterior.cellSize == FloorGrid.automaticCellSize(zones: map.zones(onFloor: 1)))
         #expect(!posterior.cells.isEmpty)
         let total = posterior.cells.map(\.probability).reduce(0, +)
         #expect(abs(total - 1) < 1e-4, "mass \(total)")

@@ -45,16 +45,21 @@ struct TimedOut: Error, CustomStringConvertible {
     var description: String { "timed out waiting for \(what)" }
 }
 
-/// Polls `probe` until it returns a value; throws after `timeout`. Not a timing assertion: the timeout
-/// only turns a hang into a failure.
+/// Polls `probe` until it returns a value; throws after `timeout`, and after at least 200 polls. Not a timing
+/// assertion: the timeout only turns a hang into a failure. The polls count because on a loaded machine a full
+/// parallel run can starve the cooperative pool for longer than the timeout: the waiter then wakes past its
+/// deadline before the task that records the client's events has run at all (a CI run failed
+/// `MQTTClientEdgeCaseTests.connectTimeout` so, after 162 s, while the same test takes 0.3 s alone).
 @discardableResult
 func waitFor<Value>(
     _ what: String, timeout: Duration = .seconds(15), _ probe: () -> Value?
 ) async throws -> Value {
     let deadline = ContinuousClock.now + timeout
+    var polls = 0
     while true {
         if let value = probe() { return value }
-        guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
+        polls += 1
+        guard ContinuousClock.now < deadline || polls < 200 else { throw TimedOut(what: what) }
         try await Task.sleep(for: .milliseconds(10))
     }
 }

