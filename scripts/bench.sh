@@ -66,6 +66,14 @@ for round in 1 2 3; do
     done
 done
 
+echo "== engine, grid filter (issue 11): 1,000 tags and 50 agents (3 rounds), then its memory at 10,000 tags" >&2
+for round in 1 2 3; do
+    "$bench" engine --agents 50 --tags 1000 --seconds 20 --warm-up 5 --positioning grid \
+        | sed 's/"figure":"engine"/"figure":"engine_grid"/' | record
+done
+"$bench" engine --agents 50 --tags 10000 --seconds 10 --warm-up 5 --positioning grid \
+    | sed 's/"figure":"engine"/"figure":"engine_grid_10000"/' | record
+
 echo "== engine: cost per reading from 100 to 10,000 tags" >&2
 "$bench" engine --agents 50 --tags 100 --seconds 300 --warm-up 10 | sed 's/"figure":"engine"/"figure":"engine_100"/' | record
 "$bench" engine --agents 50 --tags 10000 --seconds 10 --warm-up 5 | sed 's/"figure":"engine"/"figure":"engine_10000"/' | record

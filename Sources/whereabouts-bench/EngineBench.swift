@@ -1,4 +1,5 @@
 import CommandLineSupport
+import Glibc
 import WhereaboutsCore
 import WhereaboutsJSON
 import WhereaboutsSettings
@@ -137,6 +138,9 @@ enum EngineBench {
             ("solves_per_cpu_second", .number(Double(estimateCount) / cpu)),
             ("median_error_m", Measure.quantile(errors, 0.5).map(JSONValue.number) ?? .null),
             ("problems_written", .number(Double(problemsWritten))),
+            // The whole bench process at its peak: the engine, and the synthetic load (small beside it).
+            ("vmhwm_kb", ProcessSample(pid: getpid()).map { .number(Double($0.peakResidentKB)) } ?? .null),
+            ("cell_size_m", cellSize.map(JSONValue.number) ?? .null),
         ])
         return .success
     }

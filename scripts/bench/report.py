@@ -56,6 +56,8 @@ def main():
     scipy = best("scipy_trilateration", lambda line: line["solves_per_cpu_second"])
     single = best_of("engine_workers", lambda line: line["workers"] == 1)
     parallel = best_of("engine_workers", lambda line: line["workers"] > 1)
+    grid = best("engine_grid", lambda line: line["readings_per_cpu_second"])
+    grid_large = first("engine_grid_10000")
     engine_small = first("engine_100")
     engine_large = first("engine_10000")
     decode = best("decode", lambda line: line["events_per_cpu_second"])
@@ -84,6 +86,11 @@ def main():
         "engine_workers": parallel["workers"],
         "engine_workers_readings_per_wall_second": parallel["readings_per_wall_second"],
         "engine_workers_speedup": parallel["readings_per_wall_second"] / single["readings_per_wall_second"],
+        "grid_readings_per_cpu_second": grid["readings_per_cpu_second"],
+        "grid_median_error_m": grid["median_error_m"],
+        "grid_vs_trilateration": grid["readings_per_cpu_second"] / engine["readings_per_cpu_second"],
+        "grid_10000_tags_vmhwm_mb": grid_large["vmhwm_kb"] / 1024,
+        "grid_10000_tags_readings_per_cpu_second": grid_large["readings_per_cpu_second"],
         "engine_readings_per_cpu_second_100_tags": engine_small["readings_per_cpu_second"],
         "engine_readings_per_cpu_second_10000_tags": engine_large["readings_per_cpu_second"],
         "cost_per_reading_10000_vs_100_tags": engine_small["readings_per_cpu_second"]
@@ -124,6 +131,9 @@ def main():
     targets = [
         ("Engine throughput", f["engine_readings_per_cpu_second"] >= 1_000_000, "≥ 1,000,000 readings/s per core"),
         ("Engine against scipy", f["engine_vs_scipy_readings"] >= 50, "≥ 50× the scipy reference"),
+        ("Engine throughput, grid filter (issue 11)", f["grid_readings_per_cpu_second"] >= 1_000_000,
+         "≥ 1,000,000 readings/s per core"),
+        ("Grid filter at 10,000 tags (issue 11)", f["grid_10000_tags_vmhwm_mb"] <= 200, "≤ 200 MB"),
         ("Locator share of the broker ceiling", f["locator_share_of_ceiling"] >= 0.9, "≥ 90 %"),
         ("Reading-to-occupancy latency, p99", f["latency_p99_ms"] <= 50, "≤ 50 ms"),
         ("Agent decoding", f["decode_vs_bdt"] >= 20, "≥ 20× bluetooth-data-tools"),
@@ -152,6 +162,14 @@ def main():
          f"{f['engine_workers_readings_per_wall_second']:,.0f} readings per wall second",
          f"the same engine on one worker: {f['engine_one_worker_readings_per_wall_second']:,.0f}",
          f"{f['engine_workers_speedup']:.2f}×"),
+        ("Engine, grid filter (1,000 tags, 50 agents; `--positioning grid`, cells per floor)",
+         f"{f['grid_readings_per_cpu_second']:,.0f} readings/s per core (median error "
+         f"{f['grid_median_error_m']:.2f} m)",
+         f"trilateration, the first row: {f['engine_readings_per_cpu_second']:,.0f} (median error "
+         f"{f['engine_median_error_m']:.2f} m)", f"{f['grid_vs_trilateration']:.2f}×"),
+        ("Engine, grid filter at 10,000 tags (50 agents)",
+         f"VmHWM {f['grid_10000_tags_vmhwm_mb']:.0f} MB (the bench process: engine and synthetic load); "
+         f"{f['grid_10000_tags_readings_per_cpu_second']:,.0f} readings/s per core", "—", "—"),
         ("Engine cost per reading, 100 → 10,000 tags",
          f"{f['engine_readings_per_cpu_second_100_tags']:,.0f} → {f['engine_readings_per_cpu_second_10000_tags']:,.0f}"
          " readings/s per core", "the same engine at 100 tags",
@@ -191,6 +209,8 @@ def main():
     results = {
         "Engine throughput": f"{f['engine_readings_per_cpu_second']:,.0f} readings/s",
         "Engine against scipy": f"{f['engine_vs_scipy_readings']:.1f}×",
+        "Engine throughput, grid filter (issue 11)": f"{f['grid_readings_per_cpu_second']:,.0f} readings/s",
+        "Grid filter at 10,000 tags (issue 11)": f"{f['grid_10000_tags_vmhwm_mb']:.0f} MB (VmHWM)",
         "Locator share of the broker ceiling": f"{100 * f['locator_share_of_ceiling']:.0f} %",
         "Reading-to-occupancy latency, p99": f"{f['latency_p99_ms']:.0f} ms",
         "Agent decoding": f"{f['decode_vs_bdt']:.1f}×",
