@@ -25,6 +25,38 @@ public enum FileAccess {
         }
     }
 
+    /// Reads a whole regular file of at most `limit` bytes, for state files the process keeps; nil when there is
+    /// none. It is opened without blocking, so that a FIFO planted at the path cannot hang the caller.
+    ///
+    /// - Throws: ``RuntimeError`` naming the path and the reason when the file exists but cannot be read, is not a
+    ///   regular file, or is larger than `limit`.
+    public static func readStateFile(_ path: String, limit: Int) throws(RuntimeError) -> [UInt8]? {
+        let file = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard file >= 0 else {
+            if errno == ENOENT { return nil }
+            throw RuntimeError("cannot open \(path): \(systemMessage())")
+        }
+        defer { close(file) }
+        var status = stat()
+        guard fstat(file, &status) == 0 else { throw RuntimeError("cannot read \(path): \(systemMessage())") }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw RuntimeError("\(path) is not a regular file") }
+        guard Int(status.st_size) <= limit else {
+            throw RuntimeError("\(path) holds \(status.st_size) bytes, more than \(limit)")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw RuntimeError("cannot read \(path): \(systemMessage())")
+            }
+            if count == 0 { return bytes }
+            bytes += chunk[0..<count]
+            guard bytes.count <= limit else { throw RuntimeError("\(path) grew past \(limit) bytes while read") }
+        }
+    }
+
     /// Writes a whole file, replacing it atomically (write to a temporary name, then rename). `durable` also
     /// forces the new file and then its directory to the disk, so that a power cut leaves the old file or the new
     /// one, never an empty one.

@@ -63,34 +63,9 @@ public struct BatchLedgerFile: Sendable {
     /// - Throws: ``RuntimeError`` naming the path and the reason when the file exists but cannot be read, is not a
     ///   regular file, or is larger than any ledger.
     public func read(maximumAgents: Int = 1024) throws(RuntimeError) -> Loaded {
-        // O_NONBLOCK: a FIFO planted at the path must not hang the start.
-        let file = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard file >= 0 else {
-            if errno == ENOENT { return .missing }
-            throw RuntimeError("cannot open \(path): \(FileAccess.systemMessage())")
-        }
-        defer { close(file) }
-        var status = stat()
-        guard fstat(file, &status) == 0 else {
-            throw RuntimeError("cannot read \(path): \(FileAccess.systemMessage())")
-        }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw RuntimeError("\(path) is not a regular file") }
         let limit = BatchLedger.maximumSize(maximumAgents: maximumAgents)
-        guard Int(status.st_size) <= limit else {
-            throw RuntimeError("\(path) holds \(status.st_size) bytes, more than any ledger (\(limit))")
-        }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw RuntimeError("cannot read \(path): \(FileAccess.systemMessage())")
-            }
-            if count == 0 { return .bytes(bytes) }
-            bytes += chunk[0..<count]
-            guard bytes.count <= limit else { throw RuntimeError("\(path) grew past \(limit) bytes while read") }
-        }
+        guard let bytes = try FileAccess.readStateFile(path, limit: limit) else { return .missing }
+        return .bytes(bytes)
     }
 
     /// Moves an unreadable ledger aside to `PATH.unreadable` (for a post-mortem; the next save begins a new one);

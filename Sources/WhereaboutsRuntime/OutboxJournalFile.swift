@@ -257,27 +257,6 @@ public final class OutboxJournalFile {
 
     /// The file's bytes; none when it does not exist.
     private static func read(_ path: String) throws(RuntimeError) -> [UInt8] {
-        let file = open(path, O_RDONLY | O_CLOEXEC)
-        guard file >= 0 else {
-            if errno == ENOENT { return [] }
-            throw RuntimeError("cannot open \(path): \(FileAccess.systemMessage())")
-        }
-        defer { close(file) }
-        var status = stat()
-        guard fstat(file, &status) == 0 else {
-            throw RuntimeError("cannot read \(path): \(FileAccess.systemMessage())")
-        }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw RuntimeError("\(path) is not a regular file") }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw RuntimeError("cannot read \(path): \(FileAccess.systemMessage())")
-            }
-            if count == 0 { return bytes }
-            bytes += chunk[0..<count]
-        }
+        try FileAccess.readStateFile(path, limit: Int.max) ?? []
     }
 }
