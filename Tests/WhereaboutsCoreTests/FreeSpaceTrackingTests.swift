@@ -132,6 +132,41 @@ struct FreeSpaceTrackingTests {
         #expect(summary.mean.x > 0 && summary.mean.y > 0)
     }
 
+    @Test(
+        "a tag that turns up 30 m away, by an agent whose table misses its window, is found there",
+        arguments: [UInt64(1), 2])
+    func farJump(seed: UInt64) async throws {
+        // A 40 m corridor; the tag stands by the west agent, then by the east one. The east agent's gain table
+        // (30 m around it) does not cover the window by the west agent, so it cannot weigh in there: it must still
+        // count as the loudest agent far from the estimate, so that the window restarts by it after three updates
+        // instead of creeping east on the far agents' say.
+        let text = """
+            {
+              "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Corridor"},
+              "model": {"measured_power": -59, "path_loss_exponent": 2.0},
+              "floors": [{"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[40,0],[40,10],[0,10]]}],
+              "zones": [
+                {"floor": 1, "minor": 1, "name": "West", "polygon": [[0,0],[10,0],[10,10],[0,10]]},
+                {"floor": 1, "minor": 3, "name": "East", "polygon": [[30,0],[40,0],[40,10],[30,10]]}
+              ],
+              "agents": [
+                {"id": "west", "floor": 1, "x": 5, "y": 5, "z": 2.4}, {"id": "mid-a", "floor": 1, "x": 20, "y": 2, "z": 2.4},
+                {"id": "mid-b", "floor": 1, "x": 20, "y": 8, "z": 2.4}, {"id": "east", "floor": 1, "x": 35, "y": 5, "z": 2.4}
+              ]
+            }
+            """
+        let map = try FloorMap.parse(Array(text.utf8)).get()
+        let estimates = await track(map: map, seconds: 27, seed: seed) { t in
+            t < 20 ? Point(x: 5, y: 5) : Point(x: 35, y: 5)
+        }
+        #expect(estimates.count == 27, "an estimate every second")
+        let west = try #require(estimates.dropFirst(15).first)
+        let last = try #require(estimates.last)
+        print("free space, seed \(seed): by the west agent \(west), 6 s after the jump \(last)")
+        #expect(west.distance(to: Point(x: 5, y: 5)) < 3)
+        #expect(last.distance(to: Point(x: 35, y: 5)) < 3)
+    }
+
     @Test("the motion model moves mass through the door")
     func motionThroughDoor() throws {
         // In the doorway's row, just west of the wall.

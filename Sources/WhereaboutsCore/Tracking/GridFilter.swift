@@ -171,6 +171,9 @@ public struct GridFilter: Sendable {
         posterior.time = now
         trimWork()
         let window = work
+        // Before the agents whose tables miss the window leave: an agent heard loudest far from a window it cannot
+        // weigh in on is what says the window is in the wrong place.
+        let loudestHeard = chosen.max { $0.level < $1.level }
         chosen.removeAll { observation in
             !grid.tables[observation.slot].covers(
                 column0: window.column0, row0: window.row0, columns: window.columns, rows: window.rows)
@@ -185,7 +188,7 @@ public struct GridFilter: Sendable {
         }
         let kept = keep(&posterior, grid: grid)
         let summary = summarise(posterior, grid: grid, gridIndex: gridIndex)
-        if let loudest = chosen.max(by: { $0.level < $1.level }) {
+        if let loudest = loudestHeard {
             let agent = grid.tables[loudest.slot].agentPosition
             let far = agent.distance(to: summary.mean) > 1.5 * configuration.initialRadius
             posterior.astray = far ? posterior.astray + 1 : 0
