@@ -29,7 +29,8 @@ struct LocatorSettings {
           --warm-up SECONDS        hold occupancy back this long after start (default 10)
           --update-interval S      coalesce engine updates this long at most (default 0.02)
           --estimate-interval S    estimate each tag again at most this often; its readings in between wait in
-                                   its filters (default 0.5; 0: a moving tag at every update)
+                                   its filters (default 0.5; 0: a moving tag at every update; the grid
+                                   filter estimates a moving tag as often as a still one)
           --still-estimate-interval S
                                    the same for a tag standing still (default 1; at most as often as
                                    --estimate-interval; 0: as often as a moving tag; both 0: every tag at
@@ -38,7 +39,7 @@ struct LocatorSettings {
                                    grid when the map carries a radio map or --lag is set, else trilateration
                                    (default)
           --lag SECONDS            report each tag's position this much later, smoothed with the readings
-                                   that came since (grid filter only; default 0: no delay)
+                                   that came since (0-10; grid filter only; default 0: no delay)
           --workers N              threads an update may split its estimates among (default: the cores online;
                                    the estimates are the same with any number)
           --metrics-interval S     seconds between metrics messages (default 10)

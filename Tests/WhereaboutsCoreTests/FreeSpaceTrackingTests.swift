@@ -132,6 +132,30 @@ struct FreeSpaceTrackingTests {
         #expect(summary.mean.x > 0 && summary.mean.y > 0)
     }
 
+    @Test("a window clipped by the grid's edge, its mass far from the edge, is predicted within the grid")
+    func clippedWindow() throws {
+        // One row from the west edge, its mass 6 cells in: every massive cell reaches the whole kernel in its run,
+        // but a whole shifted copy of the row would start left of the grid.
+        let map = try Self.map(blocksWalking: true)
+        let configuration = GridFilter.Configuration()
+        let floor = try #require(map.floor(major: 1))
+        let grid = FloorGrid(
+            floor: floor, map: map, zones: map.zones(onFloor: 1), walls: [], obstacles: [],
+            barriers: map.walls.flatMap(\.barriers), radio: RadioConstants(map: map), configuration: configuration)
+        var filter = GridFilter(configuration: configuration)
+        var probabilities = [Float](repeating: 0, count: 9)
+        probabilities[6] = 1
+        var posterior: GridPosterior? = GridPosterior(
+            gridIndex: 0, column0: 0, row0: 3, columns: 9, rows: 1, probabilities: probabilities, offset: 0,
+            offsetVariance: 1, time: 0, astray: 0)
+        let agent = try #require(map.agentIndex(of: "w1"))
+        let observation = GridFilter.Observation(slot: grid.slotOfAgent[agent], level: -20 * logarithm10(4))
+        _ = try #require(filter.update(&posterior, observations: [observation], grids: [grid], gridIndex: 0, now: 1))
+        let result = try #require(posterior)
+        #expect(abs(result.probabilities.reduce(0, +) - 1) < 1e-4)
+        #expect(result.column0 >= 0)
+    }
+
     @Test(
         "a tag that turns up 30 m away, by an agent whose table misses its window, is found there",
         arguments: [UInt64(1), 2])

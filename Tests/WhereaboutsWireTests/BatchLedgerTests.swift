@@ -127,9 +127,10 @@ struct BatchLedgerTests {
     }
 
     func agentEntry(
-        id: String = "hall-1", newest: Int = 10, missing: Int = 0, runs: [(epoch: Int, first: Int, count: Int)]
+        id: String = "hall-1", newest: Int = 10, highest: Int = 5, missing: Int = 0,
+        runs: [(epoch: Int, first: Int, count: Int)]
     ) -> [UInt8] {
-        var bytes = [UInt8(id.utf8.count)] + Array(id.utf8) + le(newest, 8) + le(5, 8) + le(missing, 8)
+        var bytes = [UInt8(id.utf8.count)] + Array(id.utf8) + le(newest, 8) + le(highest, 8) + le(missing, 8)
         bytes += le(runs.count, 4)
         for run in runs { bytes += le(run.epoch, 8) + le(run.first, 8) + le(run.count, 4) }
         return bytes
@@ -152,12 +153,24 @@ struct BatchLedgerTests {
             le(1, 4) + agentEntry(runs: [(10, 0, 3), (10, 2, 1)]),  // a batch twice
             le(1, 4) + agentEntry(runs: [(11, 0, 1)]),  // after the newest epoch
             le(1, 4) + agentEntry(runs: [(10, Int.max, 2)]),  // seqs past Int.max
+            // Numbers the deduplicator's arithmetic would trap on at the next batch, at every start.
+            le(1, 4) + agentEntry(highest: Int.min, runs: []),
+            le(1, 4) + agentEntry(newest: -1, runs: []),
+            le(1, 4) + agentEntry(newest: 1 << 60, runs: []),
+            le(1, 4) + agentEntry(missing: Int.max, runs: []),
+            le(1, 4) + agentEntry(runs: [(-5, 0, 1)]),
+            le(1, 4) + agentEntry(newest: 1 << 60, runs: [(1 << 55, 0, 1)]),
+            le(1, 4) + agentEntry(runs: [(10, (1 << 53) - 1, 3)]),  // seqs past the wire's largest
             le(1, 4) + agentEntry(runs: []) + [0],  // bytes after the last agent
             le(1, 4) + Array(agentEntry(runs: []).prefix(30)),  // cut inside an agent
         ]
         for body in cases {
             #expect(throws: BatchLedger.Error.self) { try BatchLedger.decode(signed(body)) }
         }
+        // 2,000 agents of a few bytes each fit the size bound; each could have listed 1,024 batches.
+        var many = le(2_000, 4)
+        for index in 0..<2_000 { many += agentEntry(id: "a\(index)", runs: [(10, 0, 1)]) }
+        #expect(throws: BatchLedger.Error.self) { try BatchLedger.decode(signed(many)) }
         let tooLarge = [UInt8](repeating: 0, count: BatchLedger.maximumSize(maximumAgents: 1) + 1)
         #expect(throws: BatchLedger.Error.tooLarge(tooLarge.count)) {
             try BatchLedger.decode(tooLarge, maximumAgents: 1)

@@ -99,7 +99,9 @@ public struct LocatorEngine: Sendable {
         /// times a second, each time with one new reading: at 10,000 tags that is over 100,000 fixes a second, more
         /// than a core. Half a second keeps the added delay of a zone decision under the 1 s dwell, and replays and
         /// the simulator, which update once a second, are unchanged. 0 estimates a moving tag at every update (a
-        /// still one at every update too only with ``stillEstimateInterval`` 0).
+        /// still one at every update too only with ``stillEstimateInterval`` 0). With the grid filter a moving tag
+        /// waits as long as a still one (the larger of the two intervals): it weighs each reading once, so an update
+        /// with only some agents' readings buys a prediction and a wider window, not accuracy.
         public var estimateInterval: Double = 0.5
         /// … and a tag the motion test takes to be still, at most this often (seconds; never more often than
         /// ``estimateInterval``). A still tag's estimate is its long RSSI averages' fix, which a second's readings

@@ -122,6 +122,9 @@ public struct GridFilter: Sendable {
     private var kernelVariance: Double = 0
 
     init(configuration: Configuration) {
+        var configuration = configuration
+        // A lag that never falls due would keep every update's posterior: at most a minute.
+        configuration.lag = configuration.lag.isFinite ? min(max(configuration.lag, 0), 60) : 0
         self.configuration = configuration
         // The robust mixture's log density, up to a constant, is close to max(−z²/2 − log σ, log of the outlier
         // term relative to the Gaussian's peak): the larger of the two terms, which is what matters, and it is
@@ -286,8 +289,18 @@ public struct GridFilter: Sendable {
                 }
             }
         }
-        // Nothing left (only rounding could do it): the filtered posterior stands.
-        if !(total > 0) || !total.isFinite { smoothed.probabilities = step.filtered }
+        // Nothing left (only rounding could do it): the filtered posterior stands. Otherwise scaled so that its
+        // largest cell is 1: the product can be tiny, and summarise adds in Float.
+        if !(total > 0) || !total.isFinite {
+            smoothed.probabilities = step.filtered
+        } else {
+            smoothed.probabilities.withUnsafeMutableBufferPointer { p in
+                let peak = largest(UnsafeBufferPointer(p))
+                guard peak > 0, peak.isFinite else { return }
+                let inverse = 1 / peak
+                for cell in 0..<p.count { p[cell] *= inverse }
+            }
+        }
         posterior.steps.removeFirst(target + 1)
         return summarise(smoothed, grid: grids[step.gridIndex], gridIndex: step.gridIndex)
     }
@@ -370,7 +383,10 @@ public struct GridFilter: Sendable {
             gridIndex: gridIndex, column0: work.column0, row0: work.row0, columns: work.columns, rows: work.rows,
             probabilities: probabilities, offset: previous?.offset ?? 0,
             offsetVariance: previous.map { min($0.offsetVariance + 4, full) } ?? full,
-            time: now, astray: 0, steps: previous?.steps ?? [])
+            time: now, astray: 0,
+            // Updates not reported yet stay, to be reported as they fall due, unless the tag was silent past the
+            // restart's limit: then they are old news.
+            steps: (previous?.steps ?? []).filter { now - $0.time <= configuration.lag + configuration.resetAfter })
     }
 
     /// Makes `window` the work window, uniform over its free cells; returns how many there are.
@@ -485,7 +501,11 @@ public struct GridFilter: Sendable {
                                 let sourceBase = row * sourceColumns
                                 // A row whose every cell with mass reaches the whole kernel within its run is spread
                                 // as one shifted copy of the row per tap.
-                                var open = true
+                                // Whole shifted copies of the row only when they stay inside the target: a window
+                                // at the grid's edge is clipped there, though its mass may be far from the edge.
+                                var open =
+                                    sourceColumn0 - reach >= target.column0
+                                    && sourceColumn0 + sourceColumns + reach <= target.column0 + width
                                 var empty = true
                                 for column in 0..<sourceColumns where source[sourceBase + column] > 0 {
                                     empty = false

@@ -30,7 +30,7 @@ public enum BatchLedger {
     /// unread.
     public static func maximumSize(maximumAgents: Int = 1024) -> Int {
         let agent = 1 + 64 + 3 * 8 + 4 + BatchDeduplicator.memory * (8 + 8 + 4)
-        return header.count + 4 + max(maximumAgents, 1) * agent + 4
+        return header.count + 4 + min(max(maximumAgents, 1), 1 << 20) * agent + 4
     }
 
     /// Why bytes are not a ledger.
@@ -137,9 +137,18 @@ public enum BatchLedger {
         for index in 0..<4 { stored |= UInt32(bytes[end + index]) << (8 * UInt32(index)) }
         guard crc.value == stored else { throw .checksumMismatch }
         var reader = Reader(bytes: bytes[..<end], offset: header.count)
-        // Not checked against maximumAgents: a reader with fewer keeps the most recently heard (the restore's
-        // bounds); the bytes left bound the count.
+        // A reader with fewer agents keeps the most recently heard (the restore's bound), but no file lists more than
+        // a default deduplicator holds: hundreds of thousands of agents, each with a full run of batches, fit in the
+        // size bound and would take gigabytes to read before the restore cut them down.
         let agentCount = try reader.integer(bytes: 4)
+        let agentLimit = max(maximumAgents, 1024)
+        guard agentCount <= agentLimit else {
+            throw .invalid("\(agentCount) agents, more than the \(agentLimit) a ledger remembers")
+        }
+        // Epochs and seqs as the batch decoder takes them, and a missing count that cannot overflow a sum over
+        // every agent: a value outside would trap the deduplicator's arithmetic on the next batch, at every start.
+        let numbers = 0...BatchDecoder.maximumSequence
+        let missingLimit = 1 << 40
         var agents: [BatchDeduplicator.AgentLedger] = []
         var seenAgents: Set<AgentID> = []
         for _ in 0..<agentCount {
@@ -150,7 +159,12 @@ public enum BatchLedger {
             let newestEpoch = try reader.signed()
             let highest = try reader.signed()
             let missing = try reader.signed()
-            guard missing >= 0 else { throw .invalid("agent \(agent): \(missing) batches missing") }
+            guard numbers.contains(newestEpoch), numbers.contains(highest) else {
+                throw .invalid("agent \(agent): epoch \(newestEpoch) or seq \(highest) out of range")
+            }
+            guard (0...missingLimit).contains(missing) else {
+                throw .invalid("agent \(agent): \(missing) batches missing")
+            }
             let runCount = try reader.integer(bytes: 4)
             guard runCount <= BatchDeduplicator.memory else {
                 throw .invalid("agent \(agent): \(runCount) runs of batches, more than a ledger remembers")
@@ -167,8 +181,8 @@ public enum BatchLedger {
                 guard epoch <= newestEpoch else {
                     throw .invalid("agent \(agent): a batch of epoch \(epoch), after its newest \(newestEpoch)")
                 }
-                guard first.addingReportingOverflow(count).overflow == false else {
-                    throw .invalid("agent \(agent): seqs past the largest number")
+                guard numbers.contains(epoch), numbers.contains(first), first + count - 1 <= numbers.upperBound else {
+                    throw .invalid("agent \(agent): epoch \(epoch) or seqs from \(first) out of range")
                 }
                 for seq in first..<(first + count) {
                     let key = BatchDeduplicator.BatchKey(epoch: epoch, seq: seq)
