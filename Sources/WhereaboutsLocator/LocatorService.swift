@@ -54,7 +54,7 @@ public struct LocatorService: ServicePipeline {
         self.pipeline = pipeline
         self.lease = lease.map(LeaseKeeper.init(configuration:))
         self.updateInterval = max(updateInterval, 0)
-        self.ledgerInterval = ledgerInterval.map { $0.isFinite ? max($0, 0) : 5 }
+        self.ledgerInterval = ledgerInterval.map { $0.isFinite ? max($0, 0) : Self.defaultLedgerInterval }
         ledgerSavedRevision = pipeline.ledgerRevision
         session = BrokerSession.Configuration(
             statusTopic: pipeline.statusTopic, outbox: .untilHandedOver(capacity: outboxCapacity),

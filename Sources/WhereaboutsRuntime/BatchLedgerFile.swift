@@ -50,22 +50,12 @@ public struct BatchLedgerFile: Sendable {
         return name + ".ledger"
     }
 
-    /// What reading the ledger found.
-    public enum Loaded: Sendable {
-        /// No ledger: a first start.
-        case missing
-        /// The file's bytes.
-        case bytes([UInt8])
-    }
-
-    /// Reads the ledger's bytes.
+    /// Reads the ledger's bytes; nil when there is none (a first start).
     ///
     /// - Throws: ``RuntimeError`` naming the path and the reason when the file exists but cannot be read, is not a
     ///   regular file, or is larger than any ledger.
-    public func read(maximumAgents: Int = 1024) throws(RuntimeError) -> Loaded {
-        let limit = BatchLedger.maximumSize(maximumAgents: maximumAgents)
-        guard let bytes = try FileAccess.readStateFile(path, limit: limit) else { return .missing }
-        return .bytes(bytes)
+    public func read(maximumAgents: Int = 1024) throws(RuntimeError) -> [UInt8]? {
+        try FileAccess.readStateFile(path, limit: BatchLedger.maximumSize(maximumAgents: maximumAgents))
     }
 
     /// Moves an unreadable ledger aside to `PATH.unreadable` (for a post-mortem; the next save begins a new one);

@@ -120,12 +120,11 @@ enum LocatorCommand {
         }
         let bytes: [UInt8]
         do {
-            switch try file.read() {
-            case .missing:
+            guard let read = try file.read() else {
                 logger.info("batch ledger \(file.path): none yet, starting empty")
                 return
-            case .bytes(let read): bytes = read
             }
+            bytes = read
         } catch {
             logger.warning("\(error): starting with an empty batch ledger")
             return

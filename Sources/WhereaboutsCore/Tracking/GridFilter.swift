@@ -747,13 +747,10 @@ public struct GridFilter: Sendable {
         workProbabilities.withUnsafeMutableBufferPointer { p in
             sums.withUnsafeMutableBufferPointer { sums in
                 weights.withUnsafeMutableBufferPointer { weights in
-                    logs.withUnsafeMutableBufferPointer { logs in
-                        // Element by element (vectorised): the new probabilities, and each cell's offset estimate;
-                        // the likelihood stays in `logs` for the smoother.
+                    logs.withUnsafeBufferPointer { logs in
+                        // Element by element (vectorised): the new probabilities, and each cell's offset estimate.
                         for index in 0..<count {
-                            let likelihood = fastExponential(min(logs[index] - maximum, 0))
-                            p[index] *= likelihood
-                            logs[index] = likelihood
+                            p[index] *= fastExponential(min(logs[index] - maximum, 0))
                             let readings = weights[index] - priorPrecision
                             sums[index] = sums[index] * weights[index] / (readings + correlation * priorPrecision)
                             weights[index] = readings
@@ -771,9 +768,10 @@ public struct GridFilter: Sendable {
             }
         }
         if configuration.lag > 0 {
+            // The smoother's copy of the likelihood, made only with a lag (the loop above is the filter's hot path).
             logs.withUnsafeBufferPointer { l in
                 likelihoods.withUnsafeMutableBufferPointer { target in
-                    for index in 0..<count { target[index] = l[index] }
+                    for index in 0..<count { target[index] = fastExponential(min(l[index] - maximum, 0)) }
                 }
             }
         }
