@@ -215,7 +215,7 @@ public struct LocatorPipeline: Sendable {
                 .publish(
                     Publication(
                         topic: topics.position(tag: published.payload.tag), payload: published.payload.payload, qos: 1,
-                        retain: true)))
+                        retain: true, priority: .background)))
         }
         for tag in lastZones.keys.sorted() {
             if let summary = lastZones[tag] { actions += zonePublications(summary) }
@@ -273,7 +273,8 @@ public struct LocatorPipeline: Sendable {
             clearedOccupancy.append(
                 .publish(
                     Publication(
-                        topic: topics.occupancy(floor: zone.floor, zone: zone.minor), payload: "", qos: 1, retain: true)
+                        topic: topics.occupancy(floor: zone.floor, zone: zone.minor), payload: "", qos: 1, retain: true,
+                        priority: .urgent)
                 ))
         }
         let oldConfigs = Set(discoveryConfigs(ownedOnly: false).map(\.topic))
@@ -352,7 +353,9 @@ public struct LocatorPipeline: Sendable {
             else { return [] }
             return [
                 .publish(
-                    Publication(topic: topics.occupancy(floor: floor, zone: zone), payload: "", qos: 1, retain: true))
+                    Publication(
+                        topic: topics.occupancy(floor: floor, zone: zone), payload: "", qos: 1, retain: true,
+                        priority: .urgent))
             ]
         case .tagZone(let tag):
             // Likewise a zone summary: said lost (or cleared, for a tag the map does not name) unless heard in time.
@@ -551,12 +554,16 @@ public struct LocatorPipeline: Sendable {
             actions.append(
                 .publish(
                     Publication(
-                        topic: topics.position(tag: tag), payload: published.payload.payload, qos: 1, retain: true)
+                        topic: topics.position(tag: tag), payload: published.payload.payload, qos: 1, retain: true,
+                        priority: .background)
                 ))
         }
         for tag in update.lostTags where lastPositions.removeValue(forKey: tag) != nil {
             // A tag that left: clear its retained position so that no dashboard shows a ghost.
-            actions.append(.publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
+            actions.append(
+                .publish(
+                    Publication(
+                        topic: topics.position(tag: tag), payload: "", qos: 1, retain: true, priority: .background)))
         }
         actions += zoneSummaryActions(update, now: now)
         for tag in contested.sorted() {
@@ -602,7 +609,10 @@ public struct LocatorPipeline: Sendable {
             if let floor = trackedFloors[tag], !owns(floor: floor) { continue }
             if lastPositions[tag] == nil {
                 actions.append(
-                    .publish(Publication(topic: topics.position(tag: tag), payload: "", qos: 1, retain: true)))
+                    .publish(
+                        Publication(
+                            topic: topics.position(tag: tag), payload: "", qos: 1, retain: true, priority: .background))
+                )
             }
             guard lastZones[tag] == nil else { continue }
             if map.knownTag(tag) != nil {
@@ -707,10 +717,13 @@ public struct LocatorPipeline: Sendable {
     private func zonePublications(_ summary: TagZone) -> [LocatorAction] {
         [
             .publish(
-                Publication(topic: topics.tagZone(tag: summary.tag), payload: summary.payload, qos: 1, retain: true)),
+                Publication(
+                    topic: topics.tagZone(tag: summary.tag), payload: summary.payload, qos: 1, retain: true,
+                    priority: .background)),
             .publish(
                 Publication(
-                    topic: topics.tagLocation(tag: summary.tag), payload: summary.location, qos: 1, retain: true)
+                    topic: topics.tagLocation(tag: summary.tag), payload: summary.location, qos: 1, retain: true,
+                    priority: .background)
             ),
         ]
     }
@@ -719,8 +732,11 @@ public struct LocatorPipeline: Sendable {
     private mutating func clearZone(_ tag: TagIdentity) -> [LocatorAction] {
         lastZones[tag] = nil
         return [
-            .publish(Publication(topic: topics.tagZone(tag: tag), payload: "", qos: 1, retain: true)),
-            .publish(Publication(topic: topics.tagLocation(tag: tag), payload: "", qos: 1, retain: true)),
+            .publish(
+                Publication(topic: topics.tagZone(tag: tag), payload: "", qos: 1, retain: true, priority: .background)),
+            .publish(
+                Publication(
+                    topic: topics.tagLocation(tag: tag), payload: "", qos: 1, retain: true, priority: .background)),
         ]
     }
 
@@ -834,7 +850,8 @@ public struct LocatorPipeline: Sendable {
             topic: topics.occupancy(floor: occupancy.zone.floor, zone: occupancy.zone.minor),
             payload: payload.payload,
             qos: 1,
-            retain: true
+            retain: true,
+            priority: .urgent
         )
     }
 
@@ -884,7 +901,9 @@ public struct LocatorPipeline: Sendable {
             zones: estimate.zoneProbabilities.map { ZoneShare(zone: $0.zone.minor, probability: $0.probability) }
         )
         lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now)
-        return Publication(topic: topics.position(tag: estimate.tag), payload: payload.payload, qos: 0, retain: true)
+        return Publication(
+            topic: topics.position(tag: estimate.tag), payload: payload.payload, qos: 0, retain: true,
+            priority: .background)
     }
 
     private static func zoneNames(of map: FloorMap) -> [ZoneKey: String] {

@@ -195,10 +195,14 @@ public struct LocatorService: ServicePipeline {
             case .publish(let claim):
                 actions.append(
                     .publish(
-                        Publication(topic: pipeline.topics.locatorLease, payload: claim.payload, qos: 1, retain: true)))
+                        Publication(
+                            topic: pipeline.topics.locatorLease, payload: claim.payload, qos: 1, retain: true,
+                            priority: .urgent)))
             case .release:
                 actions.append(
-                    .publish(Publication(topic: pipeline.topics.locatorLease, payload: "", qos: 1, retain: true)))
+                    .publish(
+                        Publication(
+                            topic: pipeline.topics.locatorLease, payload: "", qos: 1, retain: true, priority: .urgent)))
             case .tookOver(let reason):
                 actions.append(.log(.warning, "active: \(reason)"))
                 // The site's state as this locator's engine has it, as after a reconnect: occupancy only once warm.

@@ -6,9 +6,15 @@ public import WhereaboutsWire
 /// - the agent's reading batches are kept until the broker acknowledges them (``Policy/untilAcknowledged(capacity:inFlightLimit:)``):
 ///   at most a few unacknowledged at a time, everything unacknowledged sent again after a reconnect (the locator
 ///   drops the duplicates by `(agent, epoch, seq)`);
-/// - the locator's outputs are kept only until libmosquitto takes them (``Policy/untilHandedOver(capacity:)``),
-///   which then re-sends its own in-flight QoS 1 messages after a reconnect.
+/// - the locator's outputs are kept only until libmosquitto takes them
+///   (``Policy/untilHandedOver(capacity:handOverLimit:)``), which then re-sends its own in-flight QoS 1 messages after
+///   a reconnect. It is handed at most as many unacknowledged QoS 1 messages as the broker takes at once, so that
+///   what waits, waits here, where the two rules below apply, and not in libmosquitto's queue, where a restart's
+///   thousands of tag states would hold the next occupancy change back for seconds.
 ///
+/// Publications leave by their ``Publication/Priority``, urgent first, each priority in order (a topic's
+/// publications share one); the session's `online` leads, and a control publication enqueued at the end (its
+/// `offline`) follows everything held.
 /// In both, a retained publication replaces an unsent one on the same topic (only the newest state of a topic
 /// matters, and it keeps its place in the order). What happens past `capacity` other publications is its
 /// ``Overflow``: a live service drops the oldest and counts it; a service whose inputs can wait (a replay) holds
@@ -22,13 +28,15 @@ public struct Outbox: Sendable {
     public enum Policy: Sendable, Hashable {
         /// Released on the broker's acknowledgement; at most `inFlightLimit` unacknowledged at a time.
         case untilAcknowledged(capacity: Int, inFlightLimit: Int)
-        /// Released as soon as the MQTT client has taken it.
-        case untilHandedOver(capacity: Int)
+        /// Released as soon as the MQTT client has taken it; at most `handOverLimit` QoS 1 messages handed over
+        /// and not yet acknowledged at a time (libmosquitto's own in-flight window, and mosquitto's Receive
+        /// Maximum, are 20 by default: more would only wait in libmosquitto's queue).
+        case untilHandedOver(capacity: Int, handOverLimit: Int = 20)
 
         /// The most non-retained publications held.
         public var capacity: Int {
             switch self {
-            case .untilAcknowledged(let capacity, _), .untilHandedOver(let capacity): max(capacity, 1)
+            case .untilAcknowledged(let capacity, _), .untilHandedOver(let capacity, _): max(capacity, 1)
             }
         }
     }
@@ -84,6 +92,13 @@ public struct Outbox: Sendable {
     /// Ids that were in flight when a connection dropped, so that their next publish counts as a re-send.
     private var interrupted: Set<Int> = []
     private var changes: [Change] = []
+    /// The unsent entries' ids by the lane they leave in, each in id order (``lane(of:)``): the session's leading
+    /// status, then one lane per priority.
+    private var lanes = Array(repeating: [Int](), count: Publication.Priority.allCases.count + 1)
+    /// Index of the first live id of each lane.
+    private var laneHeads = Array(repeating: 0, count: Publication.Priority.allCases.count + 1)
+    /// Message ids of QoS 1 publications handed over and not yet acknowledged (``Policy/untilHandedOver(capacity:handOverLimit:)``).
+    private var handedOver: Set<Int> = []
 
     /// An empty outbox; one that `recordsChanges` lists them for ``takeChanges()``.
     public init(policy: Policy, overflow: Overflow = .dropOldest, recordsChanges: Bool = false) {
@@ -102,8 +117,8 @@ public struct Outbox: Sendable {
     public var count: Int { entries.count - head }
     /// Whether nothing waits for sending or release.
     public var isEmpty: Bool { count == 0 }
-    /// How many are published and not yet released.
-    public var inFlight: Int { inFlightCount }
+    /// How many are published and not yet released (and, handed over, not yet acknowledged).
+    public var inFlight: Int { inFlightCount + handedOver.count }
     /// The held entries, oldest first.
     public var held: ArraySlice<Entry> { entries[head...] }
     /// Whether the service may produce more: always with ``Overflow/dropOldest``; with ``Overflow/backPressure``,
@@ -123,6 +138,8 @@ public struct Outbox: Sendable {
         let id = nextID
         nextID += 1
         entries.append(Entry(id: id, publication: publication, messageID: nil, isControl: control))
+        // A control publication at the end (the goodbye) follows everything held.
+        lanes[control ? lanes.count - 1 : Self.lane(of: publication)].append(id)
         if recordsChanges, !control, !publication.retain, let entry = entries.last { changes.append(.held(entry)) }
         if publication.retain {
             unsentRetained[publication.topic.name] = id
@@ -153,14 +170,33 @@ public struct Outbox: Sendable {
         } else {
             entries.insert(Entry(id: id, publication: publication, messageID: nil, isControl: true), at: 0)
         }
+        if laneHeads[0] > 0 {
+            laneHeads[0] -= 1
+            lanes[0][laneHeads[0]] = id
+        } else {
+            lanes[0].insert(id, at: 0)
+        }
         if publication.retain { unsentRetained[publication.topic.name] = id } else { heldNonRetained += 1 }
         statistics.peak = max(statistics.peak, count)
     }
 
-    /// The next publication to send, if the in-flight limit allows and one is unsent.
+    /// The next publication to send, if the in-flight limit allows and one is unsent: the oldest of the most urgent
+    /// lane, or, while no QoS 1 message may be handed over, of the most urgent lane whose oldest is QoS 0.
     public func nextToSend() -> Entry? {
-        if case .untilAcknowledged(_, let limit) = policy, inFlightCount >= max(limit, 1) { return nil }
-        return held.first { $0.messageID == nil }
+        let qos1Blocked: Bool
+        switch policy {
+        case .untilAcknowledged(_, let limit):
+            if inFlightCount >= max(limit, 1) { return nil }
+            qos1Blocked = false
+        case .untilHandedOver(_, let limit):
+            qos1Blocked = handedOver.count >= max(limit, 1)
+        }
+        for lane in lanes.indices where laneHeads[lane] < lanes[lane].count {
+            guard let index = index(of: lanes[lane][laneHeads[lane]]) else { continue }
+            if qos1Blocked, entries[index].publication.qos > 0 { continue }
+            return entries[index]
+        }
+        return nil
     }
 
     /// The client took the entry `id` as message `messageID`.
@@ -172,8 +208,10 @@ public struct Outbox: Sendable {
         if entries[index].publication.retain, unsentRetained[entries[index].publication.topic.name] == id {
             unsentRetained.removeValue(forKey: entries[index].publication.topic.name)
         }
+        leaveLane(entries[index])
         switch policy {
         case .untilHandedOver:
+            if entries[index].publication.qos > 0 { handedOver.insert(messageID) }
             remove(at: index)
         case .untilAcknowledged:
             entries[index].messageID = messageID
@@ -185,6 +223,7 @@ public struct Outbox: Sendable {
     /// of a publish from before a reconnect, whose entry was sent again under a new id).
     @discardableResult
     public mutating func acknowledged(messageID: Int, success: Bool) -> Entry? {
+        handedOver.remove(messageID)
         guard case .untilAcknowledged = policy,
             let index = held.firstIndex(where: { $0.messageID == messageID })
         else { return nil }
@@ -216,14 +255,23 @@ public struct Outbox: Sendable {
         return doomed.count
     }
 
-    /// The connection dropped: everything in flight is unsent again, to be published after the reconnect.
+    /// The connection dropped: everything in flight is unsent again, to be published after the reconnect. (What
+    /// was handed over is libmosquitto's to send again; its window starts empty.)
     public mutating func connectionLost() {
+        handedOver.removeAll()
         guard inFlightCount > 0 else { return }
         for index in head..<entries.count where entries[index].messageID != nil {
             entries[index].messageID = nil
             interrupted.insert(entries[index].id)
         }
         inFlightCount = 0
+        // Back into their lanes, in id order: rebuilt from the entries, which are.
+        lanes = Array(repeating: [], count: lanes.count)
+        laneHeads = Array(repeating: 0, count: lanes.count)
+        for entry in held where entry.messageID == nil {
+            lanes[entry.isControl ? (entry.id < 0 ? 0 : lanes.count - 1) : Self.lane(of: entry.publication)]
+                .append(entry.id)
+        }
     }
 
     // MARK: - Storage
@@ -239,8 +287,40 @@ public struct Outbox: Sendable {
         return low < entries.count && entries[low].id == id ? low : nil
     }
 
+    /// The lane a service publication leaves in (control publications: the first, or the last).
+    private static func lane(of publication: Publication) -> Int { publication.priority.rawValue + 1 }
+
+    /// Takes an unsent entry's id out of its lane (the lane's oldest, nearly always).
+    private mutating func leaveLane(_ entry: Entry) {
+        guard entry.messageID == nil else { return }
+        for lane in lanes.indices {
+            let ids = lanes[lane]
+            var low = laneHeads[lane]
+            var high = ids.count
+            while low < high {
+                let middle = (low + high) / 2
+                if ids[middle] < entry.id { low = middle + 1 } else { high = middle }
+            }
+            guard low < ids.count, ids[low] == entry.id else { continue }
+            if low == laneHeads[lane] {
+                laneHeads[lane] += 1
+                if laneHeads[lane] == ids.count {
+                    lanes[lane].removeAll(keepingCapacity: true)
+                    laneHeads[lane] = 0
+                } else if laneHeads[lane] >= 64, laneHeads[lane] * 2 >= ids.count {
+                    lanes[lane].removeFirst(laneHeads[lane])
+                    laneHeads[lane] = 0
+                }
+            } else {
+                lanes[lane].remove(at: low)
+            }
+            return
+        }
+    }
+
     private mutating func remove(at index: Int) {
         let entry = entries[index]
+        leaveLane(entry)
         if entry.messageID != nil { inFlightCount -= 1 }
         if entry.publication.retain {
             if unsentRetained[entry.publication.topic.name] == entry.id {

@@ -24,7 +24,8 @@ import WhereaboutsWire
 /// (the occupancy payload's `updated` time, on the same clock). With batches spread over the second, a probe's
 /// batches are about 80 ms apart, so that batch is nearly always the only one of the probe in the locator's last
 /// coalescing interval. The end is the moment the bench receives the occupancy message naming the probe in its
-/// new room. The locator runs with its defaults, so its coalescing interval (`--update-interval`, 0.05 s) counts.
+/// new room. The locator runs with its defaults, so its coalescing interval (`--update-interval`, 0.02 s) counts.
+/// The probes first move after `--settle` windows (10 by default), once the locator's start is over.
 enum LatencyCommand {
     enum Phase {
         /// Waiting for the probe to be seen in `zone` (at start, or after a timeout); not measured.
@@ -61,7 +62,7 @@ enum LatencyCommand {
     static let table: [Setting] = [
         .value("broker"), .value("label"), .value("agents"), .value("tags"), .value("probes"), .value("seconds"),
         .value("max-windows"), .value("hold-windows"), .value("seed"), .value("locator-pid"),
-        .value("distinct"),
+        .value("distinct"), .value("settle"),
     ]
 
     static func run(_ settings: Settings) async throws -> ExitStatus {
@@ -72,6 +73,9 @@ enum LatencyCommand {
         let seconds = try settings.integer("seconds") ?? 60
         let maximumWindows = try settings.integer("max-windows") ?? 15
         let holdWindows = try settings.integer("hold-windows") ?? 2
+        // The first probe moves wait this many windows: a locator just started republishes every tag's state and
+        // places thousands of tags at once, and the latency wanted is that of the load running, not of the start.
+        let settleWindows = try settings.integer("settle") ?? 10
         let seed = UInt64(try settings.integer("seed") ?? 7)
         let label = settings.value("label") ?? "latency"
         let locatorPID = try settings.integer("locator-pid").flatMap { Int32(exactly: $0) }
@@ -148,7 +152,7 @@ enum LatencyCommand {
                     state.withLock { state in
                         received(
                             room: room, present: present, decided: occupancy.updated, at: arrival, hold: holdWindows,
-                            &state)
+                            settle: settleWindows, &state)
                     }
                 }
             }
@@ -274,14 +278,15 @@ enum LatencyCommand {
 
     /// An occupancy message arrived: if it names a moving probe in its new room, that is a sample.
     private static func received(
-        room: Int, present: Set<TagIdentity>, decided: Double, at arrival: Double, hold: Int, _ state: inout State
+        room: Int, present: Set<TagIdentity>, decided: Double, at arrival: Double, hold: Int, settle: Int,
+        _ state: inout State
     ) {
         for index in state.probes.indices where present.contains(state.probes[index].identity) {
             var probe = state.probes[index]
             defer { state.probes[index] = probe }
             switch probe.phase {
             case .settling(let zone) where zone == room:
-                probe.phase = .holding(until: state.window + 1)
+                probe.phase = .holding(until: max(state.window + 1, settle))
             case .moving(let zone, let since) where zone == room:
                 probe.phase = .holding(until: state.window + 1 + hold)
                 // The batch that completed the decision: the newest one carrying the probe sent before the locator decided.

@@ -179,7 +179,7 @@ struct LocatorEngineTests {
     /// its readings arrived, its zone at the end and its last position.
     func runEvery20ms(
         interval: Double, stillInterval: Double, walking: Bool = false
-    ) throws -> (estimateTimes: [Double], readingTimes: [Double], zone: ZoneKey?, last: Point?) {
+    ) throws -> Every20msRun {
         let map = try loadShippedMap("demo-office.json")
         let tag = demoTag(1)
         let generator = ReadingGenerator(map: map)
@@ -201,8 +201,7 @@ struct LocatorEngineTests {
             }
         }
         queued.sort { $0.time < $1.time }
-        var estimateTimes: [Double] = []
-        var last: Point?
+        var run = Every20msRun()
         var next = 0
         for step in 0..<1100 {
             let now = start + Double(step) * 0.02
@@ -211,20 +210,43 @@ struct LocatorEngineTests {
                 engine.agentHeard(queued[next].agentIndex, at: now)
                 next += 1
             }
-            for estimate in engine.update(now: now).estimates where estimate.tag == tag {
-                estimateTimes.append(now)
-                last = estimate.position
+            let due = engine.zoneDecisionDue(of: tag)
+            let update = engine.update(now: now)
+            for estimate in update.estimates where estimate.tag == tag {
+                run.estimateTimes.append(now)
+                // Within an interval of a zone change's decision, the tag is estimated with every batch.
+                run.urgent.append(due.map { now >= $0 - max(interval, stillInterval) } ?? false)
+                run.last = estimate.position
+            }
+            if let due, let event = update.events.first(where: { $0.tag == tag }) {
+                run.decisions.append((event.time, due))
             }
         }
-        return (estimateTimes, queued.map(\.time), engine.zone(of: tag), last)
+        run.readingTimes = queued.map(\.time)
+        run.zone = engine.zone(of: tag)
+        return run
+    }
+
+    struct Every20msRun {
+        /// When the tag was estimated, and whether a zone change was due within the interval then.
+        var estimateTimes: [Double] = []
+        var urgent: [Bool] = []
+        var readingTimes: [Double] = []
+        /// When a zone change was decided, and when it was due.
+        var decisions: [(time: Double, due: Double)] = []
+        var zone: ZoneKey?
+        var last: Point?
+
+        /// The gaps between estimates, each with whether the later one was urgent.
+        var gaps: [(gap: Double, urgent: Bool)] {
+            zip(zip(estimateTimes, estimateTimes.dropFirst()), urgent.dropFirst()).map { ($0.1 - $0.0, $1) }
+        }
     }
 
     @Test("updated every 20 ms, a tag is estimated at most once per estimate interval and no reading waits longer")
     func estimateInterval() throws {
         // Still tags at the same interval as moving ones here; the next test has the longer one for still tags.
-        func run(interval: Double) throws -> (
-            estimateTimes: [Double], readingTimes: [Double], zone: ZoneKey?, last: Point?
-        ) {
+        func run(interval: Double) throws -> Every20msRun {
             try runEvery20ms(interval: interval, stillInterval: 0)
         }
         let everyUpdate = try run(interval: 0)
@@ -233,8 +255,8 @@ struct LocatorEngineTests {
             "estimate interval: \(everyUpdate.estimateTimes.count) estimates in 22 s at every update, "
                 + "\(coalesced.estimateTimes.count) with 0.5 s")
         #expect(everyUpdate.estimateTimes.count > 3 * coalesced.estimateTimes.count)
-        for (earlier, later) in zip(coalesced.estimateTimes, coalesced.estimateTimes.dropFirst()) {
-            #expect(later - earlier >= 0.5 - 1e-6, "estimated again after \(later - earlier) s")
+        for (gap, urgent) in coalesced.gaps where !urgent {
+            #expect(gap >= 0.5 - 1e-6, "estimated again after \(gap) s")
         }
         // Every reading is in an estimate within the interval (and one update) of its arrival.
         for time in coalesced.readingTimes {
@@ -257,8 +279,8 @@ struct LocatorEngineTests {
             "still estimate interval: \(still.estimateTimes.count) estimates of a still tag in 22 s, "
                 + "\(walking.estimateTimes.count) of a walking one")
         for run in [still, walking] {
-            for (earlier, later) in zip(run.estimateTimes, run.estimateTimes.dropFirst()) {
-                #expect(later - earlier >= 0.5 - 1e-6, "estimated again after \(later - earlier) s")
+            for (gap, urgent) in run.gaps where !urgent {
+                #expect(gap >= 0.5 - 1e-6, "estimated again after \(gap) s")
             }
             // Every reading is in an estimate within the still interval (and one update) of its arrival.
             for time in run.readingTimes {
@@ -267,10 +289,10 @@ struct LocatorEngineTests {
             }
         }
         // Once the motion test has found the tag still (3 s under its threshold), a second between estimates.
-        let settled = still.estimateTimes.filter { $0 >= start + 6 }
+        let settled = zip(still.estimateTimes, still.urgent).filter { $0.0 >= start + 6 }
         #expect(settled.count >= 10)
-        for (earlier, later) in zip(settled, settled.dropFirst()) {
-            #expect(later - earlier >= 1 - 1e-6, "a still tag estimated again after \(later - earlier) s")
+        for (earlier, later) in zip(settled, settled.dropFirst()) where !later.1 {
+            #expect(later.0 - earlier.0 >= 1 - 1e-6, "a still tag estimated again after \(later.0 - earlier.0) s")
         }
         // The walking tag is estimated more often, as long as the motion test finds it moving (not all the time:
         // a walk along a row of agents can read as still for a few seconds).
@@ -281,6 +303,31 @@ struct LocatorEngineTests {
         let a = try #require(still.last)
         let b = try #require(everyUpdate.last)
         #expect(a.distance(to: b) < 1)
+    }
+
+    @Test("once a zone change is due, every batch is estimated on arrival until it is decided")
+    func urgentEstimates() throws {
+        let walking = try runEvery20ms(interval: 0.5, stillInterval: 1, walking: true)
+        let urgent = walking.urgent.count { $0 }
+        print(
+            "urgent estimates: \(walking.decisions.count) zone changes of a walking tag, "
+                + "\(urgent) of \(walking.estimateTimes.count) estimates made within an interval of one")
+        #expect(walking.decisions.count >= 2, "the walk crosses zones")
+        for (time, due) in walking.decisions {
+            // From the moment the change was due until it was decided, every batch was estimated on arrival (the
+            // update that took it): the change was decided with the first that bore it out, none waited.
+            let batches = walking.readingTimes.filter { $0 >= due - 1e-9 && $0 <= time + 1e-9 }
+            #expect(!batches.isEmpty)
+            for batch in batches {
+                #expect(
+                    walking.estimateTimes.contains { $0 >= batch - 1e-9 && $0 <= batch + 0.02 + 1e-6 },
+                    "a batch at \(batch - start) s waited, with a zone change due at \(due - start) s")
+            }
+        }
+        // Not every batch: only those near a decision.
+        let everyUpdate = try runEvery20ms(interval: 0, stillInterval: 0, walking: true)
+        #expect(urgent > 0)
+        #expect(2 * walking.estimateTimes.count < everyUpdate.estimateTimes.count)
     }
 
     @Test("tags silent for longer than the forget time are dropped, so memory stays bounded")

@@ -21,18 +21,27 @@ struct LocatorServiceHarness {
 
     mutating func perform(_ commands: [ServiceState<LocatorService>.Command], at time: ServiceTime) {
         if commands.contains(.disconnect) { disconnectAsked = true }
-        while let entry = state.nextToSend() {
-            let result: BrokerSession.SendResult
-            if connected {
-                let id = nextMessageID
-                nextMessageID += 1
-                inFlight.append(id)
-                sent.append(entry.publication)
-                result = .accepted(messageID: id)
-            } else {
-                result = .noConnection
+        while true {
+            while let entry = state.nextToSend() {
+                let result: BrokerSession.SendResult
+                if connected {
+                    let id = nextMessageID
+                    nextMessageID += 1
+                    inFlight.append(id)
+                    sent.append(entry.publication)
+                    result = .accepted(messageID: id)
+                } else {
+                    result = .noConnection
+                }
+                if state.sent(id: entry.id, result: result, at: time).contains(.disconnect) { disconnectAsked = true }
             }
-            if state.sent(id: entry.id, result: result, at: time).contains(.disconnect) { disconnectAsked = true }
+            // The broker acknowledges as it goes: while the outbox waits for its window, the oldest in flight is
+            // acknowledged. (What is left in flight at the end waits for acknowledgeAll(at:).)
+            guard connected, !inFlight.isEmpty, !state.session.outbox.isEmpty else { return }
+            let id = inFlight.removeFirst()
+            if state.acknowledged(messageID: id, success: true, at: time).contains(.disconnect) {
+                disconnectAsked = true
+            }
         }
     }
 

@@ -131,9 +131,113 @@ struct OutboxTests {
             if seq % 1000 == 0 {
                 outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
             }
-            #expect(send(&outbox, firstID: &id).count == (seq % 1000 == 0 ? 2 : 1))
+            let sent = send(&outbox, firstID: &id)
+            #expect(sent.count == (seq % 1000 == 0 ? 2 : 1))
+            // The broker acknowledges each, so the hand-over window never fills.
+            for (_, messageID) in sent { outbox.acknowledged(messageID: messageID, success: true) }
         }
         #expect(outbox.isEmpty)
         #expect(outbox.statistics.published == 5000, "the status messages are the session's, not counted")
+    }
+
+    /// Version `version` of the retained state `name` (each name its own topic), or an event when not `retain`.
+    func state(
+        _ name: String, _ version: Int, qos: Int = 1, retain: Bool = true, priority: Publication.Priority = .normal
+    ) -> Publication {
+        let zone = UInt16(name.unicodeScalars.reduce(0) { $0 * 31 + Int($1.value) } % 60_000)
+        return Publication(
+            topic: topics.occupancy(floor: 1, zone: zone), payload: "\(name)\(version)", qos: qos, retain: retain,
+            priority: priority)
+    }
+
+    /// Publishes what the outbox offers; returns the payloads and the message ids.
+    func hand(_ outbox: inout Outbox, firstID: inout Int) -> [(payload: String, id: Int)] {
+        var sent: [(String, Int)] = []
+        while let entry = outbox.nextToSend() {
+            outbox.sent(id: entry.id, messageID: firstID)
+            sent.append((entry.publication.payload, firstID))
+            firstID += 1
+        }
+        return sent
+    }
+
+    @Test("a locator's outbox hands over at most its window of unacknowledged QoS 1 messages; what waits coalesces")
+    func handOverWindow() {
+        var outbox = Outbox(policy: .untilHandedOver(capacity: 100, handOverLimit: 4))
+        var id = 1
+        for topic in ["a", "b", "c", "d", "e", "f"] { outbox.enqueue(state(topic, 1)) }
+        let first = hand(&outbox, firstID: &id)
+        #expect(first.map(\.payload) == ["a1", "b1", "c1", "d1"])
+        #expect(outbox.inFlight == 4)
+        #expect(outbox.nextToSend() == nil)
+        // Newer states while the window is full: e's replaces the one waiting; a's was handed over, so it queues.
+        outbox.enqueue(state("e", 2))
+        outbox.enqueue(state("a", 2))
+        #expect(outbox.statistics.coalesced == 1)
+        // A QoS 0 publication is not held by the window.
+        outbox.enqueue(state("p", 1, qos: 0, priority: .background))
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["p1"])
+        // Acknowledgements open the window again, in order; an unknown id changes nothing.
+        outbox.acknowledged(messageID: 999, success: true)
+        #expect(outbox.nextToSend() == nil)
+        outbox.acknowledged(messageID: first[0].id, success: true)
+        outbox.acknowledged(messageID: first[1].id, success: true)
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["e2", "f1"])
+        // A lost connection empties the window: libmosquitto sends what it holds again by itself.
+        outbox.connectionLost()
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["a2"])
+        #expect(outbox.isEmpty)
+        #expect(outbox.statistics.published == 8)
+    }
+
+    @Test(
+        "urgent publications leave first, background ones last, each priority in order; the status leads and the goodbye follows"
+    )
+    func priorities() {
+        var outbox = Outbox(policy: .untilHandedOver(capacity: 100, handOverLimit: 100))
+        var id = 1
+        outbox.enqueue(state("tag1", 1, priority: .background))
+        outbox.enqueue(state("event", 1, retain: false))
+        outbox.enqueue(state("zone", 1, priority: .urgent))
+        outbox.enqueue(state("tag2", 1, priority: .background))
+        outbox.enqueue(state("zone", 2, priority: .urgent))
+        outbox.enqueue(state("event", 2, retain: false))
+        outbox.enqueue(state("lease", 1, priority: .urgent))
+        outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
+        #expect(
+            hand(&outbox, firstID: &id).map(\.payload) == [
+                "online", "zone2", "lease1", "event1", "event2", "tag11", "tag21",
+            ])
+        #expect(outbox.statistics.coalesced == 1)
+        // The goodbye, enqueued at the end, waits for the tag state before it, but not for what is urgent.
+        outbox.enqueue(state("tag3", 1, priority: .background))
+        outbox.enqueue(
+            Publication(topic: topics.locatorStatus, payload: "offline", qos: 1, retain: true), control: true)
+        outbox.enqueue(state("zone", 3, priority: .urgent))
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["zone3", "tag31", "offline"])
+    }
+
+    @Test("after a reconnect, what was in flight goes again before what waited, each priority in order")
+    func reconnectLanes() {
+        var outbox = Outbox(policy: .untilAcknowledged(capacity: 100, inFlightLimit: 2))
+        var id = 1
+        outbox.enqueue(state("b", 1, priority: .background))
+        outbox.enqueue(state("n", 1))
+        outbox.enqueue(state("u", 1, priority: .urgent))
+        outbox.enqueue(state("n", 2))
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["u1", "n2"])
+        outbox.enqueue(state("u", 2, priority: .urgent))
+        outbox.connectionLost()
+        outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
+        var order: [String] = []
+        while let entry = outbox.nextToSend() {
+            order.append(entry.publication.payload)
+            outbox.sent(id: entry.id, messageID: id)
+            outbox.acknowledged(messageID: id, success: true)
+            id += 1
+        }
+        #expect(order == ["online", "u1", "u2", "n2", "b1"])
+        #expect(outbox.isEmpty)
+        #expect(outbox.statistics.republished == 2)
     }
 }

@@ -262,6 +262,7 @@ public struct LocatorEngine: Sendable {
                 : zones.place(
                     estimate.tag, floor: estimate.floor, position: estimate.position, evidence: evidence,
                     time: estimate.time, transitions: &result.events)
+            tracker.setDecisionDue(estimate.tag, placed.decisionDue)
             estimate.zone = placed.zone
             estimate.zoneProbability = placed.probability
             estimate.zoneProbabilities = evidence.reported
@@ -325,6 +326,12 @@ public struct LocatorEngine: Sendable {
     /// The zone a tag is in, if any.
     public func zone(of tag: TagIdentity) -> ZoneKey? {
         zones.zone(of: tag)
+    }
+
+    /// When a change of the tag's zone now pending may be decided, if one is: its estimates come with every batch
+    /// from an estimate interval before then, so that the change is decided with the first batch after it.
+    public func zoneDecisionDue(of tag: TagIdentity) -> Double? {
+        zones.decisionDue(of: tag)
     }
 
     /// The motion statistic of a tag now: about 1 for a still tag, growing as it moves.

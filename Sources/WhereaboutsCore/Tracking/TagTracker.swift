@@ -45,6 +45,13 @@ struct TagTracker: Sendable {
     /// Where it holds the tag's state, if it does; valid until tags are started, evicted or forgotten.
     func index(of tag: TagIdentity) -> Int? { tagIndexByIdentity[tag] }
 
+    /// Notes when the tag's pending zone change may be decided (nil: none is pending), so that its estimates come
+    /// with its batches from an interval before then (``estimateHeard(now:radio:zones:)``).
+    mutating func setDecisionDue(_ tag: TagIdentity, _ due: Double?) {
+        guard let index = tagIndexByIdentity[tag] else { return }
+        tags[index].decisionDue = due ?? .infinity
+    }
+
     /// Starts holding state for a tag, with the name and measured power the map gives it, if any; returns its index.
     mutating func start(_ tag: TagIdentity, known: KnownTag?) -> Int {
         tagIndexByIdentity[tag] = tags.count
@@ -77,8 +84,8 @@ struct TagTracker: Sendable {
         dirtyTags.removeAll(keepingCapacity: true)
         // A little slack, so that updates on whole multiples of the interval (a replay's ticks) are not put off by
         // rounding.
-        let earliest = now - configuration.estimateInterval + 1e-6
-        let earliestStill = now - max(configuration.stillEstimateInterval, configuration.estimateInterval) + 1e-6
+        let interval = configuration.estimateInterval
+        let stillInterval = max(configuration.stillEstimateInterval, configuration.estimateInterval)
         // The grid filter weighs each reading once: estimated more often than the agents' windows come, a tag's
         // update holds only some agents' readings, and costs a whole prediction for a wider posterior. So with the
         // grid, a moving tag waits as long as a still one.
@@ -86,9 +93,15 @@ struct TagTracker: Sendable {
         var due: [Int] = []
         due.reserveCapacity(dirty.count)
         for index in dirty where tags[index].dirty {
-            // (A clock stepped back does not hold a tag up.)
-            let limit = tags[index].moving && !grid ? earliest : earliestStill
-            guard tags[index].lastEstimated <= limit || tags[index].lastEstimated > now else {
+            let wait = tags[index].moving && !grid ? interval : stillInterval
+            // A tag whose zone change is due within the interval is estimated with every batch that brings it
+            // readings: the change is then decided with the first batch after its dwell, not up to an interval
+            // later. Only tags crossing a boundary pay for that, and only for the last interval of their dwell.
+            // (A clock stepped back does not hold a tag up either.)
+            guard
+                tags[index].lastEstimated <= now - wait + 1e-6 || tags[index].lastEstimated > now
+                    || now >= tags[index].decisionDue - wait
+            else {
                 // Estimated too recently: its readings wait in the filters for a later update.
                 dirtyTags.append(index)
                 continue
@@ -263,6 +276,8 @@ struct TagState: Sendable {
     var dirty = false
     /// When it was last estimated (an update's `now`).
     var lastEstimated = -Double.infinity
+    /// When its pending zone change may be decided; infinity while none is pending.
+    var decisionDue = Double.infinity
     var floor: UInt16?
     var floorChallenger: UInt16?
     var floorChallengerCount = 0

@@ -37,6 +37,10 @@ public struct ZoneHysteresis: Sendable, Hashable {
         public init() {}
     }
 
+    /// Seconds the dwell may fall short by: an update a whole dwell after the challenge, on times that are not
+    /// whole numbers, must not wait for the next one over rounding.
+    static let slack = 1e-6
+
     /// The zone the tag is in, or nil for none.
     public private(set) var current: ZoneKey?
     /// Since when the current zone (or no zone) has been challenged, if it is.
@@ -46,6 +50,12 @@ public struct ZoneHysteresis: Sendable, Hashable {
 
     public init(current: ZoneKey? = nil) {
         self.current = current
+    }
+
+    /// Since when a change has been challenging the current zone (or no zone), if one is: the change is decided
+    /// at the first estimate ``Configuration/dwell`` seconds after this, should the challenge hold.
+    public var challengeStart: Double? {
+        challengedSince ?? (positionChallenger == nil ? nil : positionChallengerSince)
     }
 
     /// Takes a position on a floor; returns the change, if one is decided now.
@@ -80,7 +90,7 @@ public struct ZoneHysteresis: Sendable, Hashable {
             positionChallenger = .some(candidate)
             positionChallengerSince = time
         }
-        guard time - positionChallengerSince >= configuration.dwell else { return nil }
+        guard time - positionChallengerSince >= configuration.dwell - Self.slack else { return nil }
         let change = (from: current, to: candidate)
         current = candidate
         positionChallenger = nil
@@ -118,7 +128,7 @@ public struct ZoneHysteresis: Sendable, Hashable {
         // leaving one room for the next is often "in no zone likely enough" before it is in the next room.
         let since = challengedSince ?? time
         challengedSince = since
-        guard time - since >= configuration.dwell else { return nil }
+        guard time - since >= configuration.dwell - Self.slack else { return nil }
         let change = (from: current, to: destination)
         current = destination
         challengedSince = nil

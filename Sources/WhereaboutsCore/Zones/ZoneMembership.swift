@@ -29,6 +29,17 @@ struct ZoneMembership: Sendable {
 
     // MARK: - Changes
 
+    /// Where a tag is after an estimate.
+    struct Placement {
+        /// The zone it is in, if any …
+        var zone: ZoneKey?
+        /// … and how likely the estimate makes that zone (or no zone).
+        var probability: Double
+        /// When a change challenging that zone may be decided, if one is: the first estimate from then on decides
+        /// it, if the challenge still holds.
+        var decisionDue: Double?
+    }
+
     /// Notes that the engine holds a tag: from now on it is outside the zones it is not in, never unknown.
     mutating func seen(_ tag: TagIdentity) {
         everSeen.insert(tag)
@@ -45,7 +56,7 @@ struct ZoneMembership: Sendable {
         evidence: ZoneEvidence,
         time: Double,
         transitions: inout [ZoneTransition]
-    ) -> (zone: ZoneKey?, probability: Double) {
+    ) -> Placement {
         var hysteresis = hysteresisByTag[tag] ?? ZoneHysteresis()
         defer { hysteresisByTag[tag] = hysteresis }
         if let current = hysteresis.current, current.floor != floor, let left = hysteresis.leave() {
@@ -61,7 +72,9 @@ struct ZoneMembership: Sendable {
         }
         let probability = evidence.probability(of: hysteresis.current)
         probabilityByTag[tag] = probability
-        return (hysteresis.current, probability)
+        return Placement(
+            zone: hysteresis.current, probability: probability,
+            decisionDue: hysteresis.challengeStart.map { $0 + configuration.dwell })
     }
 
     /// Takes a tag's zone probabilities on a floor; returns the zone it is in afterwards and how likely that is.
@@ -71,7 +84,7 @@ struct ZoneMembership: Sendable {
         evidence: ZoneEvidence,
         time: Double,
         transitions: inout [ZoneTransition]
-    ) -> (zone: ZoneKey?, probability: Double) {
+    ) -> Placement {
         var hysteresis = hysteresisByTag[tag] ?? ZoneHysteresis()
         defer { hysteresisByTag[tag] = hysteresis }
         if let current = hysteresis.current, current.floor != floor, let left = hysteresis.leave() {
@@ -82,7 +95,14 @@ struct ZoneMembership: Sendable {
         }
         let probability = evidence.probability(of: hysteresis.current)
         probabilityByTag[tag] = probability
-        return (hysteresis.current, probability)
+        return Placement(
+            zone: hysteresis.current, probability: probability,
+            decisionDue: hysteresis.challengeStart.map { $0 + configuration.dwell })
+    }
+
+    /// When a change challenging the tag's zone may be decided, if one is (``Placement/decisionDue``).
+    func decisionDue(of tag: TagIdentity) -> Double? {
+        hysteresisByTag[tag]?.challengeStart.map { $0 + configuration.dwell }
     }
 
     /// Takes a tag out of its zone at once (it timed out).

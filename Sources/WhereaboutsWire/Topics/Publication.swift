@@ -1,5 +1,18 @@
 /// An MQTT message to publish.
 public struct Publication: Sendable, Hashable {
+    /// Which publications leave first when more wait than the broker takes at once (a restart or a reconnect
+    /// republishes every tag's state; a crowd moving makes many at once).
+    ///
+    /// A topic's publications must all have the same priority: only then do they stay in order.
+    public enum Priority: Int, Sendable, Hashable, CaseIterable {
+        /// What someone waits on: the standby lease, and zone occupancy.
+        case urgent
+        /// Events and everything not marked otherwise.
+        case normal
+        /// Each tag's own state (position, zone, location): many topics, each soon written again.
+        case background
+    }
+
     /// Where.
     public var topic: Topic
     /// What; an empty payload with `retain` clears a retained message.
@@ -8,11 +21,14 @@ public struct Publication: Sendable, Hashable {
     public var qos: Int
     /// Whether the broker keeps it for late subscribers.
     public var retain: Bool
+    /// Whether it may leave before others waiting, or after them.
+    public var priority: Priority
 
-    public init(topic: Topic, payload: String, qos: Int, retain: Bool) {
+    public init(topic: Topic, payload: String, qos: Int, retain: Bool, priority: Priority = .normal) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
         self.retain = retain
+        self.priority = priority
     }
 }
