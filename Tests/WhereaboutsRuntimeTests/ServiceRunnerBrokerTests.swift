@@ -87,6 +87,54 @@ struct CountingSource: ServiceSource {
     func perform(_ effect: Never) async {}
 }
 
+/// The locator's kind of outbox (released on hand-over) with a flood to send: `count` background states, each on a
+/// topic of its own, then, on its next input, one urgent publication.
+struct FloodPipeline: ServicePipeline {
+    let topics: Topics
+    let count: Int
+    let session: BrokerSession.Configuration
+    private var flooded = false
+
+    init(topics: Topics, count: Int) {
+        self.topics = topics
+        self.count = count
+        session = BrokerSession.Configuration(
+            statusTopic: topics.locatorStatus, outbox: .untilHandedOver(capacity: 10_000), drainTimeout: 10)
+    }
+
+    var subscriptions: [Subscription] { [] }
+
+    mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+
+    mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+
+    mutating func take(_ input: EchoPipeline.Input, at time: ServiceTime) -> [ServiceAction<Never>] {
+        switch input {
+        case .say(let text) where !flooded:
+            flooded = true
+            return (0..<count).map { index in
+                .publish(
+                    Publication(
+                        topic: topics.occupancy(floor: 2, zone: UInt16(index)), payload: "\(text) \(index)", qos: 1,
+                        retain: true, priority: .background))
+            }
+        case .say(let text):
+            return [
+                .publish(
+                    Publication(
+                        topic: topics.occupancy(floor: 1, zone: 1), payload: text, qos: 1, retain: true,
+                        priority: .urgent))
+            ]
+        case .finish:
+            return [.stop(failure: nil)]
+        }
+    }
+
+    mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] { [] }
+
+    mutating func stop(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+}
+
 @Suite("Service runner against a real mosquitto", .timeLimit(.minutes(1)))
 struct ServiceRunnerBrokerTests {
     static let topics: Topics = {
@@ -218,6 +266,46 @@ struct ServiceRunnerBrokerTests {
             #expect(statistics.peak <= 8 + 4 + 2, "peak \(statistics.peak)")
             try await waitUntil("every message") { watched.payloads(on: readingsTopic).count >= count }
             #expect(watched.payloads(on: readingsTopic) == (0..<count).map { "\($0)" })
+        }
+    }
+
+    @Test("a locator's flood waits in its outbox, not in libmosquitto's queue: an urgent publication overtakes it")
+    func floodWindow() async throws {
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        let topics = Self.topics
+        let count = 3000
+        let pipeline = FloodPipeline(topics: topics, count: count)
+        let client = try MQTTClient(testConfiguration(broker, clientID: "runner-flood"))
+        let (inputs, source) = AsyncStream.makeStream(of: EchoPipeline.Input.self)
+        let runner = ServiceRunner<FloodPipeline, ScriptedSource>(
+            .init(
+                client: client, source: ScriptedSource(inputs: inputs), clock: { WallClock.now() },
+                tickInterval: .milliseconds(20), logger: Logger(label: "runner-test", level: .warning),
+                brokerName: "mosquitto on port \(broker.port)"))
+        try await withConnected(testConfiguration(broker, clientID: "watcher-flood")) { watcher, watched in
+            try watcher.subscribe(topics.prefix + "/floors/#", qos: .atLeastOnce)
+            try await waitUntil("the watcher's SUBACK") { watched.subscribedCount == 1 }
+            let final = try await withThrowingTaskGroup(of: ServiceState<FloodPipeline>.self) { group in
+                group.addTask { await runner.run(ServiceState(pipeline: pipeline)) }
+                source.yield(.say("state"))
+                try await waitUntil("the flood's first state") { !watched.messages.isEmpty }
+                source.yield(.say("urgent"))
+                try await waitUntil("every publication") { watched.messages.count >= count + 1 }
+                source.yield(.finish)
+                let final = try #require(try await group.next())
+                source.finish()
+                return final
+            }
+            #expect(final.failure == nil)
+            let payloads = watched.messages.map { String(decoding: $0.payload, as: UTF8.self) }
+            let urgent = try #require(payloads.firstIndex(of: "urgent"))
+            print("flood window: the urgent publication arrived \(urgent + 1)th of \(payloads.count)")
+            // Handed over all at once (handOverLimit 1,000,000), it arrives last, behind every state.
+            #expect(urgent < count / 4, "arrived \(urgent + 1)th")
+            // Nothing was lost or reordered among the states.
+            #expect(payloads.filter { $0 != "urgent" } == (0..<count).map { "state \($0)" })
+            #expect(final.session.outbox.statistics.published == count + 1)
         }
     }
 }
