@@ -101,7 +101,9 @@ public struct LocatorEngine: Sendable {
         /// the simulator, which update once a second, are unchanged. 0 estimates a moving tag at every update (a
         /// still one at every update too only with ``stillEstimateInterval`` 0). With the grid filter a moving tag
         /// waits as long as a still one (the larger of the two intervals): it weighs each reading once, so an update
-        /// with only some agents' readings buys a prediction and a wider window, not accuracy.
+        /// with only some agents' readings buys a prediction and a wider window, not accuracy. One exception: a tag
+        /// whose zone change is due within its interval (``zoneDecisionDue(of:)``) is estimated at every update that
+        /// brings it readings, so that the change is decided with the first batch past its dwell.
         public var estimateInterval: Double = 0.5
         /// … and a tag the motion test takes to be still, at most this often (seconds; never more often than
         /// ``estimateInterval``). A still tag's estimate is its long RSSI averages' fix, which a second's readings
