@@ -36,6 +36,34 @@ struct ZoneEvidenceTests {
         }
     }
 
+    @Test("only the zones within reach are listed, in map order; those left out have no mass on the whole floor")
+    func withinReach() throws {
+        let map = try loadShippedMap("demo-office.json")
+        let floor = map.zones(onFloor: 1)
+        var random = SplitMix64(seed: 11)
+        for _ in 0..<200 {
+            let position = Point(
+                x: Double.random(in: 0...30, using: &random), y: Double.random(in: 0...20, using: &random))
+            let accuracy = Double.random(in: 0.1...4, using: &random)
+            let result = try evidence(map, position, accuracy: accuracy)
+            // In map order, and every zone of the floor that holds any mass is listed.
+            let order = result.zones.compactMap { zone in floor.firstIndex { $0.key == zone } }
+            #expect(order.count == result.zones.count && order == order.sorted())
+            if let holding = floor.first(where: { $0.polygon.contains(position) }) {
+                #expect(result.zones.contains(holding.key), "\(position): \(holding.key) left out")
+            }
+            // Each left-out zone is beyond ±3σ: its mass, from a one-zone floor, is nothing.
+            for zone in floor where !result.zones.contains(zone.key) {
+                let alone = ZoneEvidence(
+                    position: position, accuracy: accuracy, zones: [zone],
+                    outline: try #require(map.floor(major: 1)).outline)
+                #expect(alone.probability(of: zone.key) == 0)
+            }
+        }
+        // A tag known to half a metre in the middle of the Lobby does not list the far rooms.
+        #expect(try evidence(map, Point(x: 5, y: 4), accuracy: 0.5).zones == [Self.lobby])
+    }
+
     @Test("a tag in the middle of a room is in it with a probability near 1")
     func middle() throws {
         let map = try loadShippedMap("demo-office.json")

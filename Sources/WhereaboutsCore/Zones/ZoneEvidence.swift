@@ -17,7 +17,8 @@ public struct ZoneProbability: Sendable, Hashable {
 /// accuracy alone (the trilateration path), ``init(position:accuracy:zones:outline:obstacles:)``: an isotropic
 /// Gaussian around the position, cut to where a person can stand on the floor, integrated over each zone.
 struct ZoneEvidence: Sendable, Hashable {
-    /// The floor's zones.
+    /// Zones of the floor, in map order: all of them (the grid filter's), or those within reach of a position (the
+    /// trilateration path's); a zone not listed has no mass.
     var zones: [ZoneKey]
     /// The mass in each, in the same order; they sum to at most 1, and what is left is outside every zone.
     var mass: [Double]
@@ -48,7 +49,8 @@ struct ZoneEvidence: Sendable, Hashable {
             .map { ZoneProbability(zone: $0.element.0, probability: $0.element.1) }
     }
 
-    /// The mass per zone of a position known to `accuracy` metres.
+    /// The mass per zone of a position known to `accuracy` metres, for the zones within reach of it (the others
+    /// have none).
     ///
     /// `accuracy` is taken as the RMS distance of the true position from the estimate, as both the grid filter's
     /// spread and the trilateration's accuracy are: a circular Gaussian with σ = accuracy / √2 on each axis. It is
@@ -60,8 +62,6 @@ struct ZoneEvidence: Sendable, Hashable {
     /// too, the same truncated Gaussian is integrated exactly instead (a product of error functions), which costs a
     /// fraction of the lattice.
     init(position: Point, accuracy: Double, zones floorZones: [Zone], outline: Polygon, obstacles: [Polygon] = []) {
-        zones = floorZones.map(\.key)
-        mass = [Double](repeating: 0, count: floorZones.count)
         let sigma = max(accuracy, Self.minimumAccuracy) / 2.squareRoot()
         let reach = Self.lattice.reach * sigma
         let low = Point(x: position.x - reach, y: position.y - reach)
@@ -71,6 +71,9 @@ struct ZoneEvidence: Sendable, Hashable {
                 && bounds.maximum.y >= low.y
         }
         let candidates = floorZones.indices.filter { overlaps(floorZones[$0].polygon.bounds) }
+        // Only the zones the box reaches can have mass: a floor of 200 rooms lists a handful.
+        zones = candidates.map { floorZones[$0].key }
+        mass = [Double](repeating: 0, count: candidates.count)
         let blocking = obstacles.filter { overlaps($0.bounds) }
         // Zones drawn as axis-aligned rectangles, on free floor (the box inside the outline, no obstacle near):
         // the integral is a product of two one-dimensional ones, exact, at the cost of four erfc per zone.
@@ -95,7 +98,7 @@ struct ZoneEvidence: Sendable, Hashable {
                 * share(floor.minimum.y, floor.maximum.y, position.y)
             if total > 0 {
                 for (slot, rectangle) in candidateRectangles.enumerated() {
-                    mass[candidates[slot]] = min(
+                    mass[slot] = min(
                         share(rectangle.minimum.x, rectangle.maximum.x, position.x)
                             * share(rectangle.minimum.y, rectangle.maximum.y, position.y) / total, 1)
                 }
@@ -103,7 +106,7 @@ struct ZoneEvidence: Sendable, Hashable {
             }
         }
         var total = 0.0
-        var inZone = [Double](repeating: 0, count: floorZones.count)
+        var inZone = [Double](repeating: 0, count: candidates.count)
         // Taken out once: reading a polygon out of the zones for every lattice point copied it each time.
         let candidatePolygons = candidates.map { floorZones[$0].polygon }
         for point in Self.lattice.points {
@@ -113,14 +116,17 @@ struct ZoneEvidence: Sendable, Hashable {
             total += point.weight
             // Zones do not overlap (the map checks), so the first that holds the point is the one.
             for (slot, polygon) in candidatePolygons.enumerated() where polygon.contains(sample) {
-                inZone[candidates[slot]] += point.weight
+                inZone[slot] += point.weight
                 break
             }
         }
         // A position whose whole neighbourhood is off the free floor (it should not happen: estimates are kept
         // inside the outline): fall back to the zone it is in, if any.
         guard total > 0 else {
-            if let zone = floorZones.firstIndex(where: { $0.polygon.contains(position) }) { mass[zone] = 1 }
+            if let zone = floorZones.first(where: { $0.polygon.contains(position) }) {
+                zones = [zone.key]
+                mass = [1]
+            }
             return
         }
         for index in mass.indices { mass[index] = inZone[index] / total }

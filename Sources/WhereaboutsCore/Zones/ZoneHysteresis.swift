@@ -60,7 +60,8 @@ public struct ZoneHysteresis: Sendable, Hashable {
 
     /// Takes a position on a floor; returns the change, if one is decided now.
     ///
-    /// - Parameter zones: the zones of the floor the tag is on.
+    /// - Parameter zones: zones of the floor the tag is on: at least the one holding the position, if any, and the
+    ///   one the tag is in (the whole floor will do).
     public mutating func update(
         position: Point,
         zones: [Zone],
