@@ -271,7 +271,11 @@ struct ServiceRunnerBrokerTests {
 
     @Test("a locator's flood waits in its outbox, not in libmosquitto's queue: an urgent publication overtakes it")
     func floodWindow() async throws {
-        let broker = try await MosquittoBroker.start()
+        // The watcher must get all 3,001 even when the whole suite slows it down: mosquitto would drop QoS 1
+        // messages past 1,000 queued for it.
+        var options = BrokerOptions()
+        options.extraConfiguration = ["max_queued_messages 0"]
+        let broker = try await MosquittoBroker.start(options)
         defer { broker.cleanup() }
         let topics = Self.topics
         let count = 3000
@@ -291,7 +295,9 @@ struct ServiceRunnerBrokerTests {
                 source.yield(.say("state"))
                 try await waitUntil("the flood's first state") { !watched.messages.isEmpty }
                 source.yield(.say("urgent"))
-                try await waitUntil("every publication") { watched.messages.count >= count + 1 }
+                try await waitUntil("every publication", timeout: .seconds(60)) {
+                    watched.messages.count >= count + 1
+                }
                 source.yield(.finish)
                 let final = try #require(try await group.next())
                 source.finish()
