@@ -80,6 +80,12 @@ public struct Outbox: Sendable {
     public private(set) var statistics = OutboxStatistics()
 
     private var entries: [Entry] = []
+    /// Whether each of `entries` is still held. An entry released out of order (a more urgent one sent past older
+    /// ones) is marked here and dropped at the next compaction, instead of being removed from the middle of the
+    /// array: at 10,000 positions sent past a waiting event, that was 50 million moves.
+    private var alive: [Bool] = []
+    /// How many of `entries` from `head` on are released but not yet compacted away.
+    private var dead = 0
     /// Index of the first live entry of `entries` (released entries before it wait for compaction).
     private var head = 0
     private var nextID = 0
@@ -114,13 +120,13 @@ public struct Outbox: Sendable {
     }
 
     /// How many publications are held, sent or not.
-    public var count: Int { entries.count - head }
+    public var count: Int { entries.count - head - dead }
     /// Whether nothing waits for sending or release.
     public var isEmpty: Bool { count == 0 }
     /// How many are published and not yet released (and, handed over, not yet acknowledged).
     public var inFlight: Int { inFlightCount + handedOver.count }
     /// The held entries, oldest first.
-    public var held: ArraySlice<Entry> { entries[head...] }
+    public var held: [Entry] { liveIndices.map { entries[$0] } }
     /// Whether the service may produce more: always with ``Overflow/dropOldest``; with ``Overflow/backPressure``,
     /// while fewer than `capacity` non-retained publications are held.
     public var hasRoom: Bool { overflow == .dropOldest || heldNonRetained < policy.capacity }
@@ -138,6 +144,7 @@ public struct Outbox: Sendable {
         let id = nextID
         nextID += 1
         entries.append(Entry(id: id, publication: publication, messageID: nil, isControl: control))
+        alive.append(true)
         // A control publication at the end (the goodbye) follows everything held.
         lanes[control ? lanes.count - 1 : Self.lane(of: publication)].append(id)
         if recordsChanges, !control, !publication.retain, let entry = entries.last { changes.append(.held(entry)) }
@@ -146,7 +153,7 @@ public struct Outbox: Sendable {
         } else {
             heldNonRetained += 1
             if overflow == .dropOldest, heldNonRetained > policy.capacity,
-                let oldest = held.firstIndex(where: { !$0.publication.retain })
+                let oldest = liveIndices.first(where: { !entries[$0].publication.retain })
             {
                 remove(at: oldest)
                 statistics.dropped += 1
@@ -162,13 +169,15 @@ public struct Outbox: Sendable {
             entries[index].publication = publication
             return
         }
-        let id = min(nextFrontID, (held.first?.id ?? nextID) - 1)
+        let id = min(nextFrontID, (liveIndices.first.map { entries[$0].id } ?? nextID) - 1)
         nextFrontID = id - 1
         if head > 0 {
             head -= 1
             entries[head] = Entry(id: id, publication: publication, messageID: nil, isControl: true)
+            alive[head] = true
         } else {
             entries.insert(Entry(id: id, publication: publication, messageID: nil, isControl: true), at: 0)
+            alive.insert(true, at: 0)
         }
         if laneHeads[0] > 0 {
             laneHeads[0] -= 1
@@ -225,7 +234,7 @@ public struct Outbox: Sendable {
     public mutating func acknowledged(messageID: Int, success: Bool) -> Entry? {
         handedOver.remove(messageID)
         guard case .untilAcknowledged = policy,
-            let index = held.firstIndex(where: { $0.messageID == messageID })
+            let index = liveIndices.first(where: { entries[$0].messageID == messageID })
         else { return nil }
         let entry = entries[index]
         remove(at: index)
@@ -260,7 +269,7 @@ public struct Outbox: Sendable {
     public mutating func connectionLost() {
         handedOver.removeAll()
         guard inFlightCount > 0 else { return }
-        for index in head..<entries.count where entries[index].messageID != nil {
+        for index in liveIndices where entries[index].messageID != nil {
             entries[index].messageID = nil
             interrupted.insert(entries[index].id)
         }
@@ -284,7 +293,12 @@ public struct Outbox: Sendable {
             let middle = (low + high) / 2
             if entries[middle].id < id { low = middle + 1 } else { high = middle }
         }
-        return low < entries.count && entries[low].id == id ? low : nil
+        return low < entries.count && entries[low].id == id && alive[low] ? low : nil
+    }
+
+    /// The indices of the held entries in `entries`, oldest first.
+    private var liveIndices: LazyFilterSequence<Range<Int>> {
+        (head..<entries.count).lazy.filter { alive[$0] }
     }
 
     /// The lane a service publication leaves in (control publications: the first, or the last).
@@ -331,17 +345,31 @@ public struct Outbox: Sendable {
         }
         interrupted.remove(entry.id)
         if recordsChanges, !entry.isControl, !entry.publication.retain { changes.append(.released(id: entry.id)) }
+        alive[index] = false
         if index == head {
             head += 1
+            while head < entries.count, !alive[head] {
+                head += 1
+                dead -= 1
+            }
             if head == entries.count {
                 entries.removeAll(keepingCapacity: true)
+                alive.removeAll(keepingCapacity: true)
                 head = 0
             } else if head >= 64, head * 2 >= entries.count {
                 entries.removeFirst(head)
+                alive.removeFirst(head)
                 head = 0
             }
         } else {
-            entries.remove(at: index)
+            dead += 1
+            if dead >= 64, dead * 2 >= entries.count - head {
+                // Half of what is left is released: keep the rest, in order.
+                entries = liveIndices.map { entries[$0] }
+                alive = Array(repeating: true, count: entries.count)
+                head = 0
+                dead = 0
+            }
         }
     }
 }

@@ -240,4 +240,40 @@ struct OutboxTests {
         #expect(outbox.isEmpty)
         #expect(outbox.statistics.republished == 2)
     }
+
+    @Test("thousands sent past a waiting event leave the outbox consistent: what is held, its count and its order")
+    func overtaking() {
+        var outbox = Outbox(policy: .untilHandedOver(capacity: 100_000, handOverLimit: 1))
+        var id = 1
+        outbox.enqueue(state("first", 1, retain: false))
+        let first = hand(&outbox, firstID: &id)
+        #expect(first.map(\.payload) == ["first1"])
+        // The window is full: the event waits at the head while 5,000 positions (QoS 0) go past it.
+        outbox.enqueue(state("event", 1, retain: false))
+        for index in 0..<5000 {
+            outbox.enqueue(
+                Publication(
+                    topic: topics.occupancy(floor: 2, zone: UInt16(index)), payload: "tag\(index)1", qos: 0,
+                    retain: true, priority: .background))
+        }
+        outbox.enqueue(state("event", 2, retain: false))
+        #expect(outbox.count == 5002)
+        let passed = hand(&outbox, firstID: &id)
+        #expect(passed.count == 5000)
+        #expect(passed.map(\.payload) == (0..<5000).map { "tag\($0)1" })
+        // Released out of order, they are gone from what is held; the two events wait, in order.
+        #expect(outbox.count == 2)
+        #expect(outbox.held.map(\.publication.payload) == ["event1", "event2"])
+        outbox.acknowledged(messageID: first[0].id, success: true)
+        let next = hand(&outbox, firstID: &id)
+        #expect(next.map(\.payload) == ["event1"])
+        outbox.acknowledged(messageID: next[0].id, success: true)
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["event2"])
+        #expect(outbox.isEmpty)
+        #expect(outbox.held.isEmpty)
+        // And it works as new afterwards: a status first, then in order.
+        outbox.enqueue(state("later", 1, qos: 0))
+        outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 0, retain: true))
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["online", "later1"])
+    }
 }
