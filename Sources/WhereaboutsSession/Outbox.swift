@@ -98,8 +98,7 @@ public struct Outbox: Sendable {
     /// Ids that were in flight when a connection dropped, so that their next publish counts as a re-send.
     private var interrupted: Set<Int> = []
     private var changes: [Change] = []
-    /// The unsent entries' ids by the lane they leave in, each in id order (``lane(of:)``): the session's leading
-    /// status, then one lane per priority.
+    /// The unsent entries' ids by the lane they leave in (``lane(of:)``), each in id order.
     private var lanes = Array(repeating: [Int](), count: Publication.Priority.allCases.count + 1)
     /// Index of the first live id of each lane.
     private var laneHeads = Array(repeating: 0, count: Publication.Priority.allCases.count + 1)
@@ -137,7 +136,7 @@ public struct Outbox: Sendable {
     /// non-retained publication when full. A `control` publication (the session's status) is not counted.
     public mutating func enqueue(_ publication: Publication, control: Bool = false) {
         if publication.retain, let id = unsentRetained[publication.topic.name], let index = index(of: id) {
-            entries[index].publication = publication
+            replace(at: index, with: publication)
             if !control { statistics.coalesced += 1 }
             return
         }
@@ -145,8 +144,7 @@ public struct Outbox: Sendable {
         nextID += 1
         entries.append(Entry(id: id, publication: publication, messageID: nil, isControl: control))
         alive.append(true)
-        // A control publication at the end (the goodbye) follows everything held.
-        lanes[control ? lanes.count - 1 : Self.lane(of: publication)].append(id)
+        lanes[lane(of: entries[entries.count - 1])].append(id)
         if recordsChanges, !control, !publication.retain, let entry = entries.last { changes.append(.held(entry)) }
         if publication.retain {
             unsentRetained[publication.topic.name] = id
@@ -166,7 +164,7 @@ public struct Outbox: Sendable {
     /// of an unsent retained one on the same topic.
     public mutating func enqueueFirst(_ publication: Publication) {
         if publication.retain, let id = unsentRetained[publication.topic.name], let index = index(of: id) {
-            entries[index].publication = publication
+            replace(at: index, with: publication)
             return
         }
         let id = min(nextFrontID, (liveIndices.first.map { entries[$0].id } ?? nextID) - 1)
@@ -217,12 +215,12 @@ public struct Outbox: Sendable {
         if entries[index].publication.retain, unsentRetained[entries[index].publication.topic.name] == id {
             unsentRetained.removeValue(forKey: entries[index].publication.topic.name)
         }
-        leaveLane(entries[index])
         switch policy {
         case .untilHandedOver:
             if entries[index].publication.qos > 0 { handedOver.insert(messageID) }
             remove(at: index)
         case .untilAcknowledged:
+            leaveLane(entries[index])
             entries[index].messageID = messageID
             inFlightCount += 1
         }
@@ -277,10 +275,7 @@ public struct Outbox: Sendable {
         // Back into their lanes, in id order: rebuilt from the entries, which are.
         lanes = Array(repeating: [], count: lanes.count)
         laneHeads = Array(repeating: 0, count: lanes.count)
-        for entry in held where entry.messageID == nil {
-            lanes[entry.isControl ? (entry.id < 0 ? 0 : lanes.count - 1) : Self.lane(of: entry.publication)]
-                .append(entry.id)
-        }
+        for entry in held where entry.messageID == nil { lanes[lane(of: entry)].append(entry.id) }
     }
 
     // MARK: - Storage
@@ -301,34 +296,44 @@ public struct Outbox: Sendable {
         (head..<entries.count).lazy.filter { alive[$0] }
     }
 
-    /// The lane a service publication leaves in (control publications: the first, or the last).
-    private static func lane(of publication: Publication) -> Int { publication.priority.rawValue + 1 }
+    /// The lane an entry leaves in: the first for the session's leading status (``enqueueFirst(_:)``, negative
+    /// ids), the last for a control publication enqueued at the end (the goodbye follows everything held), else its
+    /// priority's.
+    private func lane(of entry: Entry) -> Int {
+        guard !entry.isControl else { return entry.id < 0 ? 0 : lanes.count - 1 }
+        return entry.publication.priority.rawValue + 1
+    }
+
+    /// A newer retained state in place of an unsent one: same id, same lane (a topic keeps its priority).
+    private mutating func replace(at index: Int, with publication: Publication) {
+        let priority = entries[index].publication.priority
+        entries[index].publication = publication
+        entries[index].publication.priority = priority
+    }
 
     /// Takes an unsent entry's id out of its lane (the lane's oldest, nearly always).
     private mutating func leaveLane(_ entry: Entry) {
         guard entry.messageID == nil else { return }
-        for lane in lanes.indices {
-            let ids = lanes[lane]
-            var low = laneHeads[lane]
-            var high = ids.count
-            while low < high {
-                let middle = (low + high) / 2
-                if ids[middle] < entry.id { low = middle + 1 } else { high = middle }
+        let lane = lane(of: entry)
+        let ids = lanes[lane]
+        var low = laneHeads[lane]
+        var high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < entry.id { low = middle + 1 } else { high = middle }
+        }
+        guard low < ids.count, ids[low] == entry.id else { return }
+        if low == laneHeads[lane] {
+            laneHeads[lane] += 1
+            if laneHeads[lane] == ids.count {
+                lanes[lane].removeAll(keepingCapacity: true)
+                laneHeads[lane] = 0
+            } else if laneHeads[lane] >= 64, laneHeads[lane] * 2 >= ids.count {
+                lanes[lane].removeFirst(laneHeads[lane])
+                laneHeads[lane] = 0
             }
-            guard low < ids.count, ids[low] == entry.id else { continue }
-            if low == laneHeads[lane] {
-                laneHeads[lane] += 1
-                if laneHeads[lane] == ids.count {
-                    lanes[lane].removeAll(keepingCapacity: true)
-                    laneHeads[lane] = 0
-                } else if laneHeads[lane] >= 64, laneHeads[lane] * 2 >= ids.count {
-                    lanes[lane].removeFirst(laneHeads[lane])
-                    laneHeads[lane] = 0
-                }
-            } else {
-                lanes[lane].remove(at: low)
-            }
-            return
+        } else {
+            lanes[lane].remove(at: low)
         }
     }
 

@@ -36,7 +36,7 @@ struct ZoneEvidenceTests {
         }
     }
 
-    @Test("only the zones within reach are listed, in map order; those left out have no mass on the whole floor")
+    @Test("only the zones within reach are listed, in map order; those left out are beyond the integral's reach")
     func withinReach() throws {
         let map = try loadShippedMap("demo-office.json")
         let floor = map.zones(onFloor: 1)
@@ -52,12 +52,12 @@ struct ZoneEvidenceTests {
             if let holding = floor.first(where: { $0.polygon.contains(position) }) {
                 #expect(result.zones.contains(holding.key), "\(position): \(holding.key) left out")
             }
-            // Each left-out zone is beyond ±3σ: its mass, from a one-zone floor, is nothing.
+            // Each zone left out is beyond the ±3σ the integral reaches (σ = accuracy / √2 per axis), by the
+            // polygon's own distance, not by the bounding boxes that chose it.
+            let reach = 3 * max(accuracy, ZoneEvidence.minimumAccuracy) / 2.squareRoot()
             for zone in floor where !result.zones.contains(zone.key) {
-                let alone = ZoneEvidence(
-                    position: position, accuracy: accuracy, zones: [zone],
-                    outline: try #require(map.floor(major: 1)).outline)
-                #expect(alone.probability(of: zone.key) == 0)
+                let outside = -zone.polygon.signedDistance(position)
+                #expect(outside >= reach - 1e-9, "\(zone.key) left out, \(outside) m from \(position) ± \(accuracy)")
             }
         }
         // A tag known to half a metre in the middle of the Lobby does not list the far rooms.

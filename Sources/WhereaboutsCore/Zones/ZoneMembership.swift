@@ -81,9 +81,7 @@ struct ZoneMembership: Sendable {
         }
         let probability = evidence.probability(of: hysteresis.current)
         probabilityByTag[tag] = probability
-        return Placement(
-            zone: hysteresis.current, probability: probability,
-            decisionDue: hysteresis.challengeStart.map { $0 + configuration.dwell })
+        return Placement(zone: hysteresis.current, probability: probability, decisionDue: decisionDue(hysteresis))
     }
 
     /// Takes a tag's zone probabilities on a floor; returns the zone it is in afterwards and how likely that is.
@@ -104,14 +102,16 @@ struct ZoneMembership: Sendable {
         }
         let probability = evidence.probability(of: hysteresis.current)
         probabilityByTag[tag] = probability
-        return Placement(
-            zone: hysteresis.current, probability: probability,
-            decisionDue: hysteresis.challengeStart.map { $0 + configuration.dwell })
+        return Placement(zone: hysteresis.current, probability: probability, decisionDue: decisionDue(hysteresis))
     }
 
     /// When a change challenging the tag's zone may be decided, if one is (``Placement/decisionDue``).
     func decisionDue(of tag: TagIdentity) -> Double? {
-        hysteresisByTag[tag]?.challengeStart.map { $0 + configuration.dwell }
+        hysteresisByTag[tag].flatMap(decisionDue)
+    }
+
+    private func decisionDue(_ hysteresis: ZoneHysteresis) -> Double? {
+        hysteresis.challengeStart.map { $0 + configuration.dwell }
     }
 
     /// Takes a tag out of its zone at once (it timed out).
