@@ -63,6 +63,54 @@ struct BatchFastPathTests {
         #expect(fast(Array(WireFixtures.sampleBatch.payload.utf8)) != nil)
     }
 
+    /// A number's text in one of the many ways JSON allows: sign, leading zeros, a point anywhere, an exponent.
+    static func numberText(using generator: inout SplitMix64) -> String {
+        let digitCount = Int.random(in: 1...24, using: &generator)
+        var digits = (0..<digitCount).map { _ in String(Int.random(in: 0...9, using: &generator)) }.joined()
+        while digits.count > 1, digits.first == "0" { digits.removeFirst() }  // JSON allows no leading zero
+        var text = digits
+        if Bool.random(using: &generator) {
+            let zeros = String(repeating: "0", count: Int.random(in: 0...6, using: &generator))
+            text = "0." + zeros + digits
+        } else if digits.count > 1, Bool.random(using: &generator) {
+            let point = digits.index(digits.startIndex, offsetBy: Int.random(in: 1..<digits.count, using: &generator))
+            text = String(digits[..<point]) + "." + String(digits[point...])
+        }
+        if Bool.random(using: &generator) {
+            let sign = ["", "+", "-"].randomElement(using: &generator) ?? ""
+            let e = Bool.random(using: &generator) ? "e" : "E"
+            text += e + sign + String(Int.random(in: 0...40, using: &generator))
+        }
+        return Bool.random(using: &generator) ? "-" + text : text
+    }
+
+    @Test("numbers written every way JSON allows convert to the correctly rounded value, bit for bit")
+    func numbersAreCorrectlyRounded() throws {
+        var generator = SplitMix64(seed: 0x6E75_6D62)
+        let named = [
+            "0", "-0", "1e22", "1e23", "9007199254740993e-3", "123456789012345678901234e-20", "5e-324", "0.1e1",
+            "4.9E+1", "-71.5", "0.000000000000000000000000071e27", "1e-22", "17e-23", "2.2250738585072014e-308",
+        ]
+        var checked = 0
+        for text in named + (0..<5_000).map({ _ in Self.numberText(using: &generator) }) {
+            let expected = try #require(Double(text), "\(text) is a JSON number")
+            // Written as the variance, which keeps any value in its range as it was read.
+            guard (0...BatchDecoder.maximumVariance).contains(expected) else { continue }
+            let reading = #"{"tag":"\#(WireFixtures.tagText)","t":\#(now - 1),"rssi":-70,"var":\#(text)}"#
+            let batch = #"{"v":1,"agent":"hall-1","epoch":1,"seq":1,"sent":\#(now - 1),"readings":[\#(reading)]}"#
+            let payload = Array(batch.utf8)
+            let result = try #require(fast(payload), "the fast path refused \(text)")
+            #expect(result == tree(payload), "\(text)")
+            guard case .decoded(let decoded) = result, case .accepted(let accepted) = decoded.outcomes.first else {
+                Issue.record("\(text) was not accepted")
+                continue
+            }
+            #expect(accepted.variance?.bitPattern == expected.bitPattern, "\(text)")
+            checked += 1
+        }
+        #expect(checked > 1_000, "enough of the random numbers land in the variance's range")
+    }
+
     @Test("every named hostile payload gets the tree decoder's verdict")
     func agreesOnHostileCorpus() {
         for payload in BadPayloads.all {

@@ -43,15 +43,20 @@ struct BatchFastPath {
         skipWhitespace()
         try expect(UInt8(ascii: "{"))
         try members { key, reader throws(Unusual) in
-            switch key {
-            case "v" where version == nil: version = try reader.number()
-            case "agent" where agentText == nil: agentText = try reader.string()
-            case "epoch" where epoch == nil: epoch = try reader.number()
-            case "seq" where seq == nil: seq = try reader.number()
-            case "sent" where sent == nil: sent = try reader.number()
-            case "readings" where outcomes == nil:
+            if reader.key(key, is: "v"), version == nil {
+                version = try reader.number()
+            } else if reader.key(key, is: "agent"), agentText == nil {
+                agentText = try reader.string()
+            } else if reader.key(key, is: "epoch"), epoch == nil {
+                epoch = try reader.number()
+            } else if reader.key(key, is: "seq"), seq == nil {
+                seq = try reader.number()
+            } else if reader.key(key, is: "sent"), sent == nil {
+                sent = try reader.number()
+            } else if reader.key(key, is: "readings"), outcomes == nil {
                 outcomes = try reader.readings(maximum: decoder.limits.maximumReadings, now: now, decoder: decoder)
-            default: throw Unusual()
+            } else {
+                throw Unusual()
             }
         }
         skipWhitespace()
@@ -109,17 +114,26 @@ struct BatchFastPath {
         var power: Double?
         var battery: Double?
         var temperature: Double?
+        // In the order agents write them, so that the common reading matches each key at the first try.
         try members { key, reader throws(Unusual) in
-            switch key {
-            case "tag" where tagBytes == nil: tagBytes = try reader.stringBytes()
-            case "t" where time == nil: time = try reader.number()
-            case "rssi" where rssi == nil: rssi = try reader.number()
-            case "n" where count == nil: count = try reader.number()
-            case "var" where variance == nil: variance = try reader.number()
-            case "power" where power == nil: power = try reader.number()
-            case "battery_mv" where battery == nil: battery = try reader.number()
-            case "temp_c" where temperature == nil: temperature = try reader.number()
-            default: throw Unusual()
+            if reader.key(key, is: "tag"), tagBytes == nil {
+                tagBytes = try reader.stringBytes()
+            } else if reader.key(key, is: "t"), time == nil {
+                time = try reader.number()
+            } else if reader.key(key, is: "rssi"), rssi == nil {
+                rssi = try reader.number()
+            } else if reader.key(key, is: "n"), count == nil {
+                count = try reader.number()
+            } else if reader.key(key, is: "var"), variance == nil {
+                variance = try reader.number()
+            } else if reader.key(key, is: "power"), power == nil {
+                power = try reader.number()
+            } else if reader.key(key, is: "battery_mv"), battery == nil {
+                battery = try reader.number()
+            } else if reader.key(key, is: "temp_c"), temperature == nil {
+                temperature = try reader.number()
+            } else {
+                throw Unusual()
             }
         }
         // The tree decoder's order of checks, member by member (BatchDecoder.reading, then validate).
@@ -160,8 +174,9 @@ struct BatchFastPath {
 
     // MARK: - Objects
 
-    /// Reads `"key": value` pairs up to the closing brace; `body` reads each value (the opening brace is read).
-    private mutating func members(_ body: (String, inout BatchFastPath) throws(Unusual) -> Void) throws(Unusual) {
+    /// Reads `"key": value` pairs up to the closing brace; `body` reads each value (the opening brace is read). The
+    /// key is handed over as where its characters lie, compared with ``key(_:is:)`` without making a string.
+    private mutating func members(_ body: (Range<Int>, inout BatchFastPath) throws(Unusual) -> Void) throws(Unusual) {
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             position += 1
@@ -169,7 +184,7 @@ struct BatchFastPath {
         }
         while true {
             skipWhitespace()
-            let key = try string()
+            let key = try stringBytes()
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
@@ -180,6 +195,18 @@ struct BatchFastPath {
             if next == UInt8(ascii: "}") { return }
             guard next == UInt8(ascii: ",") else { throw Unusual() }
         }
+    }
+
+    /// Whether the key whose characters lie at `range` is `name` (plain ASCII).
+    private func key(_ range: Range<Int>, is name: StaticString) -> Bool {
+        guard range.count == name.utf8CodeUnitCount else { return false }
+        let expected = name.utf8Start
+        var offset = 0
+        while offset < range.count {
+            guard bytes[range.lowerBound + offset] == expected[offset] else { return false }
+            offset += 1
+        }
+        return true
     }
 
     // MARK: - Scalars
@@ -244,18 +271,28 @@ struct BatchFastPath {
                 position += 1
             }
         }
-        var hasExponent = false
         if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
-            hasExponent = true
             position += 1
-            if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { position += 1 }
+            var exponentSign = 1
+            if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+                if sign == UInt8(ascii: "-") { exponentSign = -1 }
+                position += 1
+            }
             guard let byte = peek(), Self.isDigit(byte) else { throw Unusual() }
-            while let byte = peek(), Self.isDigit(byte) { position += 1 }
+            // Past four digits the exponent is far outside the fast path's range; the conversion below reads it.
+            var exponent = 0
+            while let byte = peek(), Self.isDigit(byte) {
+                if exponent < 10_000 { exponent = exponent * 10 + Int(byte - UInt8(ascii: "0")) }
+                position += 1
+            }
+            scale += exponentSign * exponent
         }
-        // Clinger's fast path: a mantissa below 2^53 and a power of ten exactly representable make one correctly
-        // rounded IEEE operation, the same value the parser's strtod-style conversion gives.
-        if !hasExponent, exactMantissa, mantissa < (1 << 53), scale >= -22 {
-            let value = scale == 0 ? Double(mantissa) : Double(mantissa) / Self.powersOfTen[-scale]
+        // Clinger's fast path: a mantissa below 2^53 and a power of ten exactly representable (10^0 … 10^22) make
+        // one correctly rounded IEEE operation, the same value the parser's strtod-style conversion gives.
+        if exactMantissa, mantissa < (1 << 53), (-22...22).contains(scale) {
+            let value =
+                scale >= 0
+                ? Double(mantissa) * Self.powersOfTen[scale] : Double(mantissa) / Self.powersOfTen[-scale]
             return negative ? -value : value
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)

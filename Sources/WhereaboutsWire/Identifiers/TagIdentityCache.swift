@@ -24,7 +24,7 @@ final class TagIdentityCache: Sendable {
         let found = entries.withLock { entries -> TagIdentity?? in
             // Compared under the lock, with one lookup; nothing is copied out of the mutex but the identity.
             guard let entry = entries[hash], entry.bytes.count == bytes.count else { return nil }
-            let same = entry.bytes.withUnsafeBufferPointer { $0.elementsEqual(bytes) }
+            let same = entry.bytes.withUnsafeBufferPointer { Self.same($0, bytes) }
             return same ? .some(entry.identity) : nil
         }
         if let found { return found }
@@ -34,6 +34,25 @@ final class TagIdentityCache: Sendable {
             entries[hash] = Entry(bytes: Array(bytes), identity: identity)
         }
         return identity
+    }
+
+    /// Whether two byte runs of the same length are equal, compared eight bytes at a time.
+    static func same(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>) -> Bool {
+        let first = UnsafeRawBufferPointer(first)
+        let second = UnsafeRawBufferPointer(second)
+        var offset = 0
+        while offset + 8 <= first.count {
+            guard
+                first.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                    == second.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            else { return false }
+            offset += 8
+        }
+        while offset < first.count {
+            guard first[offset] == second[offset] else { return false }
+            offset += 1
+        }
+        return true
     }
 
     /// A 64-bit hash of the bytes, eight at a time (a tag id is 50-odd bytes): a multiply-xorshift per word, the
