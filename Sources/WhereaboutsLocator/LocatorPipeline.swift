@@ -67,8 +67,13 @@ public struct LocatorPipeline: Sendable {
 
     /// The map (replaced on SIGHUP by ``replaceMap(_:now:)``).
     public private(set) var map: FloorMap {
-        didSet { zoneNames = Self.zoneNames(of: map) }
+        didSet {
+            zoneNames = Self.zoneNames(of: map)
+            mapGeneration += 1
+        }
     }
+    /// How many times the map was replaced: a batch decoded under another (``PreparedBatch``) is decoded again.
+    private var mapGeneration = 0
     /// Each zone's name, for payloads (a search of the map's zones for every position was measurable).
     private var zoneNames: [ZoneKey: String] = [:]
     /// The topics of the map's site.
@@ -411,14 +416,61 @@ public struct LocatorPipeline: Sendable {
         return false
     }
 
+    /// A readings batch decoded by ``preparation``, off the service's loop.
+    public struct PreparedBatch: Sendable {
+        /// The map's generation it was decoded under.
+        fileprivate let mapGeneration: Int
+        /// The agent its topic names.
+        fileprivate let agent: AgentID
+        fileprivate let result: BatchDecodeResult
+    }
+
+    /// Decodes a readings batch with what stays fixed while this map is in force: the decoder (its limits, its tag
+    /// cache, which is safe to share), the map's agents and this locator's share. The service runs it on the task
+    /// that receives messages, so that decoding (a third of the locator's CPU when it was on the loop) overlaps the
+    /// engine. Nil for any other message, and for a batch of an agent this locator does not hear (counted when
+    /// ``receive(topic:payload:now:)`` takes it).
+    public var preparation: @Sendable (_ topic: String, _ payload: [UInt8], _ now: Double) -> PreparedBatch? {
+        let topics = topics
+        let map = map
+        let share = share
+        let decoder = decoder
+        let generation = mapGeneration
+        return { topic, payload, now in
+            guard case .readings(let agent) = topics.parse(topic) else { return nil }
+            if let share, let index = map.agentIndex(of: agent.rawValue),
+                !share.hears(floor: map.agents[index].floor)
+            {
+                return nil
+            }
+            let result = Self.decode(payload, agent: agent, decoder: decoder, map: map, now: now)
+            return PreparedBatch(mapGeneration: generation, agent: agent, result: result)
+        }
+    }
+
+    /// Takes a received batch that ``preparation`` decoded: as ``receive(topic:payload:now:)`` would, which it falls
+    /// back on when the map was replaced since.
+    public mutating func receive(
+        topic: String, payload: [UInt8], prepared: PreparedBatch, now: Double
+    ) -> [LocatorAction] {
+        guard prepared.mapGeneration == mapGeneration else { return receive(topic: topic, payload: payload, now: now) }
+        if startTime == nil { startTime = now }
+        return receiveBatch(prepared.result, agent: prepared.agent, now: now)
+    }
+
+    private static func decode(
+        _ payload: [UInt8], agent: AgentID, decoder: BatchDecoder, map: FloorMap, now: Double
+    ) -> BatchDecodeResult {
+        decoder.decode(
+            payload, topicAgent: agent, isKnownAgent: { map.agentIndex(of: $0.rawValue) != nil }, now: now)
+    }
+
     private mutating func receiveBatch(_ payload: [UInt8], agent: AgentID, now: Double) -> [LocatorAction] {
+        receiveBatch(Self.decode(payload, agent: agent, decoder: decoder, map: map, now: now), agent: agent, now: now)
+    }
+
+    private mutating func receiveBatch(_ result: BatchDecodeResult, agent: AgentID, now: Double) -> [LocatorAction] {
         counters.batches += 1
-        let result = decoder.decode(
-            payload,
-            topicAgent: agent,
-            isKnownAgent: { [map] in map.agentIndex(of: $0.rawValue) != nil },
-            now: now
-        )
         var actions: [LocatorAction] = []
         guard let batch = result.batch, let agentIndex = map.agentIndex(of: batch.agent.rawValue) else {
             reject(result.rejection ?? .unknownAgent, agent: agent, now: now, actions: &actions)

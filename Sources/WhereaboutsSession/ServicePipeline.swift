@@ -12,6 +12,9 @@ public protocol ServicePipeline: Sendable {
     associatedtype Effect: Sendable & Hashable = Never
     /// What SIGHUP brings: new settings read by the shell (the locator: the map, validated); `Never` for none.
     associatedtype Reload: Sendable = Never
+    /// What a message becomes off the service's loop before it reaches the pipeline (the locator: a readings batch
+    /// decoded); `Never` for none.
+    associatedtype Prepared: Sendable = Never
 
     /// How the session behaves: the status topic and the outbox policy.
     var session: BrokerSession.Configuration { get }
@@ -24,6 +27,16 @@ public protocol ServicePipeline: Sendable {
     mutating func disconnected()
     /// One message from the broker.
     mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Effect>]
+    /// The work to do on a message before the loop takes it, or nil for none. The shell runs it on the task that
+    /// receives messages, so that it overlaps the loop's own work; it may see a message the loop has not yet caught
+    /// up with, so it must depend on nothing a later input changes, or say in what it returns what it was made with
+    /// (the locator's carries its map's generation). Read again after every reload.
+    var preparation: MessagePreparation<Prepared>? { get }
+    /// One message from the broker, with what ``preparation`` made of it: the same outcome as
+    /// ``receive(topic:payload:at:)`` for the same message.
+    mutating func receive(
+        topic: String, payload: [UInt8], prepared: Prepared, at time: ServiceTime
+    ) -> [ServiceAction<Effect>]
     /// One input from the service's own source.
     mutating func take(_ input: Input, at time: ServiceTime) -> [ServiceAction<Effect>]
     /// The periodic tick (a few times a second); `outbox` is the session's, to report on.
@@ -37,6 +50,29 @@ public protocol ServicePipeline: Sendable {
 extension ServicePipeline {
     /// Most services need not know: the session holds their publications until the reconnect.
     public mutating func disconnected() {}
+}
+
+extension ServicePipeline where Prepared == Never {
+    public var preparation: MessagePreparation<Never>? { nil }
+
+    public mutating func receive(
+        topic: String, payload: [UInt8], prepared: Never, at time: ServiceTime
+    ) -> [ServiceAction<Effect>] {}
+}
+
+/// Work on a received message that needs none of its pipeline's changing state (``ServicePipeline/preparation``):
+/// nil when the message is not one it prepares.
+public struct MessagePreparation<Prepared: Sendable>: Sendable {
+    private let body: @Sendable (_ topic: String, _ payload: [UInt8], _ time: ServiceTime) -> Prepared?
+
+    public init(_ body: @escaping @Sendable (_ topic: String, _ payload: [UInt8], _ time: ServiceTime) -> Prepared?) {
+        self.body = body
+    }
+
+    /// What the message becomes, or nil to hand it to the pipeline as it is.
+    public func prepare(topic: String, payload: [UInt8], at time: ServiceTime) -> Prepared? {
+        body(topic, payload, time)
+    }
 }
 
 extension ServicePipeline where Input == Never {

@@ -70,6 +70,13 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
         perform(pipeline.receive(topic: topic, payload: payload, at: time), at: time)
     }
 
+    /// A message from the broker, with what the pipeline's ``ServicePipeline/preparation`` made of it.
+    public mutating func receive(
+        topic: String, payload: [UInt8], prepared: Pipeline.Prepared, at time: ServiceTime
+    ) -> [Command] {
+        perform(pipeline.receive(topic: topic, payload: payload, prepared: prepared, at: time), at: time)
+    }
+
     /// An input from the source.
     public mutating func take(_ input: Pipeline.Input, at time: ServiceTime) -> [Command] {
         perform(pipeline.take(input, at: time), at: time)

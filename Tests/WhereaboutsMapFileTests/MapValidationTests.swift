@@ -63,6 +63,23 @@ struct MapValidationTests {
         }
     }
 
+    @Test("a map edited in place finds its agents, floors and tags where they are now")
+    func editedInPlace() throws {
+        var map = try loadShippedMap("demo-office.json")
+        let removed = map.agents[0].id
+        let moved = map.agents[1].id
+        map.agents.removeFirst()
+        #expect(map.agentIndex(of: removed) == nil)
+        #expect(map.agentIndex(of: moved) == 0)
+        let lastFloor = try #require(map.floors.last)
+        map.floors.removeLast()
+        #expect(map.floor(major: lastFloor.major) == nil)
+        if let tag = map.knownTags.first {
+            map.knownTags.removeAll()
+            #expect(map.knownTag(tag.identity) == nil)
+        }
+    }
+
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String
         var target: String

@@ -90,6 +90,7 @@ struct BatchFastPathTests {
         let named = [
             "0", "-0", "1e22", "1e23", "9007199254740993e-3", "123456789012345678901234e-20", "5e-324", "0.1e1",
             "4.9E+1", "-71.5", "0.000000000000000000000000071e27", "1e-22", "17e-23", "2.2250738585072014e-308",
+            "1796124999.8489382", "0.1234567890123456789", "5402.2500000000000001",
         ]
         var checked = 0
         for text in named + (0..<5_000).map({ _ in Self.numberText(using: &generator) }) {
@@ -109,6 +110,32 @@ struct BatchFastPathTests {
             checked += 1
         }
         #expect(checked > 1_000, "enough of the random numbers land in the variance's range")
+    }
+
+    @Test("long mantissas over a power of ten round to nearest, ties to even, as the standard library's conversion")
+    func longMantissasRoundCorrectly() throws {
+        var generator = SplitMix64(seed: 0x7175_6F74)
+        // Ties: 2^53 + 1 and 2^53 + 5 lie halfway between two doubles; the even one is taken.
+        var cases: [(UInt64, Int)] = [(90_071_992_547_409_930, 1), (90_071_992_547_409_950, 1), (1, 19)]
+        cases += [(17_961_249_998_489_382, 7), (9_999_999_999_999_999_999, 19), (UInt64(1) << 63, 3)]
+        for _ in 0..<20_000 {
+            let digits = Int.random(in: 1...19, using: &generator)
+            let limit = digits == 19 ? 9_999_999_999_999_999_999 : (0..<digits).reduce(UInt64(1)) { r, _ in r * 10 } - 1
+            cases.append((UInt64.random(in: 1...limit, using: &generator), Int.random(in: 1...19, using: &generator)))
+        }
+        var computed = 0
+        for (mantissa, exponent) in cases {
+            let expected = try #require(Double("\(mantissa)e-\(exponent)"))
+            guard let value = BatchFastPath.quotient(mantissa, powerOfTen: exponent) else {
+                // Refused only where documented: a mantissa more than 55 bits longer than the divisor.
+                let divisorBits = 64 - (0..<exponent).reduce(UInt64(1)) { r, _ in r * 10 }.leadingZeroBitCount
+                #expect(64 - mantissa.leadingZeroBitCount > 55 + divisorBits, "\(mantissa)e-\(exponent)")
+                continue
+            }
+            #expect(value.bitPattern == expected.bitPattern, "\(mantissa)e-\(exponent)")
+            computed += 1
+        }
+        #expect(computed > 19_000)
     }
 
     @Test("every named hostile payload gets the tree decoder's verdict")

@@ -10,13 +10,19 @@ public struct FloorMap: Sendable {
     /// The site: its proximity UUID and name.
     public var site: Site
     /// The floors, sorted by major.
-    public var floors: [Floor]
+    public var floors: [Floor] {
+        didSet { floorIndexByMajor = Self.index(floors.map(\.major)) }
+    }
     /// The zones, sorted by floor major then minor.
     public var zones: [Zone]
     /// The scanner agents, in map order.
-    public var agents: [Agent]
+    public var agents: [Agent] {
+        didSet { agentIndexByID = Self.index(agents.map(\.id)) }
+    }
     /// Tags the map names, with optional overrides.
-    public var knownTags: [KnownTag]
+    public var knownTags: [KnownTag] {
+        didSet { knownTagIndex = Self.index(knownTags.map(\.identity)) }
+    }
     /// Walls that attenuate the signal (used by the simulator's channel and drawn by the renderer).
     public var walls: [Wall]
     /// Stairs (or lifts) joining floors, where the simulator's tags change floor; optional.
@@ -50,15 +56,15 @@ public struct FloorMap: Sendable {
         self.walls = walls
         self.stairs = stairs
         self.model = model
-        agentIndexByID = Dictionary(agents.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
-        floorIndexByMajor = Dictionary(
-            self.floors.enumerated().map { ($1.major, $0) },
-            uniquingKeysWith: { first, _ in first }
-        )
-        knownTagIndex = Dictionary(
-            knownTags.enumerated().map { ($1.identity, $0) },
-            uniquingKeysWith: { first, _ in first }
-        )
+        agentIndexByID = Self.index(agents.map(\.id))
+        floorIndexByMajor = Self.index(self.floors.map(\.major))
+        knownTagIndex = Self.index(knownTags.map(\.identity))
+    }
+
+    /// Where each key first appears. Rebuilt whenever its array is changed, so that an edited map (calibration's
+    /// constants, a test's agent removed) never looks an entry up at an index it no longer has.
+    private static func index<Key: Hashable>(_ keys: [Key]) -> [Key: Int] {
+        Dictionary(keys.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The index in ``agents`` of the agent with this id.

@@ -295,8 +295,40 @@ struct BatchFastPath {
                 ? Double(mantissa) * Self.powersOfTen[scale] : Double(mantissa) / Self.powersOfTen[-scale]
             return negative ? -value : value
         }
+        // A mantissa past 2^53 with a few decimals (a time in seconds with its microseconds): one exact division.
+        if exactMantissa, (-19 ... -1).contains(scale), let value = Self.quotient(mantissa, powerOfTen: -scale) {
+            return negative ? -value : value
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         guard let value = Double(text) else { throw Unusual() }
+        return value
+    }
+
+    /// `mantissa / 10^exponent`, correctly rounded (to nearest, ties to even), for `exponent` in 1...19; nil when
+    /// the quotient would be too large for one division (a mantissa over 2^55 times the divisor's bit length).
+    ///
+    /// The mantissa is shifted left so that the integer quotient has 55 or 56 bits, divided once in full width,
+    /// and rounded to 53 bits with the remainder as the sticky bit. Both the shift and the rounding are exact, so
+    /// the result is the one a correctly rounded conversion of the text gives.
+    static func quotient(_ mantissa: UInt64, powerOfTen exponent: Int) -> Double? {
+        guard mantissa != 0, (1...19).contains(exponent) else { return nil }
+        let divisor = powersOfTenExact[exponent]
+        let shift = 55 + (64 - divisor.leadingZeroBitCount) - (64 - mantissa.leadingZeroBitCount)
+        guard shift >= 0 else { return nil }
+        // mantissa << shift in two words (Swift's shifts by 64 or more, or by a negative amount, are well defined).
+        let wide = (high: mantissa >> (64 - shift), low: mantissa << shift)
+        let (quotient, remainder) = divisor.dividingFullWidth(wide)
+        let drop = (64 - quotient.leadingZeroBitCount) - 53
+        var significand = quotient >> drop
+        let rest = quotient & ((1 << drop) - 1)
+        let half: UInt64 = 1 << (drop - 1)
+        if rest > half || (rest == half && (remainder != 0 || significand & 1 == 1)) { significand += 1 }
+        return Double(significand) * Double(sign: .plus, exponent: drop - shift, significand: 1)
+    }
+
+    private static let powersOfTenExact: [UInt64] = (0...19).map { exponent in
+        var value: UInt64 = 1
+        for _ in 0..<exponent { value *= 10 }
         return value
     }
 
