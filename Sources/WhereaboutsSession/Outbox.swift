@@ -160,12 +160,12 @@ public struct Outbox: Sendable {
         statistics.peak = max(statistics.peak, count)
     }
 
-    /// Adds a control publication (the session's status, which must lead) before every other held one, or in place
-    /// of an unsent retained one on the same topic.
+    /// Adds a control publication (the session's status, which must lead) before every other held one. An unsent
+    /// retained one on the same topic (a standby's `online` when it took over, say) gives way to it: kept in its
+    /// place, it would leave in its own lane, behind whatever was more urgent.
     public mutating func enqueueFirst(_ publication: Publication) {
         if publication.retain, let id = unsentRetained[publication.topic.name], let index = index(of: id) {
-            replace(at: index, with: publication)
-            return
+            remove(at: index)
         }
         let id = min(nextFrontID, (liveIndices.first.map { entries[$0].id } ?? nextID) - 1)
         nextFrontID = id - 1

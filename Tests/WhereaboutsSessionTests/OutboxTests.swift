@@ -217,6 +217,20 @@ struct OutboxTests {
         #expect(hand(&outbox, firstID: &id).map(\.payload) == ["zone3", "tag31", "offline"])
     }
 
+    @Test("the session's status leads a connection even when an unsent status of the service's was held")
+    func statusLeadsOverHeldStatus() {
+        var outbox = Outbox(policy: .untilHandedOver(capacity: 100, handOverLimit: 100))
+        var id = 1
+        outbox.enqueue(state("zone", 1, priority: .urgent))
+        // A locator taking over the lease says `online` as an ordinary publication on the session's status topic.
+        outbox.enqueue(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
+        outbox.enqueue(state("lease", 1, priority: .urgent))
+        outbox.connectionLost()
+        outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["online", "zone1", "lease1"])
+        #expect(outbox.isEmpty)
+    }
+
     @Test("after a reconnect, what was in flight goes again before what waited, each priority in order")
     func reconnectLanes() {
         var outbox = Outbox(policy: .untilAcknowledged(capacity: 100, inFlightLimit: 2))
