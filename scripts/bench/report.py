@@ -173,7 +173,7 @@ def main():
         ("Engine cost per reading, 100 → 10,000 tags",
          f"{f['engine_readings_per_cpu_second_100_tags']:,.0f} → {f['engine_readings_per_cpu_second_10000_tags']:,.0f}"
          " readings/s per core", "the same engine at 100 tags",
-         f"{f['cost_per_reading_10000_vs_100_tags']:.2f}× the cost"),
+         f"{f['cost_per_reading_10000_vs_100_tags']:.3f}× the cost"),
         ("Pipeline: agents → mosquitto → locator",
          f"{f['locator_readings_per_second']:,.0f} readings/s",
          f"mosquitto_sub on the same stream: {f['broker_ceiling_readings_per_second']:,.0f} readings/s",
@@ -219,7 +219,7 @@ def main():
         "Locator end to end (issue 16)": f"{f['locator_readings_per_second']:,.0f} readings/s, "
         f"{100 * f['locator_share_of_ceiling']:.0f} %",
         "Real time at 10,000 tags and 200 agents: headroom (issue 16)": f"{f['realtime_10000_headroom']:.1f}×",
-        "Engine cost per reading, 100 → 10,000 tags (issue 16)": f"{f['cost_per_reading_10000_vs_100_tags']:.2f}×",
+        "Engine cost per reading, 100 → 10,000 tags (issue 16)": f"{f['cost_per_reading_10000_vs_100_tags']:.3f}×",
         "Latency p99 while 10,000 tags run (issue 16)": f"{f['realtime_10000_p99_ms']:.0f} ms"
         if f["realtime_10000_p99_ms"] is not None else "no samples",
     }
