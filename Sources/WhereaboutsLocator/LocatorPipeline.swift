@@ -423,6 +423,8 @@ public struct LocatorPipeline: Sendable {
         /// The agent its topic names.
         fileprivate let agent: AgentID
         fileprivate let result: BatchDecodeResult
+        /// The time it was decoded at, which its time checks used.
+        fileprivate let decodedAt: Double
     }
 
     /// Decodes a readings batch with what stays fixed while this map is in force: the decoder (its limits, its tag
@@ -444,18 +446,21 @@ public struct LocatorPipeline: Sendable {
                 return nil
             }
             let result = Self.decode(payload, agent: agent, decoder: decoder, map: map, now: now)
-            return PreparedBatch(mapGeneration: generation, agent: agent, result: result)
+            return PreparedBatch(mapGeneration: generation, agent: agent, result: result, decodedAt: now)
         }
     }
 
-    /// Takes a received batch that ``preparation`` decoded: as ``receive(topic:payload:now:)`` would, which it falls
-    /// back on when the map was replaced since.
+    /// Takes a received batch that ``preparation`` decoded: as ``receive(topic:payload:now:)`` would at `now`. Its
+    /// time checks are made again for `now` (``BatchDecoder/retimed(_:decodedAt:now:)``), and it is decoded again
+    /// when the map was replaced since, or when only that can tell what its verdict at `now` is.
     public mutating func receive(
         topic: String, payload: [UInt8], prepared: PreparedBatch, now: Double
     ) -> [LocatorAction] {
-        guard prepared.mapGeneration == mapGeneration else { return receive(topic: topic, payload: payload, now: now) }
+        guard prepared.mapGeneration == mapGeneration,
+            let result = decoder.retimed(prepared.result, decodedAt: prepared.decodedAt, now: now)
+        else { return receive(topic: topic, payload: payload, now: now) }
         if startTime == nil { startTime = now }
-        return receiveBatch(prepared.result, agent: prepared.agent, now: now)
+        return receiveBatch(result, agent: prepared.agent, now: now)
     }
 
     private static func decode(

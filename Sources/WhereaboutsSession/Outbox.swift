@@ -165,6 +165,7 @@ public struct Outbox: Sendable {
     /// place, it would leave in its own lane, behind whatever was more urgent.
     public mutating func enqueueFirst(_ publication: Publication) {
         if publication.retain, let id = unsentRetained[publication.topic.name], let index = index(of: id) {
+            if !entries[index].isControl { statistics.coalesced += 1 }
             remove(at: index)
         }
         let id = min(nextFrontID, (liveIndices.first.map { entries[$0].id } ?? nextID) - 1)

@@ -11,9 +11,12 @@ import WhereaboutsWire
 struct PreparedBatchTests {
     let start = 1_764_000_000.0
 
-    /// Hands a message to the pipeline as the service does: decoded by the preparation when it takes it.
-    static func receivePrepared(_ harness: inout PipelineHarness, topic: String, payload: [UInt8], now: Double) {
-        if let prepared = harness.pipeline.preparation(topic, payload, now) {
+    /// Hands a message to the pipeline as the service does: decoded by the preparation (at `decodedAt`, by default a
+    /// fifth of a second before it is taken), then taken at `now`.
+    static func receivePrepared(
+        _ harness: inout PipelineHarness, topic: String, payload: [UInt8], now: Double, decodedAt: Double? = nil
+    ) {
+        if let prepared = harness.pipeline.preparation(topic, payload, decodedAt ?? now - 0.2) {
             harness.perform(harness.pipeline.receive(topic: topic, payload: payload, prepared: prepared, now: now))
         } else {
             harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: now))
@@ -55,6 +58,40 @@ struct PreparedBatchTests {
         #expect(prepared.publications == direct.publications)
         #expect(prepared.logs == direct.logs)
         #expect(!direct.events.isEmpty)
+    }
+
+    @Test("a batch decoded a simulated minute before or after it is taken gets the verdicts it gets when taken")
+    func decodedLongBefore() throws {
+        var direct = try PipelineHarness()
+        var prepared = try PipelineHarness()
+        let lobby = try #require(AgentID("g-lobby"))
+        let topic = direct.pipeline.topics.readings(agent: lobby).name
+        // Times on both sides of the age limit (60 s) and of the future skew (5 s), at the time taken and at the time
+        // decoded, up to a minute apart (a simulation at 300 times real time, between two batches).
+        for (round, gap) in [-60.0, -30, 30, 60].enumerated() {
+            let now = start + 100 + Double(round) * 200
+            let decodedAt = now + gap
+            var times: [Double] = []
+            for base in [now, decodedAt] { times += [base - 60.5, base - 59.5, base + 4.5, base + 5.5] }
+            let readings = try times.map {
+                ReadingBatch.Reading(tag: try alice(), time: $0, rssi: -60, count: 1, variance: nil, power: nil)
+            }
+            for (index, sent) in [now - 1, now + 5.5, decodedAt + 5.5, decodedAt - 1].enumerated() {
+                let batch = ReadingBatch(
+                    agent: lobby, epoch: 1, seq: round * 10 + index, sent: max(sent, 0), readings: readings)
+                let payload = Array(batch.payload.utf8)
+                direct.perform(direct.pipeline.receive(topic: topic, payload: payload, now: now))
+                Self.receivePrepared(&prepared, topic: topic, payload: payload, now: now, decodedAt: decodedAt)
+            }
+        }
+        let rejected = direct.pipeline.counters.rejected
+        #expect(rejected[.timeTooOld, default: 0] > 0)
+        #expect(rejected[.timeInFuture, default: 0] > 0)
+        #expect(rejected[.badSentTime, default: 0] > 0)
+        #expect(direct.pipeline.counters.accepted > 0)
+        #expect(prepared.pipeline.counters == direct.pipeline.counters)
+        #expect(prepared.logs == direct.logs)
+        #expect(prepared.publications == direct.publications)
     }
 
     @Test("a batch decoded under the map before a reload is decoded again under the new map")

@@ -135,6 +135,47 @@ struct FloodPipeline: ServicePipeline {
     mutating func stop(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
 }
 
+/// A pipeline with a preparation: each message's text is upper-cased off the loop, and the pipeline says how each
+/// message reached it.
+struct PreparingPipeline: ServicePipeline {
+    let topics: Topics
+    let session: BrokerSession.Configuration
+
+    init(topics: Topics) {
+        self.topics = topics
+        session = BrokerSession.Configuration(
+            statusTopic: topics.locatorStatus, outbox: .untilHandedOver(capacity: 1_000), drainTimeout: 5)
+    }
+
+    var subscriptions: [Subscription] { [Subscription(filter: Topics.homeAssistantStatusFilter, qos: 1)] }
+
+    var preparation: MessagePreparation<String>? {
+        MessagePreparation { _, payload, _ in String(decoding: payload, as: UTF8.self).uppercased() }
+    }
+
+    mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+
+    mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] {
+        [.publish(Publication(topic: topics.events, payload: "as it came", qos: 1, retain: false))]
+    }
+
+    mutating func receive(
+        topic: String, payload: [UInt8], prepared: String, at time: ServiceTime
+    ) -> [ServiceAction<Never>] {
+        let text = String(decoding: payload, as: UTF8.self)
+        return [.publish(Publication(topic: topics.events, payload: "\(text) as \(prepared)", qos: 1, retain: false))]
+    }
+
+    mutating func take(_ input: EchoPipeline.Input, at time: ServiceTime) -> [ServiceAction<Never>] {
+        if case .finish = input { return [.stop(failure: nil)] }
+        return []
+    }
+
+    mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] { [] }
+
+    mutating func stop(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+}
+
 @Suite("Service runner against a real mosquitto", .timeLimit(.minutes(1)))
 struct ServiceRunnerBrokerTests {
     static let topics: Topics = {
@@ -266,6 +307,45 @@ struct ServiceRunnerBrokerTests {
             #expect(statistics.peak <= 8 + 4 + 2, "peak \(statistics.peak)")
             try await waitUntil("every message") { watched.payloads(on: readingsTopic).count >= count }
             #expect(watched.payloads(on: readingsTopic) == (0..<count).map { "\($0)" })
+        }
+    }
+
+    @Test("every message reaches the pipeline with what its preparation made of it, in the order sent")
+    func preparedMessages() async throws {
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        let topics = Self.topics
+        let client = try MQTTClient(testConfiguration(broker, clientID: "runner-prepared"))
+        let (inputs, source) = AsyncStream.makeStream(of: EchoPipeline.Input.self)
+        let runner = ServiceRunner<PreparingPipeline, ScriptedSource>(
+            .init(
+                client: client, source: ScriptedSource(inputs: inputs), clock: { WallClock.now() },
+                tickInterval: .milliseconds(20), logger: Logger(label: "runner-test", level: .warning),
+                brokerName: "mosquitto on port \(broker.port)"))
+        let texts = (0..<50).map { "message \($0)" }
+        try await withConnected(testConfiguration(broker, clientID: "watcher-prepared")) { watcher, watched in
+            try watcher.subscribe(topics.events.name, qos: .atLeastOnce)
+            try await waitUntil("the watcher's SUBACK") { watched.subscribedCount == 1 }
+            let final = try await withThrowingTaskGroup(of: ServiceState<PreparingPipeline>.self) { group in
+                group.addTask { await runner.run(ServiceState(pipeline: PreparingPipeline(topics: topics))) }
+                try await waitUntil("the runner's connection") { client.isConnected }
+                // The runner subscribes before its `online`; a message published after that reaches it.
+                try await withConnected(testConfiguration(broker, clientID: "status-reader")) { reader, read in
+                    try reader.subscribe(topics.locatorStatus.name, qos: .atLeastOnce)
+                    try await waitUntil("online") { !read.payloads(on: topics.locatorStatus.name).isEmpty }
+                }
+                for text in texts {
+                    _ = try watcher.publish(
+                        topic: Topics.homeAssistantStatus.name, payload: Array(text.utf8), qos: .atLeastOnce)
+                }
+                try await waitUntil("every answer") { watched.payloads(on: topics.events.name).count >= texts.count }
+                source.yield(.finish)
+                let final = try #require(try await group.next())
+                source.finish()
+                return final
+            }
+            #expect(final.failure == nil)
+            #expect(watched.payloads(on: topics.events.name) == texts.map { "\($0) as \($0.uppercased())" })
         }
     }
 

@@ -229,6 +229,7 @@ struct OutboxTests {
         outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
         #expect(hand(&outbox, firstID: &id).map(\.payload) == ["online", "zone1", "lease1"])
         #expect(outbox.isEmpty)
+        #expect(outbox.statistics.coalesced == 1)  // the service's online, replaced by the session's
     }
 
     @Test("after a reconnect, what was in flight goes again before what waited, each priority in order")

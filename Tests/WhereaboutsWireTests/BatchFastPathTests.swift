@@ -138,6 +138,78 @@ struct BatchFastPathTests {
         #expect(computed > 19_000)
     }
 
+    @Test("an exponent of many digits, pulled back by many digits after the point, gets the tree decoder's verdict")
+    func longExponents() throws {
+        let zeros = String(repeating: "0", count: 9_999)
+        // -6e90000 (not finite), 6e4 and -60 written with long exponents; a cut-short exponent read them as -6 or 6.
+        for rssi in ["-0.\(zeros)6e100000", "0.\(zeros)6e10004", "-0.\(zeros)\(zeros)6e20000", "-6e-0000000000001"] {
+            let reading = #"{"tag":"\#(WireFixtures.tagText)","t":\#(now - 1),"rssi":\#(rssi)}"#
+            let batch = #"{"v":1,"agent":"hall-1","epoch":1,"seq":1,"sent":\#(now - 1),"readings":[\#(reading)]}"#
+            let payload = Array(batch.utf8)
+            let result = decoded(payload)
+            #expect(result == tree(payload), "\(rssi.prefix(20))…\(rssi.suffix(12))")
+            guard case .decoded(let decodedBatch) = result else {
+                Issue.record("the batch was refused")
+                continue
+            }
+            let expected = try #require(Double(rssi))
+            switch decodedBatch.outcomes.first {
+            case .accepted(let accepted): #expect(accepted.rssi == expected)
+            case .rejected(let reason): #expect(reason == (expected.isFinite ? .rssiOutOfRange : .nonFinite))
+            case nil: Issue.record("no reading")
+            }
+        }
+    }
+
+    @Test("a decode made earlier or later, retimed, is the decode at the time it is taken, or says to decode again")
+    func retimedIsTheDecodeThen() {
+        var generator = SplitMix64(seed: 0x7E71_3ED0)
+        let decoder = BatchDecoder()
+        var payloads = randomBatches(count: 300, seed: 0x71BE).map { Array($0.payload.utf8) }
+        payloads += BadPayloads.all.map(\.bytes)
+        var retimed = 0
+        var decodedAgain = 0
+        var changed = 0
+        for payload in payloads {
+            for _ in 0..<8 {
+                let decodedAt = now + Double.random(in: -30...30, using: &generator)
+                let takenAt = decodedAt + Double.random(in: -70...70, using: &generator)
+                let early = decoder.decode(payload, topicAgent: agent, knownAgents: [agent], now: decodedAt)
+                let then = decoder.decode(payload, topicAgent: agent, knownAgents: [agent], now: takenAt)
+                guard let result = decoder.retimed(early, decodedAt: decodedAt, now: takenAt) else {
+                    decodedAgain += 1
+                    continue
+                }
+                #expect(result == then, "\(String(decoding: payload.prefix(120), as: UTF8.self))")
+                retimed += 1
+                if early != then { changed += 1 }
+            }
+        }
+        #expect(retimed > 100)
+        #expect(decodedAgain > 100)
+        #expect(changed > 10)
+
+        // What a live locator sees: fresh readings, taken a moment after they were decoded. Every one is retimed
+        // without decoding again, and those that aged past the limit in between are refused as a decode then would.
+        var aged = 0
+        for seq in 0..<200 {
+            let readings = (0..<20).map { _ in
+                ReadingBatch.Reading(
+                    tag: WireFixtures.tag, time: now - Double.random(in: 58...59.99, using: &generator), rssi: -70,
+                    count: 1, variance: nil, power: nil)
+            }
+            let payload = Array(
+                ReadingBatch(agent: agent, epoch: 1, seq: seq, sent: now, readings: readings).payload.utf8)
+            let takenAt = now + Double.random(in: 0...1.5, using: &generator)
+            let early = decoder.decode(payload, topicAgent: agent, knownAgents: [agent], now: now)
+            let then = decoder.decode(payload, topicAgent: agent, knownAgents: [agent], now: takenAt)
+            let result = decoder.retimed(early, decodedAt: now, now: takenAt)
+            #expect(result == then)
+            if early != then { aged += 1 }
+        }
+        #expect(aged > 100)
+    }
+
     @Test("every named hostile payload gets the tree decoder's verdict")
     func agreesOnHostileCorpus() {
         for payload in BadPayloads.all {

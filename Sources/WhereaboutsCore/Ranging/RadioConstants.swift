@@ -48,11 +48,14 @@ public struct RadioConstants: Sendable, Hashable {
     /// The map with these constants written into its agents (for callers that publish or save them).
     public func applied(to map: FloorMap) -> FloorMap {
         guard differsFromMap else { return map }
-        var result = map
-        for index in result.agents.indices where rssiOffsets.indices.contains(index) {
-            result.agents[index].rssiOffset = rssiOffsets[index]
-            result.agents[index].pathLossExponent = pathLossExponents[index]
+        // Edited apart and set once: the map rebuilds its agent index on every change to its agents.
+        var agents = map.agents
+        for index in agents.indices where rssiOffsets.indices.contains(index) {
+            agents[index].rssiOffset = rssiOffsets[index]
+            agents[index].pathLossExponent = pathLossExponents[index]
         }
+        var result = map
+        result.agents = agents
         return result
     }
 

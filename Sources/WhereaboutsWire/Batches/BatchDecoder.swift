@@ -140,8 +140,9 @@ public struct BatchDecoder: Sendable {
             let epoch = try Self.sequence(object, "epoch")
             let seq = try Self.sequence(object, "seq")
             let sent = try Self.number(object, "sent")
-            guard sent >= 0, sent <= now + tolerance.futureSkew else { throw .badSentTime }
-            guard Double(epoch) <= (now + tolerance.futureSkew) * 1000 else { throw .epochInFuture }
+            // The batch's time checks, then the readings: `retimed` depends on this order.
+            guard sent >= 0 else { throw .badSentTime }
+            if let reason = batchTimeVerdict(sent: sent, epoch: epoch, now: now) { throw reason }
             guard case .array(let elements) = try Self.member(object, "readings") else { throw .wrongType }
             guard elements.count <= limits.maximumReadings else { throw .tooManyReadings }
             let outcomes = elements.map { element -> ReadingOutcome in
@@ -175,10 +176,60 @@ public struct BatchDecoder: Sendable {
         if let temperature = reading.temperature, !Self.temperatureRange.contains(temperature) {
             return .badTelemetry
         }
-        guard reading.time <= now + tolerance.futureSkew else { return .timeInFuture }
-        guard reading.time >= now - tolerance.maximumAge else { return .timeTooOld }
+        // The time checks last: `retimed` depends on it.
+        return timeVerdict(of: reading.time, now: now)
+    }
+
+    /// A reading's time checks alone, the last of ``validate(_:now:)``.
+    func timeVerdict(of time: Double, now: Double) -> RejectionReason? {
+        guard time <= now + tolerance.futureSkew else { return .timeInFuture }
+        guard time >= now - tolerance.maximumAge else { return .timeTooOld }
         return nil
     }
+
+    /// A batch's time checks alone, on a `sent` that is not negative.
+    func batchTimeVerdict(sent: Double, epoch: Int, now: Double) -> RejectionReason? {
+        guard sent <= now + tolerance.futureSkew else { return .badSentTime }
+        guard Double(epoch) <= (now + tolerance.futureSkew) * 1000 else { return .epochInFuture }
+        return nil
+    }
+
+    /// What a decode made at `decodedAt` would have come out as at `now`, or nil when only decoding again can tell.
+    ///
+    /// The locator decodes a batch off its loop and takes it a little later (``BatchDecoder`` is pure, but the clock
+    /// moves, and a simulation's by up to a thousand times). The time checks come last, of the batch's checks and of
+    /// each reading's, so a verdict reached before them holds at any time: only these need looking at again. A reading
+    /// accepted then is checked again for its time; a batch accepted then, for its `sent` and `epoch`. A rejection by
+    /// a time check, or by a batch check that comes after the time checks (the readings' type and count), says
+    /// nothing of the checks after it: for those, nil.
+    public func retimed(_ result: BatchDecodeResult, decodedAt: Double, now: Double) -> BatchDecodeResult? {
+        guard decodedAt != now else { return result }
+        switch result {
+        case .rejected(let reason):
+            return Self.decidedAfterTimeChecks.contains(reason) ? nil : result
+        case .decoded(var batch):
+            guard batchTimeVerdict(sent: batch.sent, epoch: batch.epoch, now: now) == nil else { return nil }
+            for index in batch.outcomes.indices {
+                switch batch.outcomes[index] {
+                case .rejected(let reason) where reason == .timeInFuture || reason == .timeTooOld:
+                    return nil
+                case .rejected:
+                    continue
+                case .accepted(let reading):
+                    if let reason = timeVerdict(of: reading.time, now: now) {
+                        batch.outcomes[index] = .rejected(reason)
+                    }
+                }
+            }
+            return .decoded(batch)
+        }
+    }
+
+    /// Whole-batch rejections that a check at or after the batch's time checks can give (`wrongType` and
+    /// `missingField` also come earlier; the set errs toward decoding again).
+    private static let decidedAfterTimeChecks: Set<RejectionReason> = [
+        .badSentTime, .epochInFuture, .wrongType, .missingField, .tooManyReadings,
+    ]
 
     // MARK: - Members
 

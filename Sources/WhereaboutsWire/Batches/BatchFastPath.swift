@@ -66,8 +66,7 @@ struct BatchFastPath {
         // Only batches the tree decoder would accept are taken here; every batch-level verdict is its own.
         guard version == Double(ReadingBatch.formatVersion), let agent = AgentID(agentText), agent == topicAgent,
             isKnownAgent(agent), let epochValue = Self.sequence(epoch), let seqValue = Self.sequence(seq),
-            sent.isFinite, sent >= 0, sent <= now + decoder.tolerance.futureSkew,
-            Double(epochValue) <= (now + decoder.tolerance.futureSkew) * 1000
+            sent.isFinite, sent >= 0, decoder.batchTimeVerdict(sent: sent, epoch: epochValue, now: now) == nil
         else { throw Unusual() }
         return .decoded(DecodedBatch(agent: agent, epoch: epochValue, seq: seqValue, sent: sent, outcomes: outcomes))
     }
@@ -271,6 +270,7 @@ struct BatchFastPath {
                 position += 1
             }
         }
+        var longExponent = false
         if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
             position += 1
             var exponentSign = 1
@@ -279,24 +279,28 @@ struct BatchFastPath {
                 position += 1
             }
             guard let byte = peek(), Self.isDigit(byte) else { throw Unusual() }
-            // Past four digits the exponent is far outside the fast path's range; the conversion below reads it.
+            // An exponent of five digits or more is left to the conversion below: the digits after the point can
+            // pull it back into range (`0.000…6e100000`), so it must not be cut short.
             var exponent = 0
             while let byte = peek(), Self.isDigit(byte) {
                 if exponent < 10_000 { exponent = exponent * 10 + Int(byte - UInt8(ascii: "0")) }
                 position += 1
             }
+            longExponent = exponent >= 10_000
             scale += exponentSign * exponent
         }
         // Clinger's fast path: a mantissa below 2^53 and a power of ten exactly representable (10^0 … 10^22) make
         // one correctly rounded IEEE operation, the same value the parser's strtod-style conversion gives.
-        if exactMantissa, mantissa < (1 << 53), (-22...22).contains(scale) {
+        if exactMantissa, !longExponent, mantissa < (1 << 53), (-22...22).contains(scale) {
             let value =
                 scale >= 0
                 ? Double(mantissa) * Self.powersOfTen[scale] : Double(mantissa) / Self.powersOfTen[-scale]
             return negative ? -value : value
         }
         // A mantissa past 2^53 with a few decimals (a time in seconds with its microseconds): one exact division.
-        if exactMantissa, (-19 ... -1).contains(scale), let value = Self.quotient(mantissa, powerOfTen: -scale) {
+        if exactMantissa, !longExponent, (-19 ... -1).contains(scale),
+            let value = Self.quotient(mantissa, powerOfTen: -scale)
+        {
             return negative ? -value : value
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
