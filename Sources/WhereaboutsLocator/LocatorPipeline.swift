@@ -28,7 +28,8 @@ public struct LocatorPipeline: Sendable {
         public var limits = BatchDecoder.Limits()
         /// Time tolerances for readings.
         public var tolerance = BatchDecoder.TimeTolerance()
-        /// Seconds after start during which occupancy is held back.
+        /// Seconds during which occupancy is held back, counted from the first batch (or recorded reading) taken
+        /// after the start or a reload.
         public var warmUp: Double = 10
         /// Seconds between metrics messages.
         public var metricsInterval: Double = 10
@@ -89,7 +90,10 @@ public struct LocatorPipeline: Sendable {
     private var calibration: LocatorCalibration
     private let decoder: BatchDecoder
     private var deduplicator = BatchDeduplicator()
-    private var startTime: Double?
+    /// When the first batch (or recorded reading) was taken since the start or the last reload: the warm-up counts
+    /// from here. Counted from the start, a locator slow to get its first readings (a loaded machine, a backlog to
+    /// read after a restart) ended its warm-up before it had placed its tags, and published their zones empty.
+    private var firstBatchTime: Double?
     private var warmedUp = false
     private var lastMetrics = -Double.infinity
     private var lastPositions: [TagIdentity: PublishedPosition] = [:]
@@ -209,7 +213,6 @@ public struct LocatorPipeline: Sendable {
 
     /// Called on every (re)connection: republishes all retained state. (The session announces `online` first.)
     public mutating func connected(now: Double) -> [LocatorAction] {
-        if startTime == nil { startTime = now }
         var actions = discoveryActions()
         if ownsSite { actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now))) }
         if warmedUp {
@@ -292,7 +295,7 @@ public struct LocatorPipeline: Sendable {
         calibration = LocatorCalibration(map: newMap, configuration: configuration.calibration)
         calibration.prepare(&engine)
         warmedUp = false
-        startTime = now
+        firstBatchTime = nil
         reportedEvictions = 0  // the new engine counts from 0
         for tag in lastPositions.keys { inherited[tag] = now }
         lastPositions.removeAll()
@@ -317,7 +320,6 @@ public struct LocatorPipeline: Sendable {
 
     /// Takes one received message.
     public mutating func receive(topic: String, payload: [UInt8], now: Double) -> [LocatorAction] {
-        if startTime == nil { startTime = now }
         switch topics.parse(topic) {
         case .readings(let agent):
             if let index = map.agentIndex(of: agent.rawValue), !hears(agentIndex: index) {
@@ -459,7 +461,6 @@ public struct LocatorPipeline: Sendable {
         guard prepared.mapGeneration == mapGeneration,
             let result = decoder.retimed(prepared.result, decodedAt: prepared.decodedAt, now: now)
         else { return receive(topic: topic, payload: payload, now: now) }
-        if startTime == nil { startTime = now }
         return receiveBatch(result, agent: prepared.agent, now: now)
     }
 
@@ -486,6 +487,7 @@ public struct LocatorPipeline: Sendable {
             return actions
         }
         engine.agentHeard(agentIndex, at: now)
+        if firstBatchTime == nil { firstBatchTime = now }
         pendingReceiveTimes.append(now)
         for outcome in batch.outcomes {
             switch outcome {
@@ -508,7 +510,6 @@ public struct LocatorPipeline: Sendable {
             reject(.nonFinite, agent: reading.agent, now: now.isFinite ? now : 0, actions: &actions)
             return actions
         }
-        if startTime == nil { startTime = now }
         guard let agentIndex = map.agentIndex(of: reading.agent.rawValue) else {
             reject(.unknownAgent, agent: reading.agent, now: now, actions: &actions)
             return actions
@@ -519,6 +520,7 @@ public struct LocatorPipeline: Sendable {
         }
         // A recording has no heartbeats; a reading is the sign of life its batch was.
         engine.agentHeard(agentIndex, at: now)
+        if firstBatchTime == nil { firstBatchTime = now }
         ingest(reading, agentIndex: agentIndex, now: now, actions: &actions)
         return actions
     }
@@ -579,7 +581,6 @@ public struct LocatorPipeline: Sendable {
 
     /// Runs the engine over what arrived since the last tick and publishes the consequences.
     public mutating func tick(now: Double) -> [LocatorAction] {
-        if startTime == nil { startTime = now }
         let update = engine.update(now: now)
         var actions = calibration.tick(now: now, engine: &engine, topics: topics)
         if !ownsSite { actions.removeAll { $0.topicName == topics.calibration.name } }
@@ -587,7 +588,7 @@ public struct LocatorPipeline: Sendable {
             actions.append(.publish(eventPublication(event)))
         }
         // Events and occupancy first: they are what dashboards wait for; positions follow.
-        if !warmedUp, let startTime, now - startTime >= configuration.warmUp {
+        if !warmedUp, let firstBatchTime, now - firstBatchTime >= configuration.warmUp {
             warmedUp = true
             actions += ownedOccupancy.map { .publish(occupancyPublication($0, now: now)) }
         } else if warmedUp {

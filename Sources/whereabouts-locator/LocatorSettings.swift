@@ -26,7 +26,7 @@ struct LocatorSettings {
                                    broker delivers again after a stop is not taken twice (an absolute path,
                                    created if missing; default: systemd's $STATE_DIRECTORY; unset: memory only;
                                    env WHEREABOUTS_STATE_DIR)
-          --warm-up SECONDS        hold occupancy back this long after start (default 10)
+          --warm-up SECONDS        hold occupancy back this long after the first batch (default 10)
           --update-interval S      coalesce engine updates this long at most (default 0.02)
           --estimate-interval S    estimate each tag again at most this often; its readings in between wait in
                                    its filters (default 0.5; 0: a moving tag at every update; the grid

@@ -133,18 +133,24 @@ struct LocatorEndToEndTests {
             var locator = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: arguments)
             try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
             var sent: [ReadingBatch] = []
-            var start = now()
+            let began = now()
+            var stoppedAt = 0.0
+            var restartedAt = 0.0
             for round in 0..<60 {
-                // Distinct times per round make every reading identifiable in the recording.
+                // Stamped when sent, as agents do, and distinct per round, so that every reading is identifiable in
+                // the recording. (Stamped from a clock of 150 ms a round, they fell behind on a loaded machine, where
+                // a round took half a second: 11 s old by the restart, too old to place the tag, whose room then read
+                // empty.)
                 sent += try await sendRound(
-                    agents, position: Point(x: 5, y: 5), time: start + Double(round) * 0.001 + 0.0001)
+                    agents, position: Point(x: 5, y: 5), time: now() + Double(round) * 0.000_001)
                 if round == 25 {
                     #expect(await locator.stop() == 0)
+                    stoppedAt = now() - began
                 } else if round == 35 {
                     locator = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: arguments)
+                    restartedAt = now() - began
                 }
                 try await Task.sleep(for: .milliseconds(150))
-                start += 0.15
             }
             try await Task.sleep(for: .seconds(4))
             #expect(await locator.stop() == 0)
@@ -157,7 +163,13 @@ struct LocatorEndToEndTests {
                 try? ZoneOccupancy(payload: $0)
             }
             let firstFull = try #require(history.firstIndex { $0.count == 1 }, "the room never held the tag")
-            #expect(!history[firstFull...].contains { $0.state == .known && $0.count == 0 })
+            #expect(
+                !history[firstFull...].contains { $0.state == .known && $0.count == 0 },
+                """
+                stopped at \(stoppedAt) s, restarted at \(restartedAt) s; occupancy after the first full one: \
+                \(history[firstFull...].map { "\($0.state) \($0.count) at \($0.updated - began)" })
+                """
+            )
         }
     }
 

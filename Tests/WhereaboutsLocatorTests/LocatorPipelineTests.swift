@@ -121,6 +121,25 @@ struct LocatorPipelineTests {
         #expect(harness.publications.filter { $0.topic.name.hasSuffix("/occupancy") }.count >= harness.map.zones.count)
     }
 
+    @Test("the warm-up counts from the first batch: a locator whose readings come late still publishes no false empty")
+    func warmUpFromFirstBatch() throws {
+        var harness = try PipelineHarness()
+        harness.perform(harness.pipeline.connected(now: start))
+        // Every agent's retained `online` arrives at once; the batches only 12 s later (a loaded machine, a backlog
+        // to read after a restart), while the locator ticks.
+        for agent in harness.map.agents {
+            let id = try #require(AgentID(agent.id))
+            let topic = harness.pipeline.topics.agentStatus(agent: id).name
+            harness.perform(harness.pipeline.receive(topic: topic, payload: Array("online".utf8), now: start))
+        }
+        for second in 0..<12 { harness.perform(harness.pipeline.tick(now: start + Double(second))) }
+        #expect(!harness.publications.contains { $0.topic.name.hasSuffix("/occupancy") })
+        harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start + 12, seconds: 12)
+        let lobby = harness.publications.filter { $0.topic.name.hasSuffix("/floors/1/zones/1/occupancy") }
+        let first = try ZoneOccupancy(payload: try #require(lobby.first).payload)
+        #expect(first.count == 1, "the first occupancy published for the Lobby must already hold the tag")
+    }
+
     @Test("a duplicate batch seen again after a reconnect is dropped and counted")
     func duplicates() throws {
         var harness = try PipelineHarness()
