@@ -75,8 +75,8 @@ done
     | sed 's/"figure":"engine"/"figure":"engine_grid_10000"/' | record
 
 # Alternated, the best of three each, as the other engine figures: one short run of each swung the ratio from 1.1
-# to 1.7 on a shared machine. The 100-tag runs are 1,500 simulated seconds, about as many readings as 10,000 tags
-# make in 10.
+# to 1.7 on a shared machine. The 100-tag runs are 1,500 simulated seconds (about 1.8 M readings; 10,000 tags make
+# about 1.2 M in 10).
 echo "== engine: cost per reading from 100 to 10,000 tags (3 rounds each, alternated)" >&2
 for round in 1 2 3; do
     "$bench" engine --agents 50 --tags 100 --seconds 1500 --warm-up 10 \
