@@ -163,7 +163,11 @@ public struct LocatorPipeline: Sendable {
     }
 
     /// Whether this locator listens to an agent (its share hears the agent's floor).
-    func hears(agentIndex: Int) -> Bool { share.map { $0.hears(floor: map.agents[agentIndex].floor) } ?? true }
+    func hears(agentIndex: Int) -> Bool { Self.hears(agentIndex: agentIndex, share: share, map: map) }
+
+    private static func hears(agentIndex: Int, share: FloorShare?, map: FloorMap) -> Bool {
+        share.map { $0.hears(floor: map.agents[agentIndex].floor) } ?? true
+    }
 
     /// The locator's `online`/`offline` topic: `…/locator/status`, or its share's own for a share that does not own
     /// the site, so that one locator's last will never says another is offline.
@@ -442,9 +446,7 @@ public struct LocatorPipeline: Sendable {
         let generation = mapGeneration
         return { topic, payload, now in
             guard case .readings(let agent) = topics.parse(topic) else { return nil }
-            if let share, let index = map.agentIndex(of: agent.rawValue),
-                !share.hears(floor: map.agents[index].floor)
-            {
+            if let index = map.agentIndex(of: agent.rawValue), !Self.hears(agentIndex: index, share: share, map: map) {
                 return nil
             }
             let result = Self.decode(payload, agent: agent, decoder: decoder, map: map, now: now)

@@ -1,7 +1,10 @@
 import BrokerFixture
+import CommandLineSupport
 import Synchronization
 import Testing
 import WhereaboutsMQTT
+import WhereaboutsRuntime
+import WhereaboutsSession
 
 /// What a watching client received, recorded by background tasks so tests can wait on conditions.
 final class Watched: Sendable {
@@ -59,6 +62,16 @@ func testConfiguration(_ broker: MosquittoBroker, clientID: String) -> MQTTClien
         reconnect: MQTTReconnectPolicy(
             initialDelay: .milliseconds(50), maximumDelay: .milliseconds(800), stableConnection: .zero),
         connectTimeout: .seconds(5))
+}
+
+/// A runner as these tests drive one: the wall clock, a tick every 20 ms, warnings logged.
+func testRunner<Pipeline: ServicePipeline, Source: ServiceSource>(
+    _ client: MQTTClient, source: Source, broker: MosquittoBroker
+) -> ServiceRunner<Pipeline, Source> where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
+    ServiceRunner(
+        .init(
+            client: client, source: source, clock: { WallClock.now() }, tickInterval: .milliseconds(20),
+            logger: Logger(label: "runner-test", level: .warning), brokerName: "mosquitto on port \(broker.port)"))
 }
 
 /// Runs a watching client until `body` is done, once the broker has accepted it; then disconnects it and waits for

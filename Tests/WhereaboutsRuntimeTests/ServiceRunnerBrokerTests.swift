@@ -1,5 +1,4 @@
 import BrokerFixture
-import CommandLineSupport
 import Testing
 import WhereaboutsCore
 import WhereaboutsMQTT
@@ -205,11 +204,8 @@ struct ServiceRunnerBrokerTests {
         configuration.will = MQTTWill(topic: statusTopic, payload: Array("will".utf8), qos: .atLeastOnce, retain: true)
         let client = try MQTTClient(configuration)
         let (inputs, source) = AsyncStream.makeStream(of: EchoPipeline.Input.self)
-        let runner = ServiceRunner<EchoPipeline, ScriptedSource>(
-            .init(
-                client: client, source: ScriptedSource(inputs: inputs), clock: { WallClock.now() },
-                tickInterval: .milliseconds(20), logger: Logger(label: "runner-test", level: .warning),
-                brokerName: "mosquitto on port \(broker.port)"))
+        let runner: ServiceRunner<EchoPipeline, ScriptedSource> = testRunner(
+            client, source: ScriptedSource(inputs: inputs), broker: broker)
 
         try await withConnected(testConfiguration(broker, clientID: "watcher")) { watcher, watched in
             try watcher.subscribe(topics.prefix + "/#", qos: .atLeastOnce)
@@ -290,11 +286,8 @@ struct ServiceRunnerBrokerTests {
         let count = 2000
         let pipeline = EchoPipeline(topics: topics, agent: agent, capacity: 8, overflow: .backPressure)
         let client = try MQTTClient(testConfiguration(broker, clientID: "runner-fast"))
-        let runner = ServiceRunner<EchoPipeline, CountingSource>(
-            .init(
-                client: client, source: CountingSource(count: count), clock: { WallClock.now() },
-                tickInterval: .milliseconds(20), logger: Logger(label: "runner-test", level: .warning),
-                brokerName: "mosquitto on port \(broker.port)"))
+        let runner: ServiceRunner<EchoPipeline, CountingSource> = testRunner(
+            client, source: CountingSource(count: count), broker: broker)
         try await withConnected(testConfiguration(broker, clientID: "watcher-fast")) { watcher, watched in
             try watcher.subscribe(readingsTopic, qos: .atLeastOnce)
             try await waitUntil("the watcher's SUBACK") { watched.subscribedCount == 1 }
@@ -317,11 +310,8 @@ struct ServiceRunnerBrokerTests {
         let topics = Self.topics
         let client = try MQTTClient(testConfiguration(broker, clientID: "runner-prepared"))
         let (inputs, source) = AsyncStream.makeStream(of: EchoPipeline.Input.self)
-        let runner = ServiceRunner<PreparingPipeline, ScriptedSource>(
-            .init(
-                client: client, source: ScriptedSource(inputs: inputs), clock: { WallClock.now() },
-                tickInterval: .milliseconds(20), logger: Logger(label: "runner-test", level: .warning),
-                brokerName: "mosquitto on port \(broker.port)"))
+        let runner: ServiceRunner<PreparingPipeline, ScriptedSource> = testRunner(
+            client, source: ScriptedSource(inputs: inputs), broker: broker)
         let texts = (0..<50).map { "message \($0)" }
         try await withConnected(testConfiguration(broker, clientID: "watcher-prepared")) { watcher, watched in
             try watcher.subscribe(topics.events.name, qos: .atLeastOnce)
@@ -362,11 +352,8 @@ struct ServiceRunnerBrokerTests {
         let pipeline = FloodPipeline(topics: topics, count: count)
         let client = try MQTTClient(testConfiguration(broker, clientID: "runner-flood"))
         let (inputs, source) = AsyncStream.makeStream(of: EchoPipeline.Input.self)
-        let runner = ServiceRunner<FloodPipeline, ScriptedSource>(
-            .init(
-                client: client, source: ScriptedSource(inputs: inputs), clock: { WallClock.now() },
-                tickInterval: .milliseconds(20), logger: Logger(label: "runner-test", level: .warning),
-                brokerName: "mosquitto on port \(broker.port)"))
+        let runner: ServiceRunner<FloodPipeline, ScriptedSource> = testRunner(
+            client, source: ScriptedSource(inputs: inputs), broker: broker)
         try await withConnected(testConfiguration(broker, clientID: "watcher-flood")) { watcher, watched in
             try watcher.subscribe(topics.prefix + "/floors/#", qos: .atLeastOnce)
             try await waitUntil("the watcher's SUBACK") { watched.subscribedCount == 1 }

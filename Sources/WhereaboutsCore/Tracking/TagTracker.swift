@@ -221,13 +221,16 @@ struct TagTracker: Sendable {
     private mutating func remove(where drop: [Bool]) {
         var newIndex = [Int](repeating: -1, count: tags.count)
         var kept: [TagState] = []
+        var keptSchedule: [EstimateSchedule] = []
         kept.reserveCapacity(tags.count)
+        keptSchedule.reserveCapacity(tags.count)
         for index in tags.indices where !drop[index] {
             newIndex[index] = kept.count
             kept.append(tags[index])
+            keptSchedule.append(schedule[index])
         }
         tags = kept
-        schedule = schedule.indices.filter { !drop[$0] }.map { schedule[$0] }
+        schedule = keptSchedule
         // A new dictionary rather than removals: a dictionary never gives back the room it once needed.
         tagIndexByIdentity = Dictionary(tags.enumerated().map { ($1.identity, $0) }, uniquingKeysWith: { a, _ in a })
         dirtyTags = dirtyTags.compactMap { newIndex[$0] >= 0 ? newIndex[$0] : nil }
