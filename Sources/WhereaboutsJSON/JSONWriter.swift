@@ -64,12 +64,12 @@ public struct JSONWriter: Sendable {
         output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
     }
 
-    private static func append(_ text: StaticString, to output: inout [UInt8]) {
+    static func append(_ text: StaticString, to output: inout [UInt8]) {
         text.withUTF8Buffer { output.append(contentsOf: $0) }
     }
 
     /// Appends a number as UTF-8: integers without a fraction, others in Swift's shortest round-trip form.
-    private static func appendNumber(_ number: Double, to output: inout [UInt8]) {
+    static func appendNumber(_ number: Double, to output: inout [UInt8]) {
         guard number.isFinite else {
             append("null", to: &output)
             return
@@ -102,10 +102,15 @@ public struct JSONWriter: Sendable {
 
     /// Appends a quoted string, as UTF-8, with the escapes JSON requires.
     private static func appendString(_ text: String, to output: inout [UInt8]) {
+        appendString(text.utf8, to: &output)
+    }
+
+    /// Appends a string given as UTF-8 bytes, quoted, with the escapes JSON requires.
+    static func appendString(_ text: some Sequence<UInt8>, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         // Every byte that needs an escape is ASCII, so the UTF-8 bytes can be copied one by one: a byte of a
         // multi-byte character is never below 0x80.
-        for byte in text.utf8 {
+        for byte in text {
             switch byte {
             case UInt8(ascii: "\""): append("\\\"", to: &output)
             case UInt8(ascii: "\\"): append("\\\\", to: &output)

@@ -54,6 +54,44 @@ struct LocatorOutputTests {
                 + #""updated":1764475201.123}"#)
     }
 
+    @Test("position: the text written directly is JSONWriter's text of the tree, on random and hostile positions")
+    func positionTextMatchesTree() throws {
+        var random = SplitMix64(seed: 16)
+        let names: [String?] = [
+            nil, "", "Keys", "say \"hi\"\\ \n\r\t", "\u{0}\u{1}\u{1F}\u{7F}", "Küche 🗝️", "a\u{2028}b",
+        ]
+        let numbers: [Double] = [
+            0, -0.0, 1, -1, 0.000_4, 0.000_5, 1e15, -1e15, 1e15 + 0.5, 1e300, -1e-300, .nan, .infinity,
+            -.infinity, .pi, 1_764_475_201.123_456, 2.5e-7,
+        ]
+        func number() -> Double {
+            random.next() % 3 == 0
+                ? numbers[Int(random.next() % UInt64(numbers.count))]
+                : Double(Int64(bitPattern: random.next()) % 2_000_000) / 997
+        }
+        var mismatches: [String] = []
+        for _ in 0..<3_000 {
+            let zones = (0..<Int(random.next() % 4)).map { _ in
+                ZoneShare(zone: UInt16(truncatingIfNeeded: random.next()), probability: number())
+            }
+            let nearest =
+                random.next() % 4 == 0
+                ? nil
+                : TagPosition.NearestAgent(
+                    agent: WireFixtures.agent,
+                    proximity: TagPosition.NearestAgent.Proximity.allCases[Int(random.next() % 4)], distance: number())
+            let zone: UInt16? = random.next() % 3 == 0 ? nil : UInt16(truncatingIfNeeded: random.next())
+            let position = TagPosition(
+                tag: tag, name: names[Int(random.next() % UInt64(names.count))], x: number(), y: number(),
+                floor: UInt16(truncatingIfNeeded: random.next()), zone: zone,
+                zoneName: names[Int(random.next() % UInt64(names.count))], accuracy: number(), nearest: nearest,
+                updated: number(), probability: random.next() % 2 == 0 ? nil : number(), zones: zones)
+            let tree = JSONWriter().string(position.json)
+            if position.payload != tree { mismatches.append("\(position.payload)\n  tree: \(tree)") }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) differ; first: \(mismatches.first ?? "")")
+    }
+
     @Test("tag zone: golden encoding, no coordinates or time, and round trip")
     func tagZone() throws {
         let zone = TagZone(

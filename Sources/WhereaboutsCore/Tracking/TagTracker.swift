@@ -25,7 +25,7 @@ struct TagTracker: Sendable {
     private var tags: [TagState] = []
     /// When each tag (by index, as `tags`) may be estimated next, apart from its state (``EstimateSchedule``).
     private var schedule: [EstimateSchedule] = []
-    private var tagIndexByIdentity: [TagIdentity: Int] = [:]
+    private var tagIndexes = TagIndexTable()
     private var dirtyTags: [Int] = []
     /// Each worker's buffers, kept from update to update; nil while a worker has them.
     private var scratch: [EstimateScratch?]
@@ -45,18 +45,18 @@ struct TagTracker: Sendable {
     var count: Int { tags.count }
 
     /// Where it holds the tag's state, if it does; valid until tags are started, evicted or forgotten.
-    func index(of tag: TagIdentity) -> Int? { tagIndexByIdentity[tag] }
+    func index(of tag: TagIdentity) -> Int? { tagIndexes.index(of: tag) { tags[$0].identity == tag } }
 
     /// Notes when the tag's pending zone change may be decided (nil: none is pending), so that its estimates come
     /// with its batches from an interval before then (``estimateHeard(now:radio:zones:)``).
     mutating func setDecisionDue(_ tag: TagIdentity, _ due: Double?) {
-        guard let index = tagIndexByIdentity[tag] else { return }
+        guard let index = index(of: tag) else { return }
         schedule[index].decisionDue = due ?? .infinity
     }
 
     /// Starts holding state for a tag, with the name and measured power the map gives it, if any; returns its index.
     mutating func start(_ tag: TagIdentity, known: KnownTag?) -> Int {
-        tagIndexByIdentity[tag] = tags.count
+        tagIndexes.insert(tag, at: tags.count)
         tags.append(TagState(identity: tag, name: known?.name, measuredPowerOverride: known?.measuredPower))
         schedule.append(EstimateSchedule())
         return tags.count - 1
@@ -206,7 +206,7 @@ struct TagTracker: Sendable {
 
     /// Drops a timed-out tag's position and floor; its filters stay for when it is heard again.
     mutating func lose(_ tag: TagIdentity) {
-        guard let index = tagIndexByIdentity[tag] else { return }
+        guard let index = index(of: tag) else { return }
         tags[index].track = nil
         tags[index].floor = nil
         tags[index].posterior = nil
@@ -231,24 +231,25 @@ struct TagTracker: Sendable {
         }
         tags = kept
         schedule = keptSchedule
-        // A new dictionary rather than removals: a dictionary never gives back the room it once needed.
-        tagIndexByIdentity = Dictionary(tags.enumerated().map { ($1.identity, $0) }, uniquingKeysWith: { a, _ in a })
+        // A new table rather than removals: the indexes after each removed tag have moved, and the table keeps only
+        // the room the tags now need.
+        tagIndexes = TagIndexTable(tags.lazy.map(\.identity))
         dirtyTags = dirtyTags.compactMap { newIndex[$0] >= 0 ? newIndex[$0] : nil }
     }
 
     /// The motion statistic of a tag now: about 1 for a still tag, growing as it moves.
     func motionStatistic(of tag: TagIdentity, now: Double) -> Double? {
-        tagIndexByIdentity[tag].flatMap { estimator.motionStatistic(tags[$0], now: now) }
+        index(of: tag).flatMap { estimator.motionStatistic(tags[$0], now: now) }
     }
 
     /// Whether the tag is taken to be moving.
     func isMoving(_ tag: TagIdentity) -> Bool? {
-        tagIndexByIdentity[tag].map { tags[$0].moving }
+        index(of: tag).map { tags[$0].moving }
     }
 
     /// A tag's grid posterior, cell by cell.
     func posterior(of tag: TagIdentity) -> TagPosterior? {
-        guard let index = tagIndexByIdentity[tag], let posterior = tags[index].posterior,
+        guard let index = index(of: tag), let posterior = tags[index].posterior,
             estimator.grids.indices.contains(posterior.gridIndex)
         else { return nil }
         let grid = estimator.grids[posterior.gridIndex]
@@ -268,7 +269,7 @@ struct TagTracker: Sendable {
 
     /// The agents that hear a tag, nearest first.
     func ranging(_ tag: TagIdentity, now: Double, radio: RadioConstants) -> [AgentRange] {
-        guard let index = tagIndexByIdentity[tag] else { return [] }
+        guard let index = index(of: tag) else { return [] }
         return estimator.currentRanges(tags[index], now: now, radio: radio)
     }
 }

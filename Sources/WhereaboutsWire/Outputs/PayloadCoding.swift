@@ -4,6 +4,8 @@ public import WhereaboutsJSON
 public protocol JSONPayload: Sendable {
     /// The payload as a JSON value.
     var json: JSONValue { get }
+    /// Compact, deterministic JSON text: ``JSONWriter``'s of ``json``, unless the payload writes it more directly.
+    var payload: String { get }
     /// Decodes the payload from a JSON value.
     init(json: JSONValue) throws(PayloadError)
 }

@@ -90,28 +90,36 @@ public struct TagPosition: JSONPayload, Equatable {
         self.updated = updated
     }
 
-    public var json: JSONValue {
-        let nearestJSON: JSONValue =
-            nearest.map {
-                .object(
-                    JSONObject([
-                        ("agent", .string($0.agent.rawValue)), ("proximity", .string($0.proximity.rawValue)),
-                        ("distance", .number($0.distance.rounded(toDecimals: 3))),
-                    ]))
-            } ?? .null
-        var members: [(key: String, value: JSONValue)] = [
-            ("tag", .string(tag.description)), ("name", .optionalString(name)),
-            ("x", .number(x.rounded(toDecimals: 3))), ("y", .number(y.rounded(toDecimals: 3))),
-            ("floor", .number(Double(floor))), ("zone", .optionalInteger(zone)),
-            ("zone_name", .optionalString(zoneName)),
-        ]
-        if let probability { members.append(("p", .number(probability.rounded(toDecimals: 3)))) }
-        if !zones.isEmpty { members.append(("zones", .array(zones.map(\.json)))) }
-        members += [
-            ("accuracy", .number(accuracy.rounded(toDecimals: 3))), ("nearest", nearestJSON),
-            ("updated", .number(updated.rounded(toDecimals: 3))),
-        ]
-        return .object(JSONObject(members))
+    public var json: JSONValue { JSONTreeMembers.object { members(&$0) } }
+
+    /// The same text as ``JSONWriter`` makes of ``json``, written without the tree: the locator writes one for every
+    /// tag that moves.
+    public var payload: String { JSONTextMembers.object { members(&$0) } }
+
+    /// The members, once for both ``json`` and ``payload``.
+    private func members(_ members: inout some JSONMembers) {
+        members.add("tag", tag.description)
+        members.add("name", name)
+        members.add("x", x.rounded(toDecimals: 3))
+        members.add("y", y.rounded(toDecimals: 3))
+        members.add("floor", floor)
+        members.add("zone", zone)
+        members.add("zone_name", zoneName)
+        if let probability { members.add("p", probability.rounded(toDecimals: 3)) }
+        if !zones.isEmpty {
+            members.add("zones", objects: zones) { members, share in share.members(&members) }
+        }
+        members.add("accuracy", accuracy.rounded(toDecimals: 3))
+        if let nearest {
+            members.add("nearest") { members in
+                members.add("agent", nearest.agent.rawValue)
+                members.add("proximity", nearest.proximity.rawValue)
+                members.add("distance", nearest.distance.rounded(toDecimals: 3))
+            }
+        } else {
+            members.add("nearest", nil as Double?)
+        }
+        members.add("updated", updated.rounded(toDecimals: 3))
     }
 
     public init(json: JSONValue) throws(PayloadError) {

@@ -15,8 +15,12 @@ public struct ZoneShare: Sendable, Equatable {
     }
 
     /// `{"zone":…,"p":…}`, the probability to three decimals.
-    var json: JSONValue {
-        .object(JSONObject([("zone", .number(Double(zone))), ("p", .number(probability.rounded(toDecimals: 3)))]))
+    var json: JSONValue { JSONTreeMembers.object { members(&$0) } }
+
+    /// The members, for ``json`` and for a payload written as text.
+    func members(_ members: inout some JSONMembers) {
+        members.add("zone", zone)
+        members.add("p", probability.rounded(toDecimals: 3))
     }
 
     /// Reads the `zones` member of a payload: absent or null is none (payloads from before it existed).
