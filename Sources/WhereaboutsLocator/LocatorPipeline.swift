@@ -706,7 +706,7 @@ public struct LocatorPipeline: Sendable {
                 lastZones[estimate.tag] = nil
                 continue
             }
-            actions += publishZone(trackedSummary(estimate.tag, floor: estimate.floor))
+            actions += publishTracked(estimate.tag, floor: estimate.floor)
         }
         for tag in update.lostTags {
             let floor = trackedFloors.removeValue(forKey: tag) ?? lastZones[tag]?.floor
@@ -722,7 +722,7 @@ public struct LocatorPipeline: Sendable {
         guard now - lastZoneSweep >= LocatorEngine.sweepInterval else { return actions }
         lastZoneSweep = now
         for (tag, floor) in trackedFloors.sorted(by: { $0.key < $1.key }) where owns(floor: floor) {
-            actions += publishZone(trackedSummary(tag, floor: floor))
+            actions += publishTracked(tag, floor: floor)
         }
         for (tag, summary) in lastZones.sorted(by: { $0.key < $1.key })
         where trackedFloors[tag] == nil && summary.state == .unknown {
@@ -749,15 +749,39 @@ public struct LocatorPipeline: Sendable {
         for floor in online where floorOnlineSince[floor] == nil { floorOnlineSince[floor] = now }
     }
 
-    /// The summary of a tracked tag: its zone, `unknown` while the zone's (or, in no zone, the floor's) agents are
-    /// offline.
-    private func trackedSummary(_ tag: TagIdentity, floor: UInt16) -> TagZone {
+    /// Publishes a tracked tag's summary if it changed.
+    ///
+    /// Every estimate and every sweep asks, ten thousand times a second on a campus, and nearly always nothing
+    /// changed: so the state, floor and zone are compared first, before the names are looked up and the summary is
+    /// made. Under one map the names follow from those three (``trackedSummary(_:placement:)`` and
+    /// ``lostSummary(_:floor:unknown:)`` both look them up from the tag, the floor and the zone, and a new map
+    /// empties `lastZones`), so equal placements are equal summaries.
+    private mutating func publishTracked(_ tag: TagIdentity, floor: UInt16) -> [LocatorAction] {
+        let placement = trackedPlacement(tag, floor: floor)
+        if let last = lastZones[tag], last.state == placement.state, last.floor == placement.floor,
+            last.zone == placement.zone?.minor
+        {
+            return []
+        }
+        return publishZone(trackedSummary(tag, placement: placement))
+    }
+
+    /// What a tracked tag's summary says, but for the names.
+    private typealias Placement = (state: TagZone.State, floor: UInt16, zone: ZoneKey?)
+
+    private func trackedPlacement(_ tag: TagIdentity, floor: UInt16) -> Placement {
         let zone = engine.zone(of: tag)
         let unknown = zone.map { engine.state(of: $0) != .known } ?? (floorOnlineSince[floor] == nil)
-        return TagZone(
-            tag: tag, name: map.knownTag(tag)?.name, state: unknown ? .unknown : .known, floor: zone?.floor ?? floor,
-            floorName: map.floor(major: zone?.floor ?? floor)?.name, zone: zone?.minor,
-            zoneName: zone.flatMap { zoneNames[$0] })
+        return (unknown ? .unknown : .known, zone?.floor ?? floor, zone)
+    }
+
+    /// The summary of a tracked tag: its zone, `unknown` while the zone's (or, in no zone, the floor's) agents are
+    /// offline.
+    private func trackedSummary(_ tag: TagIdentity, placement: Placement) -> TagZone {
+        TagZone(
+            tag: tag, name: map.knownTag(tag)?.name, state: placement.state, floor: placement.floor,
+            floorName: map.floor(major: placement.floor)?.name, zone: placement.zone?.minor,
+            zoneName: placement.zone.flatMap { zoneNames[$0] })
     }
 
     /// The summary of a tag no longer heard: `lost`, or `unknown` (keeping its floor) when no agent could hear it.

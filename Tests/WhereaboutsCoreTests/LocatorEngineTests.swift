@@ -237,10 +237,17 @@ struct LocatorEngineTests {
         var zone: ZoneKey?
         var last: Point?
 
-        /// The gaps between estimates, each with whether the later one was urgent.
+        /// The gaps between estimates, each with whether either end was urgent. After an urgent estimate the tag's
+        /// next regular one comes at its own next instant, which may be sooner than an interval: urgent estimates
+        /// do not move a tag's instants, so that tags stay spread over the interval.
         var gaps: [(gap: Double, urgent: Bool)] {
-            zip(zip(estimateTimes, estimateTimes.dropFirst()), urgent.dropFirst()).map { ($0.1 - $0.0, $1) }
+            zip(zip(estimateTimes, estimateTimes.dropFirst()), zip(urgent, urgent.dropFirst())).map {
+                ($0.1 - $0.0, $1.0 || $1.1)
+            }
         }
+
+        /// How many estimates were not urgent.
+        var regularCount: Int { urgent.filter { !$0 }.count }
     }
 
     @Test("updated every 20 ms, a tag is estimated at most once per estimate interval and no reading waits longer")
@@ -270,6 +277,55 @@ struct LocatorEngineTests {
         #expect(a.distance(to: b) < 1)
     }
 
+    @Test("tags started together are estimated spread over the updates of an interval, each once an interval")
+    func estimatesSpread() throws {
+        let map = try loadShippedMap("demo-office.json")
+        let generator = ReadingGenerator(map: map)
+        var configuration = LocatorEngine.Configuration()
+        configuration.estimateInterval = 0.5
+        configuration.stillEstimateInterval = 0
+        var engine = LocatorEngine(map: map, configuration: configuration)
+        var random = SplitMix64(seed: 21)
+        let tags = (1...100).map { demoTag(UInt16($0)) }
+        let places = tags.map { _ in Point(x: Double.random(in: 2...18, using: &random), y: 4) }
+        var perUpdate: [Int] = []
+        var perTag: [TagIdentity: Int] = [:]
+        var allPerTag: [TagIdentity: Int] = [:]
+        var urgentCount = 0
+        // Every tag heard at every update, all from the same instant: the old rule (the last estimate plus the
+        // interval) estimated all 100 in one update of every 25.
+        for step in 0..<250 {
+            let now = start + Double(step) * 0.02
+            for (tag, place) in zip(tags, places) {
+                for (agentIndex, reading) in generator.readings(
+                    tag: tag, at: place, floor: 1, time: now, using: &random)
+                {
+                    engine.ingest(reading, agentIndex: agentIndex, now: now)
+                }
+            }
+            // A tag whose zone change is due within the interval is estimated at every update (urgent); the others
+            // at their instants.
+            let urgent = Set(tags.filter { tag in engine.zoneDecisionDue(of: tag).map { now >= $0 - 0.5 } ?? false })
+            let estimates = engine.update(now: now).estimates
+            // The first updates estimate every tag, and zones are decided; then each tag is estimated at its phase.
+            guard step >= 100 else { continue }
+            let regular = estimates.filter { !urgent.contains($0.tag) }
+            urgentCount += estimates.count - regular.count
+            perUpdate.append(regular.count)
+            for estimate in regular { perTag[estimate.tag, default: 0] += 1 }
+            for estimate in estimates { allPerTag[estimate.tag, default: 0] += 1 }
+        }
+        // 150 updates, 3 s: six intervals, so 100 tags make 600 regular estimates, four an update on average, less
+        // those an urgent estimate stood in for.
+        print("regular estimates per update, from the second second on: \(perUpdate); \(urgentCount) urgent ones")
+        #expect(perUpdate.reduce(0, +) + urgentCount >= 600)
+        #expect(perUpdate.reduce(0, +) <= 600)
+        #expect(perUpdate.max() ?? 0 <= 8, "\(perUpdate.max() ?? 0) estimates in one update")
+        // Each tag at most once an instant, and none left waiting.
+        #expect(perTag.values.allSatisfy { $0 <= 6 }, "\(Set(perTag.values)) regular estimates per tag")
+        #expect(allPerTag.count == 100 && allPerTag.values.allSatisfy { $0 >= 6 }, "\(Set(allPerTag.values))")
+    }
+
     @Test("a still tag is estimated once a second, a walking one every half second, and no reading is lost")
     func stillEstimateInterval() throws {
         let everyUpdate = try runEvery20ms(interval: 0, stillInterval: 0)
@@ -282,6 +338,8 @@ struct LocatorEngineTests {
             for (gap, urgent) in run.gaps where !urgent {
                 #expect(gap >= 0.5 - 1e-6, "estimated again after \(gap) s")
             }
+            // At most one regular estimate per half second of the 22 s run, however many urgent ones came between.
+            #expect(run.regularCount <= 45, "\(run.regularCount) regular estimates")
             // Every reading is in an estimate within the still interval (and one update) of its arrival.
             for time in run.readingTimes {
                 let taken = run.estimateTimes.first { $0 >= time - 1e-9 }

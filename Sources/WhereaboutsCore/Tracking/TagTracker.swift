@@ -25,6 +25,8 @@ struct TagTracker: Sendable {
     private var tags: [TagState] = []
     /// When each tag (by index, as `tags`) may be estimated next, apart from its state (``EstimateSchedule``).
     private var schedule: [EstimateSchedule] = []
+    /// How many tags it has started holding, ever: the next one's estimates take the next phase.
+    private var started = 0
     private var tagIndexes = TagIndexTable()
     private var dirtyTags: [Int] = []
     /// Each worker's buffers, kept from update to update; nil while a worker has them.
@@ -58,7 +60,8 @@ struct TagTracker: Sendable {
     mutating func start(_ tag: TagIdentity, known: KnownTag?) -> Int {
         tagIndexes.insert(tag, at: tags.count)
         tags.append(TagState(identity: tag, name: known?.name, measuredPowerOverride: known?.measuredPower))
-        schedule.append(EstimateSchedule())
+        schedule.append(EstimateSchedule(phase: EstimateSchedule.phase(started: started)))
+        started += 1
         return tags.count - 1
     }
 
@@ -88,8 +91,6 @@ struct TagTracker: Sendable {
         estimator.refreshGrids(for: radio)
         let dirty = dirtyTags
         dirtyTags.removeAll(keepingCapacity: true)
-        // A little slack, so that updates on whole multiples of the interval (a replay's ticks) are not put off by
-        // rounding.
         let interval = configuration.estimateInterval
         let stillInterval = max(configuration.stillEstimateInterval, configuration.estimateInterval)
         // The grid filter weighs each reading once: estimated more often than the agents' windows come, a tag's
@@ -106,7 +107,7 @@ struct TagTracker: Sendable {
             // later. Only tags crossing a boundary pay for that, and only for the last interval of their dwell.
             // (A clock stepped back does not hold a tag up either.)
             guard
-                entry.lastEstimated <= now - wait + 1e-6 || entry.lastEstimated > now
+                now >= entry.nextEstimate(wait: wait, offset: entry.phase * stillInterval) || entry.lastEstimated > now
                     || now >= entry.decisionDue - wait
             else {
                 // Estimated too recently: its readings wait in the filters for a later update.
@@ -369,6 +370,37 @@ struct EstimateSchedule: Sendable {
     var lastEstimated = -Double.infinity
     /// When its pending zone change may be decided; infinity while none is pending.
     var decisionDue = Double.infinity
+    /// Where its estimates fall in each (still tag's) interval, as a fraction of it.
+    let phase: Double
+
+    init(phase: Double) {
+        self.phase = phase
+    }
+
+    /// The phase of the `started`th tag: successive tags spread evenly over the interval (the golden-ratio
+    /// sequence), the same in every run of the same input.
+    static func phase(started: Int) -> Double {
+        let golden = 0.618_033_988_749_894_8
+        let product = Double(started) * golden
+        return product - product.rounded(.down)
+    }
+
+    /// When it may be estimated again: the first of its own instants after its last estimate, one every `wait`
+    /// seconds from `offset` (the same for both waits, so that a walking tag's instants include a still one's when
+    /// one wait divides the other, as 0.5 s and 1 s do). A millisecond of slack each way: an update on one of those
+    /// instants (a replay's ticks on whole seconds) is not put off by rounding, and an estimate made that much
+    /// early does not make the same instant due again.
+    ///
+    /// Instants of its own, not its last estimate plus the wait: a tag is estimated with the first update after it
+    /// is due, so estimates made together stay together. Ten thousand tags started at once were then estimated in a
+    /// few updates a second, up to 1,300 in one update of 70 ms, and readings meanwhile waited for the loop; at their
+    /// phases the same estimates spread over all fifty updates of a second.
+    func nextEstimate(wait: Double, offset: Double) -> Double {
+        let slack = 1e-3
+        guard wait > slack, lastEstimated.isFinite else { return -.infinity }
+        let instant = (((lastEstimated + slack - offset) / wait).rounded(.down) + 1) * wait + offset
+        return instant - slack
+    }
 }
 
 /// One agent's readings of a tag since the tracker's last update.
