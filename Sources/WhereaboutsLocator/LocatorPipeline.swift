@@ -724,8 +724,9 @@ public struct LocatorPipeline: Sendable {
         for (tag, floor) in trackedFloors.sorted(by: { $0.key < $1.key }) where owns(floor: floor) {
             actions += publishTracked(tag, floor: floor)
         }
-        for (tag, summary) in lastZones.sorted(by: { $0.key < $1.key })
-        where trackedFloors[tag] == nil && summary.state == .unknown {
+        // Filtered before sorted: on a campus nearly every summary is of a tracked tag.
+        let untracked = lastZones.filter { $0.value.state == .unknown && trackedFloors[$0.key] == nil }
+        for (tag, summary) in untracked.sorted(by: { $0.key < $1.key }) {
             // Lost while its agents were down: once they have been back for a tag timeout without hearing it, it
             // has left.
             guard let floor = summary.floor, let since = floorOnlineSince[floor], now - since >= map.model.tagTimeout
