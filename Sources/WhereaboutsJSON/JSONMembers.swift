@@ -17,7 +17,9 @@ public protocol JSONMembers {
 }
 
 extension JSONMembers {
-    /// An integer member, or `null` for nil.
+    /// An integer member, or `null` for nil. Inlinable, so that a payload's call is specialized where it is made:
+    /// unspecialized, this generic step cost more than writing the member.
+    @inlinable
     public mutating func add(_ key: StaticString, _ integer: (some BinaryInteger)?) {
         add(key, integer.map { Double($0) })
     }

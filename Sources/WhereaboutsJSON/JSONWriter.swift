@@ -76,8 +76,44 @@ public struct JSONWriter: Sendable {
         }
         if number.rounded() == number, abs(number) < 1e15 {
             appendInteger(Int(number), to: &output)
+        } else if let thousandths = exactThousandths(number) {
+            appendThousandths(thousandths, to: &output)
         } else {
             output.append(contentsOf: number.description.utf8)
+        }
+    }
+
+    /// `k` when `number` is the double nearest to k / 1000 and under 10^12 in magnitude, else nil.
+    ///
+    /// Payloads round metres and seconds to three decimals, and `description` makes a `String` for each number.
+    /// For such a number the shortest decimal that reads back as it, which `description` writes, is k / 1000
+    /// itself: a decimal with fewer digits is a multiple of 0.01, at least 0.001 from k / 1000 unless it is k /
+    /// 1000 with its trailing zeros dropped, while below 10^12 the doubles that read back as the same number span
+    /// under 0.0003; and `description` writes positional notation from 0.0001 up to 2^53.
+    static func exactThousandths(_ number: Double) -> Int? {
+        guard abs(number) < 1e12 else { return nil }
+        let scaled = (number * 1000).rounded()
+        guard scaled / 1000 == number else { return nil }
+        return Int(scaled)
+    }
+
+    /// Writes k / 1000 in positional notation without trailing zeros (k not a multiple of 1000).
+    private static func appendThousandths(_ thousandths: Int, to output: inout [UInt8]) {
+        if thousandths < 0 { output.append(UInt8(ascii: "-")) }
+        let magnitude = thousandths.magnitude
+        appendInteger(Int(magnitude / 1000), to: &output)
+        output.append(UInt8(ascii: "."))
+        var fraction = magnitude % 1000
+        var digits = 3
+        while fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        var divisor: UInt = 1
+        for _ in 1..<digits { divisor *= 10 }
+        while divisor > 0 {
+            output.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+            divisor /= 10
         }
     }
 

@@ -64,6 +64,39 @@ struct JSONParserTests {
         #expect(JSONWriter().string(.number(.nan)) == "null")
     }
 
+    @Test("numbers of three decimals, written without description, are written as description writes them")
+    func thousandths() {
+        // A fixed-seed generator of its own: this module's tests need nothing from the engine.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        var numbers: [Double] = [
+            0.001, -0.001, 0.005, 0.01, 0.1, 0.125, 1.5, -2.25, 999_999_999_999.999, -999_999_999_999.999,
+            999_999_999_999.5, 1e12 - 0.001, 1e12 + 0.5, 1_796_138_315.764, 0.000_5, 0.000_1, 1e-7, 1.0 / 3, .pi,
+            123.456_7, 1e15 + 0.5, .leastNonzeroMagnitude, 4_503_599_627_370_495.5,
+        ]
+        for magnitude in [1e3, 1e6, 1e9, 1e12, 1e15, 1e18] {
+            for _ in 0..<5_000 {
+                let k = Double(Int64(bitPattern: next()) % Int64(magnitude))
+                numbers.append(k / 1000)
+                // And numbers a little off three decimals, which must not take the short way.
+                numbers.append((k / 1000).nextUp)
+                numbers.append(Double(bitPattern: next() >> 2) * (next() % 2 == 0 ? 1 : -1))
+            }
+        }
+        var wrong: [String] = []
+        for number in numbers where number.isFinite && number.rounded() != number {
+            let written = JSONWriter().string(.number(number))
+            if written != number.description { wrong.append("\(number.description) written \(written)") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) differ, first \(wrong.prefix(3))")
+    }
+
     @Test("integers are read exactly and integrality is checked")
     func integers() throws {
         #expect(try parser.parse("65535").integer == 65535)
