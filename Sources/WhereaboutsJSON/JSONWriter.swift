@@ -97,13 +97,15 @@ public struct JSONWriter: Sendable {
         return Int(scaled)
     }
 
-    /// Writes k / 1000 in positional notation without trailing zeros (k not a multiple of 1000).
+    /// Writes k / 1000 in positional notation without trailing zeros.
     private static func appendThousandths(_ thousandths: Int, to output: inout [UInt8]) {
         if thousandths < 0 { output.append(UInt8(ascii: "-")) }
         let magnitude = thousandths.magnitude
         appendInteger(Int(magnitude / 1000), to: &output)
-        output.append(UInt8(ascii: "."))
         var fraction = magnitude % 1000
+        // Integers take the other way, but a whole k / 1000 must not loop below.
+        guard fraction != 0 else { return }
+        output.append(UInt8(ascii: "."))
         var digits = 3
         while fraction % 10 == 0 {
             fraction /= 10
