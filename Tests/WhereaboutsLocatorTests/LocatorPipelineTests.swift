@@ -140,6 +140,46 @@ struct LocatorPipelineTests {
         #expect(first.count == 1, "the first occupancy published for the Lobby must already hold the tag")
     }
 
+    @Test("with no batch at all for an agent timeout after the start, every zone is published unknown, never empty")
+    func noBatchAtAll() throws {
+        var harness = try PipelineHarness()
+        harness.perform(harness.pipeline.connected(now: start))
+        // The agents' retained `online` arrives, but not one batch: the agents died with the last run, or cannot
+        // reach the broker. The previous run's counts must not stand for good.
+        for agent in harness.map.agents {
+            let id = try #require(AgentID(agent.id))
+            let topic = harness.pipeline.topics.agentStatus(agent: id).name
+            harness.perform(harness.pipeline.receive(topic: topic, payload: Array("online".utf8), now: start))
+        }
+        let timeout = harness.map.model.agentTimeout
+        let occupancy = { (harness: PipelineHarness) in
+            harness.publications.filter { $0.topic.name.hasSuffix("/occupancy") }
+        }
+        // The statuses count as signs of life: the agents time out an agent timeout after them.
+        for second in 0...Int(timeout) { harness.perform(harness.pipeline.tick(now: start + Double(second))) }
+        #expect(occupancy(harness).isEmpty, "nothing before an agent timeout: batches may still be on their way")
+        harness.perform(harness.pipeline.tick(now: start + timeout + 1))
+        let unheard = try occupancy(harness).map { try ZoneOccupancy(payload: $0.payload) }
+        #expect(unheard.count == harness.map.zones.count)
+        #expect(unheard.allSatisfy { $0.state == .unknown && $0.count == 0 })
+        for second in 2...5 { harness.perform(harness.pipeline.tick(now: start + timeout + Double(second))) }
+        #expect(occupancy(harness).count == harness.map.zones.count, "said once")
+
+        // A reconnection says it again (the broker may have lost its retained messages).
+        harness.publications.removeAll()
+        harness.perform(harness.pipeline.connected(now: start + timeout + 6))
+        #expect(occupancy(harness).count == harness.map.zones.count)
+
+        // Batches at last: the warm-up counts from the first, and the first known occupancy holds the tag.
+        harness.publications.removeAll()
+        harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start + timeout + 10, seconds: 12)
+        let lobby = try occupancy(harness).filter { $0.topic.name.hasSuffix("/floors/1/zones/1/occupancy") }
+            .map { try ZoneOccupancy(payload: $0.payload) }
+        #expect(lobby.prefix { $0.state == .unknown }.isEmpty, "no unknown said again once batches come")
+        let known = try #require(lobby.first { $0.state == .known })
+        #expect(known.count == 1, "no false empty on the way from unknown to known")
+    }
+
     @Test("a duplicate batch seen again after a reconnect is dropped and counted")
     func duplicates() throws {
         var harness = try PipelineHarness()
