@@ -242,8 +242,11 @@ private struct Reader {
             while position < bytes.count, isDigit(bytes[position]) { position += 1 }
         }
         let text = UnsafeBufferPointer(rebasing: bytes[start..<position])
-        // Small integers are common (RSSI, major, minor, counts): read them without going through a String.
-        if let integer = Self.smallInteger(text) { return Double(integer) }
+        // Small integers are common (RSSI, major, minor, counts): read them without going through a String. `-0` is
+        // an integer 0 but the number -0.0, as the batch fast path and `Double("-0")` read it.
+        if let integer = Self.smallInteger(text) {
+            return integer == 0 && text[0] == UInt8(ascii: "-") ? -0.0 : Double(integer)
+        }
         guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite || keepsOverflowingNumbers
         else {
             throw JSONParseError(reason: .invalidNumber, offset: start)

@@ -107,6 +107,12 @@ struct BatchFastPathTests {
                 continue
             }
             #expect(accepted.variance?.bitPattern == expected.bitPattern, "\(text)")
+            // `==` above takes -0 for +0: the tree must give the same bits too.
+            if case .decoded(let treeDecoded) = tree(payload),
+                case .accepted(let treeAccepted) = treeDecoded.outcomes.first
+            {
+                #expect(treeAccepted.variance?.bitPattern == expected.bitPattern, "the tree, \(text)")
+            }
             checked += 1
         }
         #expect(checked > 1_000, "enough of the random numbers land in the variance's range")
