@@ -38,6 +38,33 @@ struct IdentityTests {
         #expect(TagIdentity(text) == nil)
     }
 
+    @Test("Eddystone ids keep their bytes and order as namespace then instance, byte by byte")
+    func eddystoneOrder() throws {
+        var random = SplitMix64(seed: 0xED57)
+        // Few byte values, so that many ids share a namespace and differ in one late byte.
+        let pairs = (0..<400).map { _ in
+            (
+                (0..<10).map { _ in UInt8.random(in: 0...2, using: &random) },
+                (0..<6).map { _ in UInt8.random(in: 0...2, using: &random) }
+            )
+        }
+        let ids = try pairs.map { try #require(EddystoneUID(namespace: $0.0, instance: $0.1)) }
+        for (id, pair) in zip(ids, pairs) {
+            #expect(id.namespace == pair.0 && id.instance == pair.1)
+        }
+        for _ in 0..<4_000 {
+            let a = Int.random(in: 0..<pairs.count, using: &random)
+            let b = Int.random(in: 0..<pairs.count, using: &random)
+            let bytesBefore = (pairs[a].0 + pairs[a].1).lexicographicallyPrecedes(pairs[b].0 + pairs[b].1)
+            #expect((ids[a] < ids[b]) == bytesBefore)
+            #expect((ids[a] == ids[b]) == (pairs[a].0 == pairs[b].0 && pairs[a].1 == pairs[b].1))
+        }
+        #expect(
+            EddystoneUID(namespace: [UInt8](repeating: 0, count: 9), instance: [UInt8](repeating: 0, count: 6)) == nil)
+        #expect(
+            EddystoneUID(namespace: [UInt8](repeating: 0, count: 10), instance: [UInt8](repeating: 0, count: 7)) == nil)
+    }
+
     @Test("identity constraints select by UUID, major and minor like CLBeaconIdentityConstraint")
     func constraints() throws {
         let uuid = try #require(BeaconUUID("e2c56db5-dffb-48d2-b060-d0f5a71096e0"))

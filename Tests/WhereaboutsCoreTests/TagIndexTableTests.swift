@@ -17,9 +17,12 @@ struct TagIndexTableTests {
             switch random.next() % 10 {
             case 0: tag = .address(random.next() & 0xFFFF_FFFF_FFFF)
             case 1:
-                tag = .eddystone(
-                    namespace: (0..<10).map { _ in UInt8.random(in: 0...3, using: &random) },
-                    instance: (0..<6).map { _ in UInt8.random(in: 0...3, using: &random) })
+                guard
+                    let id = EddystoneUID(
+                        namespace: (0..<10).map { _ in UInt8.random(in: 0...3, using: &random) },
+                        instance: (0..<6).map { _ in UInt8.random(in: 0...3, using: &random) })
+                else { continue }
+                tag = .eddystone(id)
             case 2: tag = .altBeacon(uuid: sites[0], major: UInt16.random(in: 0...3, using: &random), minor: 7)
             default:
                 tag = .iBeacon(

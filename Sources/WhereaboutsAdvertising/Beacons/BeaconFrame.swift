@@ -16,7 +16,8 @@ public enum BeaconFrame: Sendable, Hashable {
         switch self {
         case .iBeacon(let uuid, let major, let minor, _): .iBeacon(uuid: uuid, major: major, minor: minor)
         case .altBeacon(let uuid, let major, let minor, _, _): .altBeacon(uuid: uuid, major: major, minor: minor)
-        case .eddystoneUID(let namespace, let instance, _): .eddystone(namespace: namespace, instance: instance)
+        case .eddystoneUID(let namespace, let instance, _):
+            EddystoneUID(namespace: namespace, instance: instance).map(TagIdentity.eddystone)
         case .eddystoneTLM: nil
         }
     }

@@ -14,7 +14,7 @@ public enum TagIdentity: Sendable, Hashable, Comparable, CustomStringConvertible
     /// An AltBeacon whose 20-byte id is read as UUID, major and minor.
     case altBeacon(uuid: BeaconUUID, major: UInt16, minor: UInt16)
     /// An Eddystone-UID beacon: a 10-byte namespace and a 6-byte instance.
-    case eddystone(namespace: [UInt8], instance: [UInt8])
+    case eddystone(EddystoneUID)
     /// A device known by its public or random static address (48 bits).
     case address(UInt64)
 
@@ -23,8 +23,8 @@ public enum TagIdentity: Sendable, Hashable, Comparable, CustomStringConvertible
         switch self {
         case .iBeacon(let uuid, let major, let minor): Self.beaconText("ibeacon-", uuid, major, minor)
         case .altBeacon(let uuid, let major, let minor): Self.beaconText("altbeacon-", uuid, major, minor)
-        case .eddystone(let namespace, let instance):
-            "eddystone-\(hexString(namespace))-\(hexString(instance))"
+        case .eddystone(let id):
+            "eddystone-\(hexString(id.namespace))-\(hexString(id.instance))"
         case .address(let address):
             "mac-\(hexString((0..<6).reversed().map { UInt8(truncatingIfNeeded: address >> (8 * UInt64($0))) }))"
         }
@@ -73,9 +73,10 @@ public enum TagIdentity: Sendable, Hashable, Comparable, CustomStringConvertible
         case "eddystone":
             let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count == 2, let namespace = parseHexBytes(parts[0], count: 10),
-                let instance = parseHexBytes(parts[1], count: 6)
+                let instance = parseHexBytes(parts[1], count: 6),
+                let id = EddystoneUID(namespace: namespace, instance: instance)
             else { return nil }
-            self = .eddystone(namespace: namespace, instance: instance)
+            self = .eddystone(id)
         case "mac":
             guard let bytes = parseHexBytes(rest, count: 6) else { return nil }
             self = .address(bytes.reduce(0) { $0 << 8 | UInt64($1) })
@@ -100,8 +101,8 @@ public enum TagIdentity: Sendable, Hashable, Comparable, CustomStringConvertible
         case (.iBeacon(let a, let b, let c), .iBeacon(let d, let e, let f)),
             (.altBeacon(let a, let b, let c), .altBeacon(let d, let e, let f)):
             return (a, b, c) < (d, e, f)
-        case (.eddystone(let a, let b), .eddystone(let c, let d)):
-            return a == c ? b.lexicographicallyPrecedes(d) : a.lexicographicallyPrecedes(c)
+        case (.eddystone(let a), .eddystone(let b)):
+            return a < b
         case (.address(let a), .address(let b)):
             return a < b
         default:
