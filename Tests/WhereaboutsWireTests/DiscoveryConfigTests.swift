@@ -136,7 +136,7 @@ struct DiscoveryConfigTests {
     @Test("hostile names stay inside JSON strings; ids and topic levels stay whitelisted")
     func hostileNames() throws {
         let names = ["Kitchen\"}/+#", "../../$SYS", "日本\u{0}\n", String(repeating: "x", count: 300), ""]
-        let tags: [TagIdentity] = [WireFixtures.tag, try #require(WireFixtures.eddystone), .address(0xFFFF_FFFF_FFFF)]
+        let tags: [TagIdentity] = [WireFixtures.tag, WireFixtures.eddystone, .address(0xFFFF_FFFF_FFFF)]
         var configs: [DiscoveryConfig] = []
         for name in names {
             configs.append(.zoneCount(topics: topics, floor: 65535, zone: 0, zoneName: name, floorName: name))

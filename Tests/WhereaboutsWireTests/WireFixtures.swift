@@ -37,11 +37,13 @@ enum WireFixtures {
 
     static let tagText = "ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-7"
 
-    static var eddystone: TagIdentity? {
-        EddystoneUID(
-            namespace: [0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99],
-            instance: [0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF]
-        ).map(TagIdentity.eddystone)
+    static var eddystone: TagIdentity {
+        guard
+            let id = EddystoneUID(
+                namespace: [0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99],
+                instance: [0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
+        else { preconditionFailure("fixture Eddystone id must be 10 + 6 bytes") }
+        return .eddystone(id)
     }
 
     /// The receive time the sample batch is fresh at.
