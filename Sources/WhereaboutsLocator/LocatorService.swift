@@ -126,6 +126,13 @@ public struct LocatorService: ServicePipeline {
         return actions + received(at: time)
     }
 
+    /// An acknowledgement is about to let held publications go: a holder past its validity stands down first, and
+    /// they are discarded. Found by the paused-active test: a renewal held for room went out after the pause, on the
+    /// first acknowledgement, before any input that checked the lease.
+    public mutating func acknowledging(at time: ServiceTime) -> [ServiceAction<LocatorEffect>] {
+        checkLease(at: time)
+    }
+
     /// After a message: the engine runs now unless it ran within the update interval.
     private mutating func received(at time: ServiceTime) -> [ServiceAction<LocatorEffect>] {
         pendingSinceUpdate = true

@@ -25,6 +25,10 @@ public protocol ServicePipeline: Sendable {
     mutating func connected(at time: ServiceTime) -> [ServiceAction<Effect>]
     /// The connection dropped (the session keeps what is unsent for the next connection).
     mutating func disconnected()
+    /// The broker acknowledged a message, and the session is about to hand the client what it held back for room: the
+    /// pipeline's last word before that (the locator: a lease past its validity stands down and discards it). Every
+    /// other input that sends goes through the pipeline first anyway.
+    mutating func acknowledging(at time: ServiceTime) -> [ServiceAction<Effect>]
     /// One message from the broker.
     mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Effect>]
     /// The work to do on a message before the loop takes it, or nil for none. The shell runs it on the task that
@@ -50,6 +54,9 @@ public protocol ServicePipeline: Sendable {
 extension ServicePipeline {
     /// Most services need not know: the session holds their publications until the reconnect.
     public mutating func disconnected() {}
+
+    /// Most services have nothing to say: what they published goes.
+    public mutating func acknowledging(at time: ServiceTime) -> [ServiceAction<Effect>] { [] }
 }
 
 extension ServicePipeline where Prepared == Never {

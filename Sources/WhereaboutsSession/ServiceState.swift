@@ -108,7 +108,11 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
 
     /// The broker acknowledged message `messageID`.
     public mutating func acknowledged(messageID: Int, success: Bool, at time: ServiceTime) -> [Command] {
-        translate(session.acknowledged(messageID: messageID, success: success, now: time.monotonic), at: time)
+        // The pipeline first: an acknowledgement makes room, and the shell then sends what the outbox held back.
+        var commands = perform(pipeline.acknowledging(at: time), at: time)
+        commands += translate(
+            session.acknowledged(messageID: messageID, success: success, now: time.monotonic), at: time)
+        return commands
     }
 
     /// The MQTT client stopped for good, with its failure if it failed.

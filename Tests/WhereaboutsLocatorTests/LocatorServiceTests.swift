@@ -12,6 +12,9 @@ struct LocatorServiceHarness {
     var inFlight: [Int] = []
     var sent: [Publication] = []
     var disconnectAsked = false
+    /// Whether the broker acknowledges as the outbox waits for its window; off, only ``acknowledgeAll(at:)`` and
+    /// ``acknowledgeOne(at:)`` do.
+    var acknowledgesAsItGoes = true
     var batches: PipelineHarness
 
     init(lease: LeaseKeeper.Configuration? = nil) throws {
@@ -37,7 +40,7 @@ struct LocatorServiceHarness {
             }
             // The broker acknowledges as it goes: while the outbox waits for its window, the oldest in flight is
             // acknowledged. (What is left in flight at the end waits for acknowledgeAll(at:).)
-            guard connected, !inFlight.isEmpty, !state.session.outbox.isEmpty else { return }
+            guard acknowledgesAsItGoes, connected, !inFlight.isEmpty, !state.session.outbox.isEmpty else { return }
             let id = inFlight.removeFirst()
             if state.acknowledged(messageID: id, success: true, at: time).contains(.disconnect) {
                 disconnectAsked = true
@@ -55,6 +58,12 @@ struct LocatorServiceHarness {
             let id = inFlight.removeFirst()
             perform(state.acknowledged(messageID: id, success: true, at: time), at: time)
         }
+    }
+
+    mutating func acknowledgeOne(at time: ServiceTime) {
+        guard !inFlight.isEmpty else { return }
+        let id = inFlight.removeFirst()
+        perform(state.acknowledged(messageID: id, success: true, at: time), at: time)
     }
 
     /// One second of batches for Alice at a point, then a tick.
@@ -155,5 +164,37 @@ struct LocatorServiceTests {
         let before = harness.sent.count
         harness.connect(at: ServiceTime(now: start + 12, monotonic: start + 12))
         #expect(harness.sent[before...].map(\.topic) == [topics.locatorStatus], "only the session's online")
+    }
+
+    @Test("a holder paused past its lease sends nothing the outbox held when the first acknowledgement comes after")
+    func acknowledgementAfterPause() throws {
+        var harness = try LocatorServiceHarness(lease: LeaseKeeper.Configuration(instance: "a", ttl: 3))
+        let topics = harness.batches.pipeline.topics
+        harness.connect(at: ServiceTime(now: start, monotonic: start))
+        for second in 0..<3 { harness.second(second, from: start, alice: try alice()) }
+        let claimTime = ServiceTime(now: start + 3, monotonic: start + 3)
+        harness.perform(harness.state.tick(at: claimTime), at: claimTime)
+        let claim = try #require(harness.sent.last)
+        let echo = ServiceTime(now: start + 3.01, monotonic: start + 3.01)
+        harness.perform(
+            harness.state.receive(topic: claim.topic.name, payload: Array(claim.payload.utf8), at: echo), at: echo)
+        let active = ServiceTime(now: start + 3.3, monotonic: start + 3.3)
+        harness.perform(harness.state.tick(at: active), at: active)
+        #expect(harness.state.pipeline.isActive(at: active))
+        // A reconnection republishes the site's state, more than the client is handed at once: the rest is held.
+        harness.acknowledgeAll(at: active)
+        harness.acknowledgesAsItGoes = false
+        let reconnect = ServiceTime(now: start + 3.4, monotonic: start + 3.4)
+        harness.state.disconnected()
+        harness.connect(at: reconnect)
+        #expect(!harness.state.session.outbox.isEmpty, "publications held for the hand-over window")
+        // Paused past the lease's validity (SIGSTOP): the first input after it is an acknowledgement.
+        let resumed = ServiceTime(now: start + 10, monotonic: start + 10)
+        let before = harness.sent.count
+        harness.acknowledgeOne(at: resumed)
+        #expect(!harness.state.pipeline.isActive(at: resumed))
+        #expect(harness.sent.count == before, "sent after the lease lapsed: \(harness.sent[before...].map(\.topic))")
+        #expect(harness.state.session.outbox.statistics.discarded > 0, "what it held was discarded")
+        #expect(!harness.sent[before...].contains { $0.topic == topics.locatorLease })
     }
 }
