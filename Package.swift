@@ -80,7 +80,9 @@ let package = Package(
         // The one loop both services run: broker, source, ticks and signals in, the pipeline's actions out.
         .target(
             name: "WhereaboutsRuntime",
-            dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsMQTT", "CommandLineSupport"]),
+            dependencies: [
+                "WhereaboutsSession", "WhereaboutsWire", "WhereaboutsMQTT", "CommandLineSupport", "DetachedThread",
+            ]),
 
         // MARK: - Shells
         // Logging, files, signals, and the real environment and files behind the settings.
@@ -158,7 +160,7 @@ let package = Package(
             name: "WhereaboutsRuntimeTests",
             dependencies: [
                 "WhereaboutsRuntime", "WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsMQTT",
-                "CommandLineSupport", "BrokerFixture",
+                "CommandLineSupport", "BrokerFixture", "DetachedThread",
             ]
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 public import CommandLineSupport
+import DetachedThread
 import Synchronization
 public import WhereaboutsMQTT
 public import WhereaboutsSession
@@ -84,6 +85,11 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                 return loop.state
             }
         }
+        // The preparation (the locator's decoding) on a thread of its own: on Swift's shared workers it was seen to
+        // take turns with the loop instead of running beside it. Nil (the shared workers) when there is none to run,
+        // or no thread to be had.
+        let preparationExecutor = initial.pipeline.preparation == nil ? nil : ThreadExecutor()
+        defer { preparationExecutor?.shutdown() }
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         let (credits, creditContinuation) = AsyncStream.makeStream(of: Void.self)
         let (messageCredits, messageCreditContinuation) = AsyncStream.makeStream(of: Void.self)
@@ -92,7 +98,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         do {
             try await client.withSession { client in
                 await withTaskGroup(of: Void.self) { group in
-                    group.addTask {
+                    group.addTask(executorPreference: preparationExecutor) {
                         // Take a message off the client's inbox only when the loop is ready for it, so that a
                         // bounded inbox holds the client back (every message in it is acknowledged already). The
                         // pipeline's preparation (the locator's decoding) runs here, while the loop works on the

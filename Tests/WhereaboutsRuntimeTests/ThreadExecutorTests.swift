@@ -1,0 +1,77 @@
+import DetachedThread
+import Glibc
+import Synchronization
+import Testing
+
+/// A flag tasks can share.
+final class Flag: Sendable {
+    private let value = Atomic(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
+}
+
+/// Which threads ran a task, how many ran, and whether two ever ran at once.
+final class RunRecord: Sendable {
+    private let seen = Mutex<(threads: Set<UInt>, runs: Int)>(([], 0))
+    private let inside = Atomic(0)
+    let overlapped = Flag()
+
+    var threads: Int { seen.withLock { $0.threads.count } }
+    var runs: Int { seen.withLock { $0.runs } }
+
+    func run() {
+        if inside.add(1, ordering: .acquiringAndReleasing).newValue > 1 { overlapped.set() }
+        seen.withLock {
+            $0.threads.insert(UInt(pthread_self()))
+            $0.runs += 1
+        }
+        inside.subtract(1, ordering: .acquiringAndReleasing)
+    }
+}
+
+@Suite("Thread executor", .timeLimit(.minutes(1)))
+struct ThreadExecutorTests {
+    @Test("a task that prefers the executor runs while every one of Swift's shared workers is busy")
+    func runsBesideBusyWorkers() async throws {
+        let executor = try #require(ThreadExecutor())
+        defer { executor.shutdown() }
+        let flag = Flag()
+        // More spinning tasks than the shared workers (as wide as the machine): each holds its worker until the
+        // flag is set, or gives up after 5 s. Only a thread outside them can set it in time.
+        let spinners = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) + 2
+        let released = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<spinners {
+                group.addTask {
+                    let deadline = ContinuousClock.now + .seconds(5)
+                    while !flag.isSet, ContinuousClock.now < deadline {}
+                    return flag.isSet
+                }
+            }
+            group.addTask(executorPreference: executor) {
+                flag.set()
+                return true
+            }
+            var all: [Bool] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        #expect(released.count == spinners + 1)
+        #expect(released.allSatisfy { $0 }, "a spinner gave up: the executor's task waited for a shared worker")
+    }
+
+    @Test("tasks that prefer it all run, one at a time on its one thread, and shutdown waits for them")
+    func runsEveryTask() async throws {
+        let executor = try #require(ThreadExecutor())
+        let record = RunRecord()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<1_000 {
+                group.addTask(executorPreference: executor) { record.run() }
+            }
+        }
+        executor.shutdown()
+        executor.shutdown()  // a second time does nothing
+        #expect(record.threads == 1)
+        #expect(record.runs == 1_000)
+        #expect(!record.overlapped.isSet)
+    }
+}
