@@ -106,7 +106,8 @@ public struct LocatorEngine: Sendable {
         /// waits as long as a still one (the larger of the two intervals): it weighs each reading once, so an update
         /// with only some agents' readings buys a prediction and a wider window, not accuracy. One exception: a tag
         /// whose zone change is due within its interval (``zoneDecisionDue(of:)``) is estimated at every update that
-        /// brings it readings, so that the change is decided with the first batch past its dwell.
+        /// brings it readings, so that the change is decided with the first batch past its dwell. A tag's first zone is
+        /// not a change: its regular estimates decide it.
         public var estimateInterval: Double = 0.5
         /// … and a tag the motion test takes to be still, at most this often (seconds; never more often than
         /// ``estimateInterval``). A still tag's estimate is its long RSSI averages' fix, which a second's readings
@@ -334,7 +335,9 @@ public struct LocatorEngine: Sendable {
     }
 
     /// When a change of the tag's zone now pending may be decided, if one is: its estimates come with every batch
-    /// from an estimate interval before then, so that the change is decided with the first batch after it.
+    /// from an estimate interval before then, so that the change is decided with the first batch after it. Nil while
+    /// a tag's first zone is still being decided: nothing waits on that (a starting locator holds occupancy back),
+    /// and a locator starting with 10,000 tags estimated each with every batch for a second.
     public func zoneDecisionDue(of tag: TagIdentity) -> Double? {
         zones.decisionDue(of: tag)
     }

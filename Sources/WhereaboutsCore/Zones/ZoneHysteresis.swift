@@ -48,8 +48,17 @@ public struct ZoneHysteresis: Sendable, Hashable {
     private var positionChallenger: ZoneKey??
     private var positionChallengerSince = 0.0
 
+    /// Whether the tag has been where it is (a zone, or none) with no challenge pending, at least once: until then
+    /// its first place is still being decided, from its first estimates.
+    public private(set) var settled = false
+
     public init(current: ZoneKey? = nil) {
         self.current = current
+    }
+
+    /// Notes, after an update, whether the tag is settled (``settled``).
+    mutating func noteSettled() {
+        if !settled, current != nil || challengeStart == nil { settled = true }
     }
 
     /// Since when a change has been challenging the current zone (or no zone), if one is: the change is decided
