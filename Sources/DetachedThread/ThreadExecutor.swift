@@ -13,7 +13,9 @@ import Synchronization
 /// other through async streams on Swift's global executor on Linux were seen to run by turns, one idle while the other
 /// worked, though the machine had a core free for each (the locator's decoding and its loop: see docs/scale.md).
 ///
-/// The thread lives as long as the executor; ``shutdown()`` ends it once the jobs already enqueued have run.
+/// The thread lives as long as the executor; ``shutdown()`` ends it once the jobs already enqueued have run. Call it
+/// before letting the executor go, from another thread: `deinit` calls it too, and a `deinit` run by one of the
+/// executor's own jobs (the last reference dropped there) could not wait for its own thread.
 public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: the semaphore is the pthread one, initialized once and destroyed only after the thread has been
     // joined; the rest is under mutexes.
