@@ -56,8 +56,8 @@ public struct ZoneHysteresis: Sendable, Hashable {
         self.current = current
     }
 
-    /// Notes, after an update, whether the tag is settled (``settled``).
-    mutating func noteSettled() {
+    /// Notes, at the end of an update, whether the tag is settled (``settled``).
+    private mutating func noteSettled() {
         if !settled, current != nil || challengeStart == nil { settled = true }
     }
 
@@ -77,6 +77,7 @@ public struct ZoneHysteresis: Sendable, Hashable {
         time: Double,
         configuration: Configuration
     ) -> (from: ZoneKey?, to: ZoneKey?)? {
+        defer { noteSettled() }
         let containing = zones.first { $0.polygon.contains(position) }
         let candidate = containing?.key
         guard candidate != current else {
@@ -113,6 +114,7 @@ public struct ZoneHysteresis: Sendable, Hashable {
         time: Double,
         configuration: Configuration
     ) -> (from: ZoneKey?, to: ZoneKey?)? {
+        defer { noteSettled() }
         var likeliest: ZoneKey?
         var best = -1.0
         for (zone, mass) in zip(evidence.zones, evidence.mass) where mass > best {

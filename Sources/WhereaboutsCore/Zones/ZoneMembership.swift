@@ -79,7 +79,6 @@ struct ZoneMembership: Sendable {
         ) {
             move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
         }
-        hysteresis.noteSettled()
         let probability = evidence.probability(of: hysteresis.current)
         probabilityByTag[tag] = probability
         return Placement(zone: hysteresis.current, probability: probability, decisionDue: decisionDue(hysteresis))
@@ -101,7 +100,6 @@ struct ZoneMembership: Sendable {
         if let change = hysteresis.update(evidence: evidence, time: time, configuration: configuration) {
             move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
         }
-        hysteresis.noteSettled()
         let probability = evidence.probability(of: hysteresis.current)
         probabilityByTag[tag] = probability
         return Placement(zone: hysteresis.current, probability: probability, decisionDue: decisionDue(hysteresis))
