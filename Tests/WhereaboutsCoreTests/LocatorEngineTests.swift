@@ -228,6 +228,41 @@ struct LocatorEngineTests {
         return run
     }
 
+    /// 100 tags at random places along the demo office's corridor line, first heard together and then by every
+    /// agent at every 20 ms update, on an engine with a 0.5 s estimate interval.
+    struct TagsHeardEveryUpdate {
+        var engine: LocatorEngine
+        let tags = (1...100).map { demoTag(UInt16($0)) }
+        let places: [Point]
+        let generator: ReadingGenerator
+        var random: SplitMix64
+
+        init(stillInterval: Double, seed: UInt64) throws {
+            let map = try loadShippedMap("demo-office.json")
+            generator = ReadingGenerator(map: map)
+            var configuration = LocatorEngine.Configuration()
+            configuration.estimateInterval = 0.5
+            configuration.stillEstimateInterval = stillInterval
+            engine = LocatorEngine(map: map, configuration: configuration)
+            var random = SplitMix64(seed: seed)
+            places = tags.map { _ in Point(x: Double.random(in: 2...18, using: &random), y: 4) }
+            self.random = random
+        }
+
+        /// Ingests every tag's readings of update `step`; returns its time, `start` + 0.02 s × `step`.
+        mutating func hear(step: Int, from start: Double) -> Double {
+            let now = start + Double(step) * 0.02
+            for (tag, place) in zip(tags, places) {
+                for (agentIndex, reading) in generator.readings(
+                    tag: tag, at: place, floor: 1, time: now, using: &random)
+                {
+                    engine.ingest(reading, agentIndex: agentIndex, now: now)
+                }
+            }
+            return now
+        }
+    }
+
     struct Every20msRun {
         /// When the tag was estimated, and whether a zone change was due within the interval then.
         var estimateTimes: [Double] = []
@@ -282,15 +317,8 @@ struct LocatorEngineTests {
 
     @Test("tags started together are estimated spread over the updates of an interval, each once an interval")
     func estimatesSpread() throws {
-        let map = try loadShippedMap("demo-office.json")
-        let generator = ReadingGenerator(map: map)
-        var configuration = LocatorEngine.Configuration()
-        configuration.estimateInterval = 0.5
-        configuration.stillEstimateInterval = 0
-        var engine = LocatorEngine(map: map, configuration: configuration)
-        var random = SplitMix64(seed: 21)
-        let tags = (1...100).map { demoTag(UInt16($0)) }
-        let places = tags.map { _ in Point(x: Double.random(in: 2...18, using: &random), y: 4) }
+        var run = try TagsHeardEveryUpdate(stillInterval: 0, seed: 21)
+        let tags = run.tags
         var perUpdate: [Int] = []
         var perTag: [TagIdentity: Int] = [:]
         var allPerTag: [TagIdentity: Int] = [:]
@@ -298,18 +326,12 @@ struct LocatorEngineTests {
         // Every tag heard at every update, all from the same instant: the old rule (the last estimate plus the
         // interval) estimated all 100 in one update of every 25.
         for step in 0..<250 {
-            let now = start + Double(step) * 0.02
-            for (tag, place) in zip(tags, places) {
-                for (agentIndex, reading) in generator.readings(
-                    tag: tag, at: place, floor: 1, time: now, using: &random)
-                {
-                    engine.ingest(reading, agentIndex: agentIndex, now: now)
-                }
-            }
+            let now = run.hear(step: step, from: start)
             // A tag whose zone change is due within the interval is estimated at every update (urgent); the others
             // at their instants.
-            let urgent = Set(tags.filter { tag in engine.zoneDecisionDue(of: tag).map { now >= $0 - 0.5 } ?? false })
-            let estimates = engine.update(now: now).estimates
+            let urgent = Set(
+                tags.filter { tag in run.engine.zoneDecisionDue(of: tag).map { now >= $0 - 0.5 } ?? false })
+            let estimates = run.engine.update(now: now).estimates
             // The first updates estimate every tag, and zones are decided; then each tag is estimated at its phase.
             guard step >= 100 else { continue }
             let regular = estimates.filter { !urgent.contains($0.tag) }
@@ -393,28 +415,13 @@ struct LocatorEngineTests {
 
     @Test("a tag's first zone is decided by its regular estimates, not with every batch, a dwell and an interval on")
     func firstPlacement() throws {
-        let map = try loadShippedMap("demo-office.json")
-        let generator = ReadingGenerator(map: map)
-        var configuration = LocatorEngine.Configuration()
-        configuration.estimateInterval = 0.5
-        configuration.stillEstimateInterval = 1
-        var engine = LocatorEngine(map: map, configuration: configuration)
-        var random = SplitMix64(seed: 33)
-        let tags = (1...100).map { demoTag(UInt16($0)) }
-        let places = tags.map { _ in Point(x: Double.random(in: 2...18, using: &random), y: 4) }
+        var run = try TagsHeardEveryUpdate(stillInterval: 1, seed: 33)
         var estimates: [TagIdentity: [Double]] = [:]
         var entries: [TagIdentity: Double] = [:]
         // 100 tags first heard together, as by a locator starting at a site, each heard at every update.
         for step in 0..<125 {
-            let now = start + Double(step) * 0.02
-            for (tag, place) in zip(tags, places) {
-                for (agentIndex, reading) in generator.readings(
-                    tag: tag, at: place, floor: 1, time: now, using: &random)
-                {
-                    engine.ingest(reading, agentIndex: agentIndex, now: now)
-                }
-            }
-            let update = engine.update(now: now)
+            let now = run.hear(step: step, from: start)
+            let update = run.engine.update(now: now)
             for estimate in update.estimates { estimates[estimate.tag, default: []].append(now) }
             for event in update.events where event.kind == .enter { entries[event.tag] = entries[event.tag] ?? now }
         }

@@ -66,6 +66,16 @@ struct PipelineHarness {
         return result
     }
 
+    /// Every agent's retained `online`, as the broker hands it to a locator that subscribes.
+    mutating func agentsSayOnline(now: Double) throws {
+        for agent in map.agents {
+            let id = try #require(AgentID(agent.id))
+            perform(
+                pipeline.receive(
+                    topic: pipeline.topics.agentStatus(agent: id).name, payload: Array("online".utf8), now: now))
+        }
+    }
+
     mutating func run(tag: TagIdentity, at position: Point, floor: UInt16 = 1, from start: Double, seconds: Int) {
         for second in 0..<seconds {
             let now = start + Double(second)
@@ -127,11 +137,7 @@ struct LocatorPipelineTests {
         harness.perform(harness.pipeline.connected(now: start))
         // Every agent's retained `online` arrives at once; the batches only 12 s later (a loaded machine, a backlog
         // to read after a restart), while the locator ticks.
-        for agent in harness.map.agents {
-            let id = try #require(AgentID(agent.id))
-            let topic = harness.pipeline.topics.agentStatus(agent: id).name
-            harness.perform(harness.pipeline.receive(topic: topic, payload: Array("online".utf8), now: start))
-        }
+        try harness.agentsSayOnline(now: start)
         for second in 0..<12 { harness.perform(harness.pipeline.tick(now: start + Double(second))) }
         #expect(!harness.publications.contains { $0.topic.name.hasSuffix("/occupancy") })
         harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start + 12, seconds: 12)
@@ -146,11 +152,7 @@ struct LocatorPipelineTests {
         harness.perform(harness.pipeline.connected(now: start))
         // The agents' retained `online` arrives, but not one batch: the agents died with the last run, or cannot
         // reach the broker. The previous run's counts must not stand for good.
-        for agent in harness.map.agents {
-            let id = try #require(AgentID(agent.id))
-            let topic = harness.pipeline.topics.agentStatus(agent: id).name
-            harness.perform(harness.pipeline.receive(topic: topic, payload: Array("online".utf8), now: start))
-        }
+        try harness.agentsSayOnline(now: start)
         let timeout = harness.map.model.agentTimeout
         let occupancy = { (harness: PipelineHarness) in
             harness.publications.filter { $0.topic.name.hasSuffix("/occupancy") }

@@ -66,6 +66,19 @@ struct LocatorServiceHarness {
         perform(state.acknowledged(messageID: id, success: true, at: time), at: time)
     }
 
+    /// After a lease of silence: the tick at `time` claims, the broker echoes the claim 10 ms later, and the tick
+    /// 0.3 s after the claim, past the settle time, makes it active. Returns the claim.
+    mutating func takeLease(at time: Double) throws -> Publication {
+        let claimTime = ServiceTime(now: time, monotonic: time)
+        perform(state.tick(at: claimTime), at: claimTime)
+        let claim = try #require(sent.last)
+        let echo = ServiceTime(now: time + 0.01, monotonic: time + 0.01)
+        perform(state.receive(topic: claim.topic.name, payload: Array(claim.payload.utf8), at: echo), at: echo)
+        let settled = ServiceTime(now: time + 0.3, monotonic: time + 0.3)
+        perform(state.tick(at: settled), at: settled)
+        return claim
+    }
+
     /// One second of batches for Alice at a point, then a tick.
     mutating func second(_ second: Int, from start: Double, alice: TagIdentity) {
         let now = start + Double(second)
@@ -143,15 +156,9 @@ struct LocatorServiceTests {
         for second in 0..<3 { harness.second(second, from: start, alice: try alice()) }
         #expect(harness.sent.map(\.topic) == [topics.locatorStatus], "a standby says only the session's online")
         // A lease of silence: it claims, the broker echoes the claim, and after the settle time it is active.
-        let claimTime = ServiceTime(now: start + 3, monotonic: start + 3)
-        harness.perform(harness.state.tick(at: claimTime), at: claimTime)
-        let claim = try #require(harness.sent.last)
+        let claim = try harness.takeLease(at: start + 3)
         #expect(claim.topic == topics.locatorLease && LocatorLease(bytes: Array(claim.payload.utf8))?.holder == "a")
-        let echo = ServiceTime(now: start + 3.01, monotonic: start + 3.01)
-        harness.perform(
-            harness.state.receive(topic: claim.topic.name, payload: Array(claim.payload.utf8), at: echo), at: echo)
         let active = ServiceTime(now: start + 3.3, monotonic: start + 3.3)
-        harness.perform(harness.state.tick(at: active), at: active)
         #expect(harness.state.pipeline.isActive(at: active))
         #expect(
             harness.sent.contains { $0.topic.name.hasSuffix("/position") }, "the warm engine's state on taking over")
@@ -172,14 +179,8 @@ struct LocatorServiceTests {
         let topics = harness.batches.pipeline.topics
         harness.connect(at: ServiceTime(now: start, monotonic: start))
         for second in 0..<3 { harness.second(second, from: start, alice: try alice()) }
-        let claimTime = ServiceTime(now: start + 3, monotonic: start + 3)
-        harness.perform(harness.state.tick(at: claimTime), at: claimTime)
-        let claim = try #require(harness.sent.last)
-        let echo = ServiceTime(now: start + 3.01, monotonic: start + 3.01)
-        harness.perform(
-            harness.state.receive(topic: claim.topic.name, payload: Array(claim.payload.utf8), at: echo), at: echo)
+        _ = try harness.takeLease(at: start + 3)
         let active = ServiceTime(now: start + 3.3, monotonic: start + 3.3)
-        harness.perform(harness.state.tick(at: active), at: active)
         #expect(harness.state.pipeline.isActive(at: active))
         // A reconnection republishes the site's state, more than the client is handed at once: the rest is held.
         harness.acknowledgeAll(at: active)
