@@ -227,7 +227,7 @@ public struct LocatorPipeline: Sendable {
         if ownsSite { actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now))) }
         if warmedUp {
             actions += ownedOccupancy.map { .publish(occupancyPublication($0, now: now)) }
-        } else {
+        } else if !unheardZones.isEmpty {
             actions += unheardOccupancy.filter { unheardZones.contains($0.zone) }.map {
                 .publish(occupancyPublication($0, now: now))
             }
