@@ -503,12 +503,23 @@ public struct LocatorPipeline: Sendable {
         engine.agentHeard(agentIndex, at: now)
         if firstBatchTime == nil { firstBatchTime = now }
         pendingReceiveTimes.append(now)
+        // The engine takes the batch's readings together (it looks their tags up a few dozen at a time), then each
+        // is recorded and counted in its place among the batch's outcomes, as one taken alone would be.
+        var readings: [RecordedReading] = []
+        readings.reserveCapacity(batch.outcomes.count)
+        for case .accepted(let wire) in batch.outcomes { readings.append(RecordedReading(wire, agent: batch.agent)) }
+        let engineReadings = readings.map(Self.engineReading)
+        let refusals = engine.ingest(engineReadings, agentIndex: agentIndex, now: now)
+        var next = 0
         for outcome in batch.outcomes {
             switch outcome {
             case .rejected(let reason):
                 reject(reason, agent: agent, now: now, actions: &actions)
-            case .accepted(let wire):
-                ingest(RecordedReading(wire, agent: batch.agent), agentIndex: agentIndex, now: now, actions: &actions)
+            case .accepted:
+                settle(
+                    readings[next], as: engineReadings[next], refusal: refusals[next], agentIndex: agentIndex,
+                    now: now, actions: &actions)
+                next += 1
             }
         }
         return actions
@@ -539,15 +550,19 @@ public struct LocatorPipeline: Sendable {
         return actions
     }
 
-    /// The one way a reading reaches the engine, live or replayed: recorded when recording, then ingested, or
-    /// handed to the calibration when it is another agent's beacon, or counted as refused.
+    /// A replayed reading reaches the engine here, a live batch's readings together (``receiveBatch(_:agent:now:)``);
+    /// both are then settled the same way.
     private mutating func ingest(
         _ reading: RecordedReading, agentIndex: Int, now: Double, actions: inout [LocatorAction]
     ) {
-        // The recording keeps every reading that passed the wire checks, so that a replay sees what the live
-        // engine saw, stale or untracked ones included.
-        if configuration.recordsReadings { actions.append(.record(JSONLines.line(reading))) }
-        let engineReading = Reading(
+        let engineReading = Self.engineReading(reading)
+        settle(
+            reading, as: engineReading, refusal: engine.ingest(engineReading, agentIndex: agentIndex, now: now),
+            agentIndex: agentIndex, now: now, actions: &actions)
+    }
+
+    private static func engineReading(_ reading: RecordedReading) -> Reading {
+        Reading(
             tag: reading.tag,
             time: reading.time,
             rssi: reading.rssi,
@@ -555,7 +570,18 @@ public struct LocatorPipeline: Sendable {
             variance: reading.variance,
             measuredPower: reading.power.map(Double.init)
         )
-        if let refusal = engine.ingest(engineReading, agentIndex: agentIndex, now: now) {
+    }
+
+    /// What follows a reading's ingestion, live or replayed: recorded when recording, handed to the calibration
+    /// when it is another agent's beacon, and counted as taken or refused.
+    private mutating func settle(
+        _ reading: RecordedReading, as engineReading: Reading, refusal: ReadingRejection?, agentIndex: Int,
+        now: Double, actions: inout [LocatorAction]
+    ) {
+        // The recording keeps every reading that passed the wire checks, so that a replay sees what the live
+        // engine saw, stale or untracked ones included.
+        if configuration.recordsReadings { actions.append(.record(JSONLines.line(reading))) }
+        if let refusal {
             if refusal == .agentBeacon {
                 counters.agentBeacons += 1
                 calibration.take(engineReading, receiver: agentIndex, engine: engine)

@@ -79,7 +79,7 @@ enum EngineBench {
             let cpuBefore = Measure.threadCPUTime()
             let wallBefore = Measure.monotonic()
             for (agentIndex, readings) in windows.enumerated() {
-                for reading in readings { engine.ingest(reading, agentIndex: agentIndex, now: now) }
+                engine.ingest(readings, agentIndex: agentIndex, now: now)
             }
             let update = engine.update(now: now)
             let cpuAfter = Measure.threadCPUTime()

@@ -196,7 +196,7 @@ struct TagEstimator: Sendable {
         } else if now - state.slowRestart >= configuration.slowRestartInterval {
             // While moving, the long average restarts every few seconds from the fast one, so that the motion
             // test compares against where the tag was a moment ago, not where it stood still last.
-            for index in state.links.indices { state.links[index].slow = state.links[index].fast }
+            state.restartSlowAverages()
             state.slowRestart = now
         }
     }

@@ -1,0 +1,127 @@
+import Testing
+import WhereaboutsMapFile
+
+@testable import WhereaboutsCore
+
+/// A batch of one agent's readings is looked up a few dozen readings at a time before they are taken
+/// (`LocatorEngine.ingest(_:agentIndex:now:)` with an array). Whatever a batch holds, the engine must end where the
+/// same readings taken one by one leave it.
+@Suite("Batches of readings taken together (issue 16)")
+struct BatchIngestTests {
+    /// A 40 × 20 m floor with 24 agents: more than the 16 links a tag's directory lists.
+    static func map() throws -> FloorMap {
+        let agents = (0..<24).map { index in
+            #"{"id": "a\#(index)", "floor": 1, "x": \#(3 + (index % 6) * 6), "y": \#(3 + Double(index / 6) * 4.5), "z": 2.4}"#
+        }
+        let text = """
+            {
+              "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Many agents"},
+              "model": {"measured_power": -59, "path_loss_exponent": 2.0},
+              "floors": [{"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[40,0],[40,20],[0,20]]}],
+              "zones": [
+                {"floor": 1, "minor": 1, "name": "West", "polygon": [[0,0],[20,0],[20,20],[0,20]]},
+                {"floor": 1, "minor": 2, "name": "East", "polygon": [[20,0],[40,0],[40,20],[20,20]]}
+              ],
+              "agents": [\(agents.joined(separator: ", "))]
+            }
+            """
+        return try FloorMap.parse(Array(text.utf8)).get()
+    }
+
+    @Test(
+        "a batch taken together comes to what its readings taken one by one do: outcomes, updates, ranges, evictions"
+    )
+    func sameAsOneByOne() throws {
+        let map = try Self.map()
+        var configuration = LocatorEngine.Configuration()
+        // 60 tags take turns against a limit of 48: new tags evict old ones in the middle of batches, and an
+        // eviction moves the tags that later readings of the batch were looked up at.
+        configuration.maximumTags = 48
+        var single = LocatorEngine(map: map, configuration: configuration)
+        var together = LocatorEngine(map: map, configuration: configuration)
+        var random = SplitMix64(seed: 27)
+        let beacon = AgentBeacon.identity(site: map.site.uuid, floor: 1, agentID: "a5")
+        var differingOutcomes = 0
+        var differingUpdates = 0
+        var twiceInBatch = 0
+        var refusals: [ReadingRejection: Int] = [:]
+        for second in 0..<40 {
+            let now = 1_000_000 + Double(second)
+            for agentIndex in map.agents.indices {
+                var batch: [Reading] = []
+                for turn in 0..<36 {
+                    let tag = demoTag(UInt16((second * 5 + turn) % 60))
+                    let rssi = -55 - Double(random.next() % 35)
+                    batch.append(Reading(tag: tag, time: now - 0.2, rssi: rssi, count: 1 + Int(random.next() % 6)))
+                    // The same tag twice from one agent: the second finds the tag and the link the first made.
+                    if turn % 7 == 0 {
+                        batch.append(Reading(tag: tag, time: now - 0.1, rssi: rssi - 2, variance: 3))
+                        twiceInBatch += 1
+                    }
+                }
+                batch += [
+                    Reading(tag: demoTag(3), time: now, rssi: .nan),
+                    Reading(tag: demoTag(4), time: now - 3_600, rssi: -70),
+                    Reading(tag: .address(0xC0FF_EE00_0001), time: now, rssi: -70),
+                    Reading(tag: beacon, time: now, rssi: -80),
+                ]
+                batch.shuffle(using: &random)
+                let oneByOne = batch.map { single.ingest($0, agentIndex: agentIndex, now: now) }
+                let outcomes = together.ingest(batch, agentIndex: agentIndex, now: now)
+                if oneByOne != outcomes { differingOutcomes += 1 }
+                for case let refusal? in outcomes { refusals[refusal, default: 0] += 1 }
+            }
+            let expected = single.update(now: now)
+            let update = together.update(now: now)
+            if expected.estimates != update.estimates || expected.events != update.events
+                || expected.occupancyChanges != update.occupancyChanges || expected.lostTags != update.lostTags
+            {
+                differingUpdates += 1
+            }
+        }
+        #expect(differingOutcomes == 0)
+        #expect(differingUpdates == 0)
+        // What the batches were meant to hold, they held.
+        #expect(twiceInBatch > 0)
+        #expect(single.evictedTagCount > 0)
+        #expect(together.evictedTagCount == single.evictedTagCount)
+        #expect(
+            Set(refusals.keys) == [.invalidValue, .stale, .untrackedTag, .agentBeacon],
+            "refused: \(refusals)")
+        var heardByMore = 0
+        for minor in 0..<60 {
+            let tag = demoTag(UInt16(minor))
+            let ranges = single.ranging(tag, now: 1_000_039)
+            #expect(together.ranging(tag, now: 1_000_039) == ranges)
+            if ranges.count > LinkDirectory.capacity { heardByMore += 1 }
+        }
+        #expect(heardByMore > 0, "no tag was heard by more agents than its directory lists")
+    }
+
+    @Test("a tag's links are found whatever the agent's index, past the directory's 16 and past 16 bits")
+    func linkDirectory() {
+        // Agents past 16 bits share one key in the directory; the link itself tells them apart.
+        let agents = [3, 70_000, 65_534, 65_533, 70_001, 0] + Array(100..<115) + [65_535, 200_000]
+        var state = TagState(identity: demoTag(1), name: nil, measuredPowerOverride: nil)
+        let fast = RSSIFilter.Configuration()
+        for (order, agent) in agents.enumerated() {
+            #expect(state.link(of: agent) == nil, "agent \(agent) found before it was heard")
+            state.take(
+                Reading(tag: demoTag(1), time: 10 + Double(order), rssi: -60), agentIndex: agent, link: nil,
+                fast: fast, slow: fast, summingForGrid: false)
+        }
+        // Heard again, each agent updates its own link rather than adding one.
+        for agent in agents.reversed() {
+            state.take(
+                Reading(tag: demoTag(1), time: 40, rssi: -70), agentIndex: agent, link: nil, fast: fast, slow: fast,
+                summingForGrid: false)
+        }
+        #expect(state.links.map(\.agentIndex) == agents)
+        for (position, agent) in agents.enumerated() {
+            #expect(state.link(of: agent) == position, "agent \(agent)")
+        }
+        #expect(state.link(of: 70_002) == nil)
+        #expect(state.link(of: 1) == nil)
+        #expect(state.links.allSatisfy { $0.fast.time == 40 })
+    }
+}
