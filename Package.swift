@@ -128,17 +128,20 @@ let package = Package(
         // it cannot do (real RSSI, extended-scanning bits, a stream of reports, a controller that vanishes).
         .target(name: "ControllerEmulator", dependencies: ["BrokerFixture"], path: "Tests/ControllerEmulator"),
         // Data files that several test targets read, each kept once with its licence or credit beside it.
-        .target(name: "TestFixtures", path: "Tests/TestFixtures", resources: [.copy("Fixtures")]),
+        .target(
+            name: "TestFixtures", dependencies: ["DetachedThread"], path: "Tests/TestFixtures",
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "WhereaboutsJSONTests", dependencies: ["WhereaboutsJSON"]),
         // The engine's tests read the shipped maps through the map file module (a test-only dependency).
-        .testTarget(name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore", "WhereaboutsMapFile"]),
+        .testTarget(
+            name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore", "WhereaboutsMapFile", "TestFixtures"]),
         .testTarget(
             name: "WhereaboutsMapFileTests", dependencies: ["WhereaboutsMapFile", "WhereaboutsCore", "WhereaboutsJSON"]),
         .testTarget(
             name: "WhereaboutsLocatorTests",
             dependencies: ["WhereaboutsLocator", "WhereaboutsMapFile", "WhereaboutsSimulation", "TestFixtures"]
         ),
-        .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire"]),
+        .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire", "TestFixtures"]),
         .testTarget(
             name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
         .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent", "WhereaboutsSettings"]),

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Testing
 import WhereaboutsAdvertising
 import WhereaboutsCore
@@ -123,7 +124,7 @@ struct RandomEventMaker {
     }
 }
 
-@Suite("Seeded random events never crash the decoder")
+@Suite("Seeded random events never crash the decoder", .ownThread)
 struct RandomEventTests {
     @Test("a million seeded random events give only dropped events or sane reports and sightings")
     func randomEvents() throws {

@@ -1,10 +1,11 @@
+import TestFixtures
 import Testing
 import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsSimulation
 import WhereaboutsWire
 
-@Suite("Simulated agents hearing each other's beacons")
+@Suite("Simulated agents hearing each other's beacons", .ownThread)
 struct AgentBeaconSimulationTests {
     @Test("agents hear each other's beacons with their advertised power; tags hear the same as without beacons")
     func beaconsHeard() throws {

@@ -1,3 +1,4 @@
+import TestFixtures
 import Testing
 import WhereaboutsCalibration
 import WhereaboutsCore
@@ -5,7 +6,7 @@ import WhereaboutsJSON
 import WhereaboutsSimulation
 import WhereaboutsWire
 
-@Suite("Guided calibration on the Kolakowski flat")
+@Suite("Guided calibration on the Kolakowski flat", .ownThread)
 struct KolakowskiCalibrationTests {
     @Test("calibrating on the calibration runs improves the robot test path")
     func robotPath() throws {

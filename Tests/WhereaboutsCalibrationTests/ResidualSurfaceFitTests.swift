@@ -1,9 +1,10 @@
 import Foundation
+import TestFixtures
 import Testing
 import WhereaboutsCalibration
 import WhereaboutsCore
 
-@Suite("The radio map's Gaussian process")
+@Suite("The radio map's Gaussian process", .ownThread)
 struct ResidualSurfaceFitTests {
     /// A smooth field of ±4 dB, like furniture and reflections make.
     static func field(_ point: Point) -> Double {

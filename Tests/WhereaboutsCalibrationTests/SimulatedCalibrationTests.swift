@@ -1,3 +1,4 @@
+import TestFixtures
 import Testing
 import WhereaboutsCalibration
 import WhereaboutsCore
@@ -47,7 +48,7 @@ struct MiscalibratedScenario {
     }
 }
 
-@Suite("Calibration on simulated agents with wrong constants")
+@Suite("Calibration on simulated agents with wrong constants", .ownThread)
 struct SimulatedCalibrationTests {
     @Test("guided calibration on one walk brings another walk within 15 % of the true constants' error")
     func guided() throws {

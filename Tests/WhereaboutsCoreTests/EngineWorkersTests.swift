@@ -1,9 +1,10 @@
+import TestFixtures
 import Testing
 import WhereaboutsCore
 
 /// An update may split its estimates among threads (`workers`). Each tag's estimate depends on its own state only,
 /// so every output must be the same, bit for bit and in the same order, whatever the number of workers.
-@Suite("Estimates split among workers (issue 16)")
+@Suite("Estimates split among workers (issue 16)", .ownThread)
 struct EngineWorkersTests {
     /// Runs the same readings through engines that differ only in `workers`; returns every update of each.
     func updates(

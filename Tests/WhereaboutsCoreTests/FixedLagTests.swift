@@ -1,8 +1,9 @@
+import TestFixtures
 import Testing
 
 @testable import WhereaboutsCore
 
-@Suite("The grid filter's fixed lag")
+@Suite("The grid filter's fixed lag", .ownThread)
 struct FixedLagTests {
     /// 10 s standing at (3, 2), then 1 m/s around the west room and through the door into the east one.
     static let route = [

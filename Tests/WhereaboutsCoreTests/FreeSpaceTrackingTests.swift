@@ -1,9 +1,10 @@
+import TestFixtures
 import Testing
 import WhereaboutsMapFile
 
 @testable import WhereaboutsCore
 
-@Suite("The grid filter in the map's free space")
+@Suite("The grid filter in the map's free space", .ownThread)
 struct FreeSpaceTrackingTests {
     /// Two rooms of 10 × 10 m; the wall between them at x = 10 has a 1 m door from y = 8 to 9. The wall costs the
     /// radio nothing, so that only walking differs with and without it.

@@ -1,7 +1,8 @@
+import TestFixtures
 import Testing
 import WhereaboutsCore
 
-@Suite("Locator engine")
+@Suite("Locator engine", .ownThread)
 struct LocatorEngineTests {
     let start = 1_000_000.0
 

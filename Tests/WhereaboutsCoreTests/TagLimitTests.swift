@@ -1,7 +1,8 @@
+import TestFixtures
 import Testing
 import WhereaboutsCore
 
-@Suite("Bounded tags (issue 12, item 5)")
+@Suite("Bounded tags (issue 12, item 5)", .ownThread)
 struct TagLimitTests {
     let start = 1_000_000.0
 

@@ -1,10 +1,11 @@
+import TestFixtures
 import Testing
 import WhereaboutsCore
 import WhereaboutsLocator
 import WhereaboutsSimulation
 import WhereaboutsWire
 
-@Suite("Locator replay")
+@Suite("Locator replay", .ownThread)
 struct LocatorReplayTests {
     static func simulated() throws -> (map: FloorMap, readings: [RecordedReading]) {
         let map = try scenarioMap("walled-rooms")

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Testing
 import WhereaboutsCore
 import WhereaboutsLocator
@@ -99,7 +100,7 @@ func zoneFigures(_ report: AccuracyReport) -> String {
         + "zones given p >= \(AccuracyReport.confidentProbability) right \(calibration) of \(report.confidentZones)"
 }
 
-@Suite("Accuracy harness")
+@Suite("Accuracy harness", .ownThread)
 struct AccuracyHarnessTests {
     /// Six tags for ten minutes each: about 2 s per scenario in a debug build.
     static let scenarios = [

@@ -1,10 +1,11 @@
+import TestFixtures
 import Testing
 import WhereaboutsCore
 import WhereaboutsWire
 
 @testable import WhereaboutsSimulation
 
-@Suite("Simulator")
+@Suite("Simulator", .ownThread)
 struct SimulatorTests {
     static func shortRun(tags: Int = 3, duration: Double = 60) -> SimulationConfiguration {
         var configuration = SimulationConfiguration()

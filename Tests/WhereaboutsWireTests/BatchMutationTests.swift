@@ -1,10 +1,11 @@
+import TestFixtures
 import Testing
 import WhereaboutsCore
 import WhereaboutsWire
 
 /// Reliability plan S3: seeded random mutations of a valid batch never crash the decoder, and whatever it
 /// accepts passes validation.
-@Suite("Batch mutations")
+@Suite("Batch mutations", .ownThread)
 struct BatchMutationTests {
     /// Bytes that make mutations interesting to a JSON parser.
     static let interesting: [UInt8] =
