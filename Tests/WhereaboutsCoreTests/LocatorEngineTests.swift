@@ -222,7 +222,6 @@ struct LocatorEngineTests {
             if let due, let event = update.events.first(where: { $0.tag == tag }) {
                 run.decisions.append((event.time, due))
             }
-            run.eventTimes += update.events.filter { $0.tag == tag }.map(\.time)
         }
         run.readingTimes = queued.map(\.time)
         run.zone = engine.zone(of: tag)
@@ -271,8 +270,6 @@ struct LocatorEngineTests {
         var readingTimes: [Double] = []
         /// When a zone change was decided, and when it was due.
         var decisions: [(time: Double, due: Double)] = []
-        /// When each of the tag's zone events came, first placement included.
-        var eventTimes: [Double] = []
         var zone: ZoneKey?
         var last: Point?
 

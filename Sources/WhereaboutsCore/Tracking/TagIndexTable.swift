@@ -31,12 +31,8 @@ struct TagIndexTable: Sendable {
     /// the 32 bits of hash that a slot keeps.
     @inline(__always)
     func index(of tag: TagIdentity, confirming isTag: (Int) -> Bool) -> Int? {
-        index(from: firstProbe(fingerprint: Self.fingerprint(tag)), confirming: isTag)
+        index(from: firstProbe(fingerprint: Self.fingerprint(of: tag)), confirming: isTag)
     }
-
-    /// The bits of the tag's hash that a lookup looks for (``firstProbe(fingerprint:)``).
-    @inline(__always)
-    static func fingerprint(of tag: TagIdentity) -> UInt64 { fingerprint(tag) }
 
     /// Where the lookup of a tag with this fingerprint starts: the slot it looks at first, read, with its position.
     /// A lookup's first step, apart so that a batch's first steps can be taken together
@@ -81,7 +77,7 @@ struct TagIndexTable: Sendable {
             slots = Array(repeating: 0, count: old.count * 2)
             for slot in old where slot != 0 { place(slot) }
         }
-        place(Self.fingerprint(tag) << 32 | UInt64(index + 1))
+        place(Self.fingerprint(of: tag) << 32 | UInt64(index + 1))
         count += 1
     }
 
@@ -93,9 +89,10 @@ struct TagIndexTable: Sendable {
         slots[position] = content
     }
 
-    /// The 32 bits of the tag's hash that a slot keeps, and that say where it goes.
+    /// The 32 bits of the tag's hash that a slot keeps, and that say where it goes (a lookup looks for them:
+    /// ``firstProbe(fingerprint:)``).
     @inline(__always)
-    private static func fingerprint(_ tag: TagIdentity) -> UInt64 {
+    static func fingerprint(of tag: TagIdentity) -> UInt64 {
         let hash = UInt64(UInt(bitPattern: tag.hashValue))
         // Both halves, so that all 64 bits count.
         return (hash >> 32) ^ (hash & 0xFFFF_FFFF)
