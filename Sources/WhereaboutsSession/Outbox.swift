@@ -14,7 +14,10 @@ public import WhereaboutsWire
 ///
 /// Publications leave by their ``Publication/Priority``, urgent first, each priority in order (a topic's
 /// publications share one); the session's `online` leads, and a control publication enqueued at the end (its
-/// `offline`) follows everything held.
+/// `offline`) follows everything held. One exception: while no more QoS 1 messages may be handed over, QoS 0 ones go
+/// ahead of them, within their priority too, so that a locator whose acknowledgements are slow (its connection full
+/// of readings it has not yet taken) still publishes its positions and metrics. A topic keeps its order through this:
+/// a retained topic has at most one unsent publication, and the others' publications share one QoS.
 /// In both, a retained publication replaces an unsent one on the same topic (only the newest state of a topic
 /// matters, and it keeps its place in the order). What happens past `capacity` other publications is its
 /// ``Overflow``: a live service drops the oldest and counts it; a service whose inputs can wait (a replay) holds
@@ -99,9 +102,12 @@ public struct Outbox: Sendable {
     private var interrupted: Set<Int> = []
     private var changes: [Change] = []
     /// The unsent entries' ids by the lane they leave in (``lane(of:)``), each in id order.
-    private var lanes = Array(repeating: [Int](), count: Publication.Priority.allCases.count + 1)
+    private var lanes = Array(repeating: [Int](), count: 2 * Self.laneGroups)
     /// Index of the first live id of each lane.
-    private var laneHeads = Array(repeating: 0, count: Publication.Priority.allCases.count + 1)
+    private var laneHeads = Array(repeating: 0, count: 2 * Self.laneGroups)
+    /// The lanes come in pairs, QoS 1 and QoS 0 (``lane(of:)``): the session's leading status, then one pair per
+    /// priority, the last shared with the control publications enqueued at the end.
+    private static let laneGroups = Publication.Priority.allCases.count + 1
     /// Message ids of QoS 1 publications handed over and not yet acknowledged (``Policy/untilHandedOver(capacity:handOverLimit:)``).
     private var handedOver: Set<Int> = []
 
@@ -178,18 +184,20 @@ public struct Outbox: Sendable {
             entries.insert(Entry(id: id, publication: publication, messageID: nil, isControl: true), at: 0)
             alive.insert(true, at: 0)
         }
-        if laneHeads[0] > 0 {
-            laneHeads[0] -= 1
-            lanes[0][laneHeads[0]] = id
+        let lane = lane(of: entries[head])
+        if laneHeads[lane] > 0 {
+            laneHeads[lane] -= 1
+            lanes[lane][laneHeads[lane]] = id
         } else {
-            lanes[0].insert(id, at: 0)
+            lanes[lane].insert(id, at: 0)
         }
         if publication.retain { unsentRetained[publication.topic.name] = id } else { heldNonRetained += 1 }
         statistics.peak = max(statistics.peak, count)
     }
 
     /// The next publication to send, if the in-flight limit allows and one is unsent: the oldest of the most urgent
-    /// lane, or, while no QoS 1 message may be handed over, of the most urgent lane whose oldest is QoS 0.
+    /// priority, or, while no QoS 1 message may be handed over, the oldest QoS 0 one of the most urgent priority that
+    /// holds one.
     public func nextToSend() -> Entry? {
         let qos1Blocked: Bool
         switch policy {
@@ -199,12 +207,26 @@ public struct Outbox: Sendable {
         case .untilHandedOver(_, let limit):
             qos1Blocked = handedOver.count >= max(limit, 1)
         }
-        for lane in lanes.indices where laneHeads[lane] < lanes[lane].count {
-            guard let index = index(of: lanes[lane][laneHeads[lane]]) else { continue }
-            if qos1Blocked, entries[index].publication.qos > 0 { continue }
-            return entries[index]
+        for group in 0..<Self.laneGroups {
+            let confirmed = oldest(inLane: 2 * group)
+            let quick = oldest(inLane: 2 * group + 1)
+            switch (confirmed, quick) {
+            case (nil, nil): continue
+            case (let confirmed?, nil):
+                if qos1Blocked { continue }
+                return entries[confirmed]
+            case (nil, let quick?): return entries[quick]
+            case (let confirmed?, let quick?):
+                return qos1Blocked || entries[quick].id < entries[confirmed].id ? entries[quick] : entries[confirmed]
+            }
         }
         return nil
+    }
+
+    /// The index in `entries` of a lane's oldest entry, if it holds one.
+    private func oldest(inLane lane: Int) -> Int? {
+        guard laneHeads[lane] < lanes[lane].count else { return nil }
+        return index(of: lanes[lane][laneHeads[lane]])
     }
 
     /// The client took the entry `id` as message `messageID`.
@@ -297,19 +319,32 @@ public struct Outbox: Sendable {
         (head..<entries.count).lazy.filter { alive[$0] }
     }
 
-    /// The lane an entry leaves in: the first for the session's leading status (``enqueueFirst(_:)``, negative
-    /// ids), the last for a control publication enqueued at the end (the goodbye follows everything held), else its
-    /// priority's.
+    /// The lane an entry leaves in. Its group: the first for the session's leading status (``enqueueFirst(_:)``,
+    /// negative ids), the last for a control publication enqueued at the end (the goodbye follows everything held),
+    /// else its priority's; in the group, the QoS 1 lane, or the QoS 0 one.
     private func lane(of entry: Entry) -> Int {
-        guard !entry.isControl else { return entry.id < 0 ? 0 : lanes.count - 1 }
-        return entry.publication.priority.rawValue + 1
+        let priorityGroup = entry.publication.priority.rawValue + 1
+        let group = entry.isControl ? (entry.id < 0 ? 0 : Self.laneGroups - 1) : priorityGroup
+        return 2 * group + (entry.publication.qos == 0 ? 1 : 0)
     }
 
-    /// A newer retained state in place of an unsent one: same id, same lane (a topic keeps its priority).
+    /// A newer retained state in place of an unsent one: same id, same priority (a topic keeps its priority); in the
+    /// other lane of its group if its QoS differs.
     private mutating func replace(at index: Int, with publication: Publication) {
-        let priority = entries[index].publication.priority
+        let previous = entries[index]
         entries[index].publication = publication
-        entries[index].publication.priority = priority
+        entries[index].publication.priority = previous.publication.priority
+        let lane = lane(of: entries[index])
+        guard lane != self.lane(of: previous) else { return }
+        leaveLane(previous)
+        let ids = lanes[lane]
+        var low = laneHeads[lane]
+        var high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < previous.id { low = middle + 1 } else { high = middle }
+        }
+        lanes[lane].insert(previous.id, at: low)
     }
 
     /// Takes an unsent entry's id out of its lane (the lane's oldest, nearly always).

@@ -190,6 +190,37 @@ struct OutboxTests {
         #expect(outbox.statistics.published == 8)
     }
 
+    @Test("while the window is full, QoS 0 publications go past the QoS 1 ones of their own priority, each in order")
+    func quickPassWithinPriority() {
+        var outbox = Outbox(policy: .untilHandedOver(capacity: 100, handOverLimit: 1))
+        var id = 1
+        outbox.enqueue(state("zone", 1, priority: .background))
+        let first = hand(&outbox, firstID: &id)
+        #expect(first.map(\.payload) == ["zone1"])
+        // A cleared position (QoS 1) waits for the window; the positions and metrics behind it do not.
+        outbox.enqueue(state("gone", 1, priority: .background))
+        outbox.enqueue(state("here", 1, qos: 0, priority: .background))
+        outbox.enqueue(state("metrics", 1, qos: 0, retain: false))
+        outbox.enqueue(state("there", 1, qos: 0, priority: .background))
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["metrics1", "here1", "there1"])
+        // A QoS 0 state replaced by a QoS 1 one waits too; the other way round, it goes.
+        outbox.enqueue(state("moved", 1, qos: 0, priority: .background))
+        outbox.enqueue(state("moved", 2, priority: .background))
+        outbox.enqueue(state("gone", 2, qos: 0, priority: .background))
+        outbox.enqueue(state("last", 1, qos: 0, priority: .background))
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["gone2", "last1"])
+        #expect(outbox.statistics.coalesced == 2)
+        // With the window open, a priority leaves in its order again, whatever the QoS.
+        outbox.enqueue(state("after", 1, qos: 0, priority: .background))
+        outbox.enqueue(state("later", 1, priority: .background))
+        outbox.acknowledged(messageID: first[0].id, success: true)
+        let rest = hand(&outbox, firstID: &id)
+        #expect(rest.map(\.payload) == ["moved2", "after1"])
+        outbox.acknowledged(messageID: rest[0].id, success: true)
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["later1"])
+        #expect(outbox.isEmpty)
+    }
+
     @Test(
         "urgent publications leave first, background ones last, each priority in order; the status leads and the goodbye follows"
     )
