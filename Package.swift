@@ -116,7 +116,8 @@ let package = Package(
             name: "whereabouts-bench",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsAdvertising",
-                "WhereaboutsMQTT", "WhereaboutsSettings", "CommandLineSupport",
+                "WhereaboutsMQTT", "WhereaboutsSettings", "WhereaboutsLocator", "WhereaboutsSession",
+                "CommandLineSupport",
             ]
         ),
         // Built with -sanitize=fuzzer by scripts/fuzz-hci.sh; without it, replays corpus files.

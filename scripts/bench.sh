@@ -94,6 +94,11 @@ done
 echo "== locator batch decoding: straight from the bytes, against the JSON tree (same payloads, same run)" >&2
 "$bench" batches --seconds 2 | record
 
+echo "== the locator's service loop alone at 10,000 tags and 200 agents, no broker (3 rounds)" >&2
+for round in 1 2 3; do
+    "$bench" loop --agents 200 --tags 10000 --seconds 20 --warm-up 5 | record
+done
+
 # A private mosquitto on a free loopback port (never 1883), with unbounded queues so that a slow subscriber
 # makes the stream wait rather than lose messages.
 source scripts/private-broker.sh

@@ -15,6 +15,8 @@ let usage = """
       tags           the engine's resident memory under a flood of new tag ids (--ids 1000000 [--maximum-tags N])
       decode         HCI events per CPU second through the agent's decoder (--fixture hci_events.jsonl)
       batches        readings per CPU second through the locator's batch decoder, against its JSON tree path
+      loop           the locator's service loop: CPU per reading on its own thread, without a broker (--agents 200
+                     --tags 10000 --seconds 20 [--workers N])
       capture        write a btsnoop capture of iBeacon adverts (--out FILE --rate 1000 --seconds 30)
       stream         publish agents' batches through a broker; optionally wait for the locator (--broker URL)
       latency        reading-to-occupancy latency through broker and locator under load (--broker URL)
@@ -42,6 +44,7 @@ func runCommand(_ list: [String]) async -> ExitStatus {
         case "tags": return try TagFloodBench.run(settings(TagFloodBench.table))
         case "decode": return try DecodeBench.run(settings(DecodeBench.table))
         case "batches": return try BatchDecodeBench.run(settings(BatchDecodeBench.table))
+        case "loop": return try LoopBench.run(settings(LoopBench.table))
         case "capture": return try CaptureCommand.run(settings(CaptureCommand.table))
         case "stream": return try await StreamCommand.run(settings(StreamCommand.table))
         case "latency": return try await LatencyCommand.run(settings(LatencyCommand.table))

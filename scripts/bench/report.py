@@ -67,6 +67,7 @@ def main():
     realtime = first("latency_10000")
     agent = first("agent")
     scale = first("scale")
+    loop = best("loop", lambda line: line["loop_readings_per_cpu_second"])
     ceilings = [line["readings"] / (line["end"] - line["start"]) for line in every("ceiling")]
     locators = [line["readings_per_second"] for line in every("locator")]
 
@@ -126,6 +127,12 @@ def main():
         "locator_10000_tags_cpu_us_per_reading": scale["locator_cpu_us_per_reading"],
         "locator_10000_tags_readings_per_second": scale["readings_per_second"],
         "locator_10000_tags_tracked": scale["tags_tracked"],
+        "loop_us_per_reading": loop["loop_us_per_reading"],
+        "loop_readings_per_cpu_second": loop["loop_readings_per_cpu_second"],
+        "loop_decode_us_per_reading": loop["decode_us_per_reading"],
+        "loop_process_us_per_reading": loop["process_us_per_reading"],
+        "loop_load_readings_per_second": loop["readings_per_second_of_load"],
+        "loop_capacity_vs_load": loop["loop_readings_per_cpu_second"] / loop["readings_per_second_of_load"],
     }
     f = figures
     targets = [
@@ -141,8 +148,9 @@ def main():
         ("Locator at 10,000 tags", f["locator_10000_tags_vmhwm_mb"] <= 200, "≤ 200 MB"),
         ("Locator end to end (issue 16)", f["locator_readings_per_second"] >= 1_000_000
          and f["locator_share_of_ceiling"] >= 0.35, "≥ 1,000,000 readings/s and ≥ 35 % of the ceiling"),
-        ("Real time at 10,000 tags and 200 agents: headroom (issue 16)", f["realtime_10000_headroom"] >= 3,
-         "≥ 3× (the locator's CPU ≤ 33 % of the cores)"),
+        # Kept up too: a locator that falls behind its input may still use only part of the cores.
+        ("Real time at 10,000 tags and 200 agents: headroom (issue 16)", f["realtime_10000_headroom"] >= 3
+         and f["realtime_10000_samples"] > 0, "≥ 3× (the locator's CPU ≤ 33 % of the cores), keeping up"),
         ("Engine cost per reading, 100 → 10,000 tags (issue 16)", f["cost_per_reading_10000_vs_100_tags"] <= 1.2,
          "≤ 1.2×"),
         ("Latency p99 while 10,000 tags run (issue 16)", f["realtime_10000_p99_ms"] is not None
@@ -200,6 +208,12 @@ def main():
         ("Locator, 10,000 tags and 200 agents",
          f"VmHWM {f['locator_10000_tags_vmhwm_mb']:.0f} MB; {f['locator_10000_tags_cpu_us_per_reading']:.1f} µs CPU "
          f"per reading; {f['locator_10000_tags_readings_per_second']:,.0f} readings/s", "—", "—"),
+        ("Locator's service loop alone, 10,000 tags and 200 agents, no broker (`loop`)",
+         f"{f['loop_us_per_reading']:.2f} µs of the loop's CPU per reading: at most "
+         f"{f['loop_readings_per_cpu_second']:,.0f} readings/s; decoding {f['loop_decode_us_per_reading']:.2f} µs "
+         f"beside it; every thread {f['loop_process_us_per_reading']:.2f} µs",
+         f"the load it replays: {f['loop_load_readings_per_second']:,.0f} readings/s",
+         f"{f['loop_capacity_vs_load']:.2f}× the load"),
     ]
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     host = machine()
@@ -218,7 +232,8 @@ def main():
         "Locator at 10,000 tags": f"{f['locator_10000_tags_vmhwm_mb']:.0f} MB (VmHWM)",
         "Locator end to end (issue 16)": f"{f['locator_readings_per_second']:,.0f} readings/s, "
         f"{100 * f['locator_share_of_ceiling']:.0f} %",
-        "Real time at 10,000 tags and 200 agents: headroom (issue 16)": f"{f['realtime_10000_headroom']:.1f}×",
+        "Real time at 10,000 tags and 200 agents: headroom (issue 16)": f"{f['realtime_10000_headroom']:.1f}×"
+        + ("" if f["realtime_10000_samples"] > 0 else " by CPU, but it fell behind (no probe decided)"),
         "Engine cost per reading, 100 → 10,000 tags (issue 16)": f"{f['cost_per_reading_10000_vs_100_tags']:.3f}×",
         "Latency p99 while 10,000 tags run (issue 16)": f"{f['realtime_10000_p99_ms']:.0f} ms"
         if f["realtime_10000_p99_ms"] is not None else "no samples",
