@@ -105,6 +105,13 @@ public struct LocatorPipeline: Sendable {
     private var lastPositions: [TagIdentity: PublishedPosition] = [:]
     private var latencies: [Double] = []
     private var pendingReceiveTimes: [Double] = []
+    /// How long each batch since the last metrics took from its agent to the engine (``LocatorMetrics/inputLagP50``).
+    private var inputLags: [Double] = []
+    private var lastBehindWarning = -Double.infinity
+    /// A median input lag from this many seconds up is said in the log (at most once a minute): the locator is
+    /// behind its input. Well above agents' clock skew under NTP; readings older than the map's `reading_max_age`
+    /// are dropped (`too_old_to_track`).
+    static let behindLag = 2.0
     private var lastLogged: [RejectionReason: Double] = [:]
     private var suppressed: [RejectionReason: Int] = [:]
     /// Retained positions an earlier run (or the map before a reload) left, by tag, with when they were learned.
@@ -503,6 +510,7 @@ public struct LocatorPipeline: Sendable {
         engine.agentHeard(agentIndex, at: now)
         if firstBatchTime == nil { firstBatchTime = now }
         pendingReceiveTimes.append(now)
+        inputLags.append(max(now - batch.sent, 0))
         // The engine takes the batch's readings together (it looks their tags up a few dozen at a time), then each
         // is recorded and counted in its place among the batch's outcomes, as one taken alone would be.
         var readings: [RecordedReading] = []
@@ -685,6 +693,7 @@ public struct LocatorPipeline: Sendable {
         pendingReceiveTimes.removeAll(keepingCapacity: true)
         if now - lastMetrics >= configuration.metricsInterval {
             lastMetrics = now
+            actions += behindWarning(now: now)
             actions.append(.publish(metricsPublication(now: now)))
         }
         if now - lastGapReport >= 60 {
@@ -907,6 +916,7 @@ public struct LocatorPipeline: Sendable {
         func percentile(_ p: Double) -> Double? {
             sorted.isEmpty ? nil : sorted[min(Int(Double(sorted.count) * p), sorted.count - 1)] * 1000
         }
+        let lags = inputLags.sorted()
         return LocatorMetrics(
             time: now,
             readingsAccepted: counters.accepted,
@@ -915,8 +925,39 @@ public struct LocatorPipeline: Sendable {
             agentsOnline: map.agents.indices.filter { engine.isAgentOnline($0, now: now) }.count,
             batchesMissing: deduplicator.missing.values.reduce(0, +),
             latencyP50: percentile(0.5),
-            latencyP99: percentile(0.99)
+            latencyP99: percentile(0.99),
+            inputLagP50: Self.percentile(0.5, of: lags).map { $0 * 1000 },
+            inputLagP99: Self.percentile(0.99, of: lags).map { $0 * 1000 }
         )
+    }
+
+    /// The `p` quantile of sorted values (the value at rank ⌊count · p⌋), nil for none.
+    private static func percentile(_ p: Double, of sorted: [Double]) -> Double? {
+        sorted.isEmpty ? nil : sorted[min(Int(Double(sorted.count) * p), sorted.count - 1)]
+    }
+
+    /// Says, at most once a minute, that the batches since the last metrics reached the engine a median of
+    /// ``behindLag`` seconds or more after their agents sent them. The rejections that follow (`too_old_to_track`,
+    /// logged under the agent whose reading it was) would otherwise be the only sign, and they point at an agent.
+    private mutating func behindWarning(now: Double) -> [LocatorAction] {
+        let lags = inputLags.sorted()
+        guard let median = Self.percentile(0.5, of: lags), median >= Self.behindLag, now - lastBehindWarning >= 60
+        else { return [] }
+        lastBehindWarning = now
+        let worst = Self.percentile(0.99, of: lags) ?? median
+        return [
+            .log(
+                "behind its input: the last \(lags.count) batches reached the engine \(Self.seconds(median)) s after "
+                    + "their agents sent them (p99 \(Self.seconds(worst)) s). The locator takes fewer readings a second "
+                    + "than arrive, or the broker held them back; readings older than the map's model.reading_max_age (10 s by default) are dropped "
+                    + "(docs/scale.md says what one locator carries)")
+        ]
+    }
+
+    /// Seconds with one decimal, for a log line.
+    private static func seconds(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
     }
 
     /// Read-only access to the engine, for queries and tests.
@@ -925,6 +966,7 @@ public struct LocatorPipeline: Sendable {
     private mutating func metricsPublication(now: Double) -> Publication {
         let payload = metrics(now: now).payload
         latencies.removeAll(keepingCapacity: true)
+        inputLags.removeAll(keepingCapacity: true)
         return Publication(topic: metricsTopic, payload: payload, qos: 0, retain: false)
     }
 

@@ -96,7 +96,7 @@ struct DashboardStateTests {
             Array(
                 LocatorMetrics(
                     time: 5, readingsAccepted: accepted, readingsRejected: [:], tagsTracked: 3, agentsOnline: 16,
-                    latencyP50: 20, latencyP99: 80
+                    latencyP50: 20, latencyP99: 80, inputLagP50: 240, inputLagP99: 610
                 ).payload.utf8)
         }
         _ = state.ingest(topic: topics.locatorMetrics.name, payload: metrics(1000), now: 100)
@@ -104,6 +104,7 @@ struct DashboardStateTests {
         let locator = try #require(state.snapshot().object?["locator"]?.object)
         #expect(locator["readings_per_s"] == .number(200))
         #expect(locator["latency_p99_ms"] == .number(80))
+        #expect(locator["input_lag_p50_ms"] == .number(240))
         #expect(locator["agents_total"] == .number(16))
     }
 

@@ -304,6 +304,46 @@ struct HostileNumberingTests {
         #expect(harness.logs.contains { $0.contains("agent g-lobby: 15 batches missing") })
     }
 
+    @Test("batches taken seconds after they were sent show as input lag in the metrics, and once a minute in the log")
+    func behindItsInput() throws {
+        var configuration = LocatorPipeline.Configuration()
+        configuration.metricsInterval = 10
+        var harness = try PipelineHarness(configuration: configuration)
+        let epoch = Int(start * 1000)
+        var seq = 0
+        /// A batch a second for `seconds` seconds from `from`, each taken `lag` seconds after it was sent; returns
+        /// the metrics published meanwhile.
+        func feed(from: Double, seconds: Int, lag: Double) throws -> [LocatorMetrics] {
+            var metrics: [LocatorMetrics] = []
+            for second in 0..<seconds {
+                let sent = from + Double(second)
+                let (topic, payload) = try batch(harness, agent: "g-lobby", epoch: epoch, seq: seq, time: sent)
+                seq += 1
+                var actions = harness.pipeline.receive(topic: topic, payload: payload, now: sent + lag)
+                actions += harness.pipeline.tick(now: sent + lag)
+                for case .publish(let publication) in actions
+                where publication.topic == harness.pipeline.topics.locatorMetrics {
+                    metrics.append(try LocatorMetrics(payload: publication.payload))
+                }
+                harness.perform(actions)
+            }
+            return metrics
+        }
+        // On time: the lag is the 0.2 s the broker took, and nothing is said.
+        let prompt = try feed(from: start, seconds: 25, lag: 0.2)
+        #expect(prompt.count >= 2)
+        #expect(prompt.last?.inputLagP50.map { abs($0 - 200) < 1 } == true)
+        #expect(!harness.logs.contains { $0.contains("behind its input") })
+        // Three seconds behind: the metrics say so, and the log once in the next minute.
+        let behind = try feed(from: start + 25, seconds: 40, lag: 3)
+        #expect(behind.last?.inputLagP50.map { abs($0 - 3000) < 1 } == true)
+        #expect(behind.last?.inputLagP99.map { abs($0 - 3000) < 1 } == true)
+        #expect(harness.logs.count { $0.contains("behind its input") } == 1)
+        #expect(harness.logs.contains { $0.contains("reached the engine 3.0 s after their agents sent them") })
+        // Every reading was still taken: 3 s is within the map's reading_max_age.
+        #expect(harness.pipeline.counters.accepted == 65)
+    }
+
     @Test("a readings topic with an invalid agent id is counted as bad_agent, not dropped silently")
     func invalidAgentInTopic() throws {
         var harness = try PipelineHarness()

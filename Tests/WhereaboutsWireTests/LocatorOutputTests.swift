@@ -137,29 +137,34 @@ struct LocatorOutputTests {
     func metrics() throws {
         let metrics = LocatorMetrics(
             time: 1_764_475_210, readingsAccepted: 1200, readingsRejected: [.timeTooOld: 5, .badTag: 2],
-            tagsTracked: 12, agentsOnline: 4, batchesMissing: 3, latencyP50: 35, latencyP99: 180.5)
+            tagsTracked: 12, agentsOnline: 4, batchesMissing: 3, latencyP50: 35, latencyP99: 180.5, inputLagP50: 240,
+            inputLagP99: 610.25)
         let golden =
             #"{"t":1764475210,"readings_accepted":1200,"readings_rejected":{"bad_tag":2,"time_too_old":5},"#
-            + #""tags_tracked":12,"agents_online":4,"batches_missing":3,"latency_ms":{"p50":35,"p99":180.5}}"#
+            + #""tags_tracked":12,"agents_online":4,"batches_missing":3,"latency_ms":{"p50":35,"p99":180.5},"#
+            + #""input_lag_ms":{"p50":240,"p99":610.25}}"#
         #expect(metrics.payload == golden)
         #expect(try LocatorMetrics(payload: golden) == metrics)
         let newer =
             #"{"t":1764475210,"readings_accepted":1200,"readings_rejected":{"bad_tag":2,"from_the_future":9,"#
             + #""time_too_old":5},"tags_tracked":12,"agents_online":4,"batches_missing":3,"#
-            + #""latency_ms":{"p50":35,"p99":180.5}}"#
+            + #""latency_ms":{"p50":35,"p99":180.5},"input_lag_ms":{"p50":240,"p99":610.25}}"#
         #expect(try LocatorMetrics(payload: newer) == metrics)
         // A payload from before batches_missing existed reads as none missing.
         let older =
             #"{"t":1764475210,"readings_accepted":1200,"readings_rejected":{"bad_tag":2,"time_too_old":5},"#
             + #""tags_tracked":12,"agents_online":4,"latency_ms":{"p50":35,"p99":180.5}}"#
         #expect(try LocatorMetrics(payload: older).batchesMissing == 0)
+        // … and one from before input_lag_ms, as no lag measured.
+        #expect(try LocatorMetrics(payload: older).inputLagP50 == nil)
+        #expect(try LocatorMetrics(payload: older).inputLagP99 == nil)
         let empty = LocatorMetrics(
             time: 0, readingsAccepted: 0, readingsRejected: [:], tagsTracked: 0, agentsOnline: 0, latencyP50: nil,
             latencyP99: nil)
         #expect(
             empty.payload.hasSuffix(
                 #""readings_rejected":{},"tags_tracked":0,"agents_online":0,"batches_missing":0,"#
-                    + #""latency_ms":{"p50":null,"p99":null}}"#))
+                    + #""latency_ms":{"p50":null,"p99":null},"input_lag_ms":{"p50":null,"p99":null}}"#))
         #expect(try LocatorMetrics(payload: empty.payload) == empty)
     }
 

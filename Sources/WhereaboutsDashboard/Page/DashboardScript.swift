@@ -183,7 +183,8 @@ enum DashboardScript {
             if (locator.readings_accepted === undefined) { text(metrics, 'no metrics yet'); return; }
             text(metrics, number(locator.readings_per_s, 1) + ' readings/s · ' + locator.readings_rejected +
               ' rejected · latency p50 ' + number(locator.latency_p50_ms, 0) + ' ms, p99 ' +
-              number(locator.latency_p99_ms, 0) + ' ms · ' + locator.tags_tracked + ' tags · agents ' +
+              number(locator.latency_p99_ms, 0) + ' ms · input lag p50 ' + number(locator.input_lag_p50_ms, 0) +
+              ' ms · ' + locator.tags_tracked + ' tags · agents ' +
               locator.agents_online + '/' + locator.agents_total + ' online');
           }
 

@@ -217,6 +217,7 @@ public struct DashboardState: Sendable {
                 ("agents_total", .number(Double(map.agents.count))),
                 ("latency_p50_ms", .numberOrNull(metrics.latencyP50)),
                 ("latency_p99_ms", .numberOrNull(metrics.latencyP99)),
+                ("input_lag_p50_ms", .numberOrNull(metrics.inputLagP50)),
             ]
         }
         return .object(JSONObject(members))

@@ -4,8 +4,14 @@ public import WhereaboutsJSON
 ///
 /// ```json
 /// {"t":1764475210,"readings_accepted":1200,"readings_rejected":{"bad_tag":2,"time_too_old":5},
-///  "tags_tracked":12,"agents_online":4,"batches_missing":3,"latency_ms":{"p50":35,"p99":180}}
+///  "tags_tracked":12,"agents_online":4,"batches_missing":3,"latency_ms":{"p50":35,"p99":180},
+///  "input_lag_ms":{"p50":240,"p99":610}}
 /// ```
+///
+/// `latency_ms` runs from a batch's arrival at the locator to the outputs it caused; `input_lag_ms` from the moment
+/// its agent sent it (the agent's clock) to its arrival: the broker's queue and the locator's own inbox. A lag of
+/// seconds means the locator takes fewer readings a second than arrive. Both cover the batches since the last
+/// metrics, and are null without any; `input_lag_ms` is absent from payloads of versions before it (read as null).
 ///
 /// `batches_missing` counts the agents' batches that never arrived (gaps in their seqs since the locator started),
 /// what a broker that lost messages leaves behind; 0 when absent.
@@ -29,12 +35,19 @@ public struct LocatorMetrics: JSONPayload, Equatable {
     public var latencyP50: Double?
     /// 99th percentile reading-to-output latency in milliseconds, if measured.
     public var latencyP99: Double?
+    /// Median time from an agent sending a batch to the locator taking it, milliseconds, if measured.
+    public var inputLagP50: Double?
+    /// 99th percentile of the same, milliseconds, if measured.
+    public var inputLagP99: Double?
 
     /// Makes a metrics payload.
     public init(
         time: Double, readingsAccepted: Int, readingsRejected: [RejectionReason: Int], tagsTracked: Int,
-        agentsOnline: Int, batchesMissing: Int = 0, latencyP50: Double?, latencyP99: Double?
+        agentsOnline: Int, batchesMissing: Int = 0, latencyP50: Double?, latencyP99: Double?,
+        inputLagP50: Double? = nil, inputLagP99: Double? = nil
     ) {
+        self.inputLagP50 = inputLagP50
+        self.inputLagP99 = inputLagP99
         self.batchesMissing = batchesMissing
         self.time = time
         self.readingsAccepted = readingsAccepted
@@ -59,6 +72,11 @@ public struct LocatorMetrics: JSONPayload, Equatable {
                     "latency_ms",
                     .object(JSONObject([("p50", .optionalNumber(latencyP50)), ("p99", .optionalNumber(latencyP99))]))
                 ),
+                (
+                    "input_lag_ms",
+                    .object(
+                        JSONObject([("p50", .optionalNumber(inputLagP50)), ("p99", .optionalNumber(inputLagP99))]))
+                ),
             ]))
     }
 
@@ -72,13 +90,15 @@ public struct LocatorMetrics: JSONPayload, Equatable {
                 rejected[reason] = try counts.integer(key, in: 0...Int.max)
             }
             let latency = try reader.nested("latency_ms")
+            let lag = reader.optionalValue("input_lag_ms") == nil ? nil : try reader.nested("input_lag_ms")
             return LocatorMetrics(
                 time: try reader.number("t"),
                 readingsAccepted: try reader.integer("readings_accepted", in: 0...Int.max),
                 readingsRejected: rejected, tagsTracked: try reader.integer("tags_tracked", in: 0...Int.max),
                 agentsOnline: try reader.integer("agents_online", in: 0...Int.max),
                 batchesMissing: try reader.optionalInteger("batches_missing", in: 0...Int.max) ?? 0,
-                latencyP50: try latency.optionalNumber("p50"), latencyP99: try latency.optionalNumber("p99"))
+                latencyP50: try latency.optionalNumber("p50"), latencyP99: try latency.optionalNumber("p99"),
+                inputLagP50: try lag?.optionalNumber("p50"), inputLagP99: try lag?.optionalNumber("p99"))
         }
     }
 }
