@@ -337,14 +337,19 @@ public struct Outbox: Sendable {
         let lane = lane(of: entries[index])
         guard lane != self.lane(of: previous) else { return }
         leaveLane(previous)
+        lanes[lane].insert(previous.id, at: place(of: previous.id, inLane: lane))
+    }
+
+    /// Where `id` is, or would go, in a lane's live ids, which are in id order.
+    private func place(of id: Int, inLane lane: Int) -> Int {
         let ids = lanes[lane]
         var low = laneHeads[lane]
         var high = ids.count
         while low < high {
             let middle = (low + high) / 2
-            if ids[middle] < previous.id { low = middle + 1 } else { high = middle }
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
         }
-        lanes[lane].insert(previous.id, at: low)
+        return low
     }
 
     /// Takes an unsent entry's id out of its lane (the lane's oldest, nearly always).
@@ -352,12 +357,7 @@ public struct Outbox: Sendable {
         guard entry.messageID == nil else { return }
         let lane = lane(of: entry)
         let ids = lanes[lane]
-        var low = laneHeads[lane]
-        var high = ids.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ids[middle] < entry.id { low = middle + 1 } else { high = middle }
-        }
+        let low = place(of: entry.id, inLane: lane)
         guard low < ids.count, ids[low] == entry.id else { return }
         if low == laneHeads[lane] {
             laneHeads[lane] += 1

@@ -1,3 +1,5 @@
+import WhereaboutsCore
+
 /// One agent's batch for one window, prepared as JSON text with gaps where the reading times go.
 ///
 /// The times are filled in when the batch is sent (the wall clock then), so that a pre-made stream stays within
@@ -54,5 +56,17 @@ struct BatchTemplate {
         }
         bytes += Array("]}".utf8)
         return bytes
+    }
+}
+
+extension BatchTemplate {
+    /// `count` windows of the load's tags, each agent's batch of each made now: a bench makes them before its clock
+    /// starts and plays them in turn (`--distinct`), since making 10,000 tags' readings and their JSON takes longer
+    /// than a second here.
+    static func windows(of load: inout SyntheticLoad, count: Int) -> [[BatchTemplate]] {
+        let tagIDs = load.tags.map(\.identity.description)
+        var windows: [[BatchTemplate]] = []
+        for _ in 0..<count { windows.append(load.nextWindow().map { BatchTemplate($0, tagIDs: tagIDs) }) }
+        return windows
     }
 }

@@ -2,6 +2,7 @@ import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsJSON
 import WhereaboutsMapFile
+import WhereaboutsWire
 
 /// The synthetic floor the benchmarks run on: one floor of square rooms, one agent near the middle of each room,
 /// and each room a zone.
@@ -92,6 +93,17 @@ struct BenchMap {
         case .success(let map): self.map = map
         case .failure(let problems):
             throw RuntimeError("the synthetic map is invalid: \(problems.problems.map(\.description))")
+        }
+    }
+}
+
+extension BenchMap {
+    /// Each agent's readings topic, in the map's order.
+    func readingTopics() throws -> [String] {
+        let topics = Topics(site: map.site.uuid)
+        return try map.agents.map { agent in
+            guard let id = AgentID(agent.id) else { throw RuntimeError("bad agent id \(agent.id)") }
+            return topics.readings(agent: id).name
         }
     }
 }

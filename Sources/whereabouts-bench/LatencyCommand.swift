@@ -89,11 +89,7 @@ enum LatencyCommand {
         // bench that falls behind real time measures itself. The probes' readings are made every window.
         var background = SyntheticLoad(
             map: map, width: layout.width, height: layout.height, tagCount: tagCount, seed: seed)
-        var prepared: [[BatchTemplate]] = []
-        let backgroundIDs = background.tags.map(\.identity.description)
-        for _ in 0..<distinct {
-            prepared.append(background.nextWindow().map { BatchTemplate($0, tagIDs: backgroundIDs) })
-        }
+        let prepared = BatchTemplate.windows(of: &background, count: distinct)
         var load = SyntheticLoad(
             map: map, width: layout.width, height: layout.height, tagCount: 0, seed: seed &+ 1,
             firstIdentity: tagCount)
@@ -122,10 +118,7 @@ enum LatencyCommand {
         let probeByTag = Dictionary(uniqueKeysWithValues: probes.enumerated().map { ($1.tag, $0) })
         let topics = Topics(site: map.site.uuid)
         let agentIDs = map.agents.map(\.id)
-        let readingTopics = try map.agents.map { agent in
-            guard let id = AgentID(agent.id) else { throw RuntimeError("bad agent id \(agent.id)") }
-            return topics.readings(agent: id).name
-        }
+        let readingTopics = try layout.readingTopics()
         let state = Shared(State(probes: probes))
         let connection = try BenchConnection(broker: broker, clientID: "whereabouts-bench-\(label)")
         try connection.client.subscribe("\(topics.prefix)/floors/+/zones/+/occupancy", qos: .atLeastOnce)

@@ -45,15 +45,9 @@ enum LoopBench {
         let map = layout.map
         // The windows are made before the clock starts and played in turn, as `stream` and `latency` do.
         var load = SyntheticLoad(map: map, width: layout.width, height: layout.height, tagCount: tagCount, seed: seed)
-        let tagIDs = load.tags.map(\.identity.description)
-        var windows: [[BatchTemplate]] = []
-        for _ in 0..<distinct { windows.append(load.nextWindow().map { BatchTemplate($0, tagIDs: tagIDs) }) }
-        let topics = Topics(site: map.site.uuid)
+        let windows = BatchTemplate.windows(of: &load, count: distinct)
         let agentIDs = map.agents.map(\.id)
-        let readingTopics = try map.agents.map { agent in
-            guard let id = AgentID(agent.id) else { throw RuntimeError("bad agent id \(agent.id)") }
-            return topics.readings(agent: id).name
-        }
+        let readingTopics = try layout.readingTopics()
 
         // The locator as `whereabouts-locator` makes it with its defaults (and the benches' short warm-up).
         var configuration = LocatorPipeline.Configuration()

@@ -50,16 +50,11 @@ enum StreamCommand {
         let layout = try BenchMap(agents: agents)
         let map = layout.map
         var load = SyntheticLoad(map: map, width: layout.width, height: layout.height, tagCount: tagCount, seed: seed)
-        let tagIDs = load.tags.map(\.identity.description)
-        var prepared: [[BatchTemplate]] = []
-        for _ in 0..<distinct { prepared.append(load.nextWindow().map { BatchTemplate($0, tagIDs: tagIDs) }) }
+        let prepared = BatchTemplate.windows(of: &load, count: distinct)
         let readingsPerWindow = prepared.map { $0.reduce(0) { $0 + $1.count } }
         let topics = Topics(site: map.site.uuid)
         let agentIDs = map.agents.map(\.id)
-        let readingTopics = try map.agents.map { agent in
-            guard let id = AgentID(agent.id) else { throw RuntimeError("bad agent id \(agent.id)") }
-            return topics.readings(agent: id).name
-        }
+        let readingTopics = try layout.readingTopics()
 
         let connection = try BenchConnection(broker: broker, clientID: "whereabouts-bench-\(label)")
         let progress = Shared(Progress())
