@@ -126,7 +126,8 @@ struct HostileInputTests {
             try await collector.waitUntilSubscribed()
             for agent in [west, middle, ghost] { try await agent.waitUntilConnected() }
             let locator = try LocatorProcess(
-                map: mapPath, broker: broker, scratch: scratch, extra: ["--record", record])
+                map: mapPath, broker: broker, scratch: scratch,
+                extra: ["--record", record, "--metrics-interval", "0.2"])
             try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
 
             func send(_ agent: TestAgent, _ payload: [UInt8]) throws {
@@ -160,7 +161,15 @@ struct HostileInputTests {
                 try send(west, Self.mutate(base, using: &random))
             }
             try await sendValid()
-            try await Task.sleep(for: .seconds(2))
+            // Stopped only once it has taken everything sent (a fixed wait was too short when the suite around it held
+            // the cores): the metrics count every payload, accepted or rejected, by the time they are all taken.
+            let sentCount = expected.counters.accepted + expected.counters.rejected.values.reduce(0, +)
+            try await waitFor("the locator to count every payload sent") {
+                guard let text = collector.last(topics.locatorMetrics.name),
+                    let metrics = try? LocatorMetrics(payload: text)
+                else { return false }
+                return metrics.readingsAccepted + metrics.readingsRejected.values.reduce(0, +) >= sentCount
+            }
             #expect(locator.process.isRunning, "the locator died:\n\(locator.log.suffix(2000))")
             #expect(await locator.stop() == 0)
             try await waitFor("the final metrics") { collector.last(topics.locatorStatus.name) == "offline" }
