@@ -278,7 +278,7 @@ public struct LocatorPipeline: Sendable {
 
     /// The last words at a stop: the final metrics. (The session then says `offline`, as the will would.)
     public mutating func shutdown(now: Double) -> [LocatorAction] {
-        [.publish(metricsPublication(now: now))]
+        [.publish(metricsPublication(metrics(now: now)))]
     }
 
     /// Takes a new, validated map (SIGHUP). The engine starts over on it, so occupancy waits for a new warm-up (no
@@ -693,8 +693,9 @@ public struct LocatorPipeline: Sendable {
         pendingReceiveTimes.removeAll(keepingCapacity: true)
         if now - lastMetrics >= configuration.metricsInterval {
             lastMetrics = now
-            actions += behindWarning(now: now)
-            actions.append(.publish(metricsPublication(now: now)))
+            let metrics = metrics(now: now)
+            actions += behindWarning(metrics, now: now)
+            actions.append(.publish(metricsPublication(metrics)))
         }
         if now - lastGapReport >= 60 {
             // At most once a minute, and at once for the first gap after a quiet minute.
@@ -913,9 +914,6 @@ public struct LocatorPipeline: Sendable {
     /// The metrics as of now (also published every ``Configuration/metricsInterval`` seconds).
     public func metrics(now: Double) -> LocatorMetrics {
         let sorted = latencies.sorted()
-        func percentile(_ p: Double) -> Double? {
-            sorted.isEmpty ? nil : sorted[min(Int(Double(sorted.count) * p), sorted.count - 1)] * 1000
-        }
         let lags = inputLags.sorted()
         return LocatorMetrics(
             time: now,
@@ -924,8 +922,8 @@ public struct LocatorPipeline: Sendable {
             tagsTracked: engine.trackedTagCount,
             agentsOnline: map.agents.indices.filter { engine.isAgentOnline($0, now: now) }.count,
             batchesMissing: deduplicator.missing.values.reduce(0, +),
-            latencyP50: percentile(0.5),
-            latencyP99: percentile(0.99),
+            latencyP50: Self.percentile(0.5, of: sorted).map { $0 * 1000 },
+            latencyP99: Self.percentile(0.99, of: sorted).map { $0 * 1000 },
             inputLagP50: Self.percentile(0.5, of: lags).map { $0 * 1000 },
             inputLagP99: Self.percentile(0.99, of: lags).map { $0 * 1000 }
         )
@@ -936,21 +934,23 @@ public struct LocatorPipeline: Sendable {
         sorted.isEmpty ? nil : sorted[min(Int(Double(sorted.count) * p), sorted.count - 1)]
     }
 
-    /// Says, at most once a minute, that the batches since the last metrics reached the engine a median of
-    /// ``behindLag`` seconds or more after their agents sent them. The rejections that follow (`too_old_to_track`,
-    /// logged under the agent whose reading it was) would otherwise be the only sign, and they point at an agent.
-    private mutating func behindWarning(now: Double) -> [LocatorAction] {
-        let lags = inputLags.sorted()
-        guard let median = Self.percentile(0.5, of: lags), median >= Self.behindLag, now - lastBehindWarning >= 60
+    /// Says, at most once a minute, that the batches the metrics cover (those since the last metrics) reached the
+    /// engine a median of ``behindLag`` seconds or more after their agents sent them. The rejections that follow
+    /// (`too_old_to_track`, logged under the agent whose reading it was) would otherwise be the only sign, and they
+    /// point at an agent.
+    private mutating func behindWarning(_ metrics: LocatorMetrics, now: Double) -> [LocatorAction] {
+        guard let median = metrics.inputLagP50.map({ $0 / 1000 }), median >= Self.behindLag,
+            now - lastBehindWarning >= 60
         else { return [] }
         lastBehindWarning = now
-        let worst = Self.percentile(0.99, of: lags) ?? median
+        let worst = metrics.inputLagP99.map { $0 / 1000 } ?? median
         return [
             .log(
-                "behind its input: the last \(lags.count) batches reached the engine \(Self.seconds(median)) s after "
-                    + "their agents sent them (p99 \(Self.seconds(worst)) s). The locator takes fewer readings a second "
-                    + "than arrive, or the broker held them back; readings older than the map's model.reading_max_age (10 s by default) are dropped "
-                    + "(docs/scale.md says what one locator carries)")
+                "behind its input: the last \(inputLags.count) batches reached the engine \(Self.seconds(median)) s "
+                    + "after their agents sent them (p99 \(Self.seconds(worst)) s). The locator takes fewer readings a "
+                    + "second than arrive, or the broker held them back; readings older than the map's "
+                    + "model.reading_max_age (10 s by default) are dropped (docs/scale.md says what one locator carries)"
+            )
         ]
     }
 
@@ -963,8 +963,9 @@ public struct LocatorPipeline: Sendable {
     /// Read-only access to the engine, for queries and tests.
     public var engineState: LocatorEngine { engine }
 
-    private mutating func metricsPublication(now: Double) -> Publication {
-        let payload = metrics(now: now).payload
+    /// The metrics' publication; the latencies and lags they cover start again.
+    private mutating func metricsPublication(_ metrics: LocatorMetrics) -> Publication {
+        let payload = metrics.payload
         latencies.removeAll(keepingCapacity: true)
         inputLags.removeAll(keepingCapacity: true)
         return Publication(topic: metricsTopic, payload: payload, qos: 0, retain: false)
