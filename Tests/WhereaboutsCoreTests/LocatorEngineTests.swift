@@ -394,17 +394,20 @@ struct LocatorEngineTests {
             "urgent estimates: \(walking.decisions.count) zone changes of a walking tag, "
                 + "\(urgent) of \(walking.estimateTimes.count) estimates made within an interval of one")
         #expect(walking.decisions.count >= 2, "the walk crosses zones")
+        var batchesChecked = 0
         for (time, due) in walking.decisions {
             // From the moment the change was due until it was decided, every batch was estimated on arrival (the
-            // update that took it): the change was decided with the first that bore it out, none waited.
+            // update that took it): the change was decided with the first that bore it out, none waited. (A change
+            // may also be decided by the regular estimate at the very moment it falls due, with no batch between.)
             let batches = walking.readingTimes.filter { $0 >= due - 1e-9 && $0 <= time + 1e-9 }
-            #expect(!batches.isEmpty)
+            batchesChecked += batches.count
             for batch in batches {
                 #expect(
                     walking.estimateTimes.contains { $0 >= batch - 1e-9 && $0 <= batch + 0.02 + 1e-6 },
                     "a batch at \(batch - start) s waited, with a zone change due at \(due - start) s")
             }
         }
+        #expect(batchesChecked > 0, "no change waited for a batch")
         // Not every batch: only those near a decision.
         let everyUpdate = try runEvery20ms(interval: 0, stillInterval: 0, walking: true)
         #expect(urgent > 0)
