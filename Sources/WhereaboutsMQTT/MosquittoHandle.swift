@@ -113,9 +113,24 @@ struct MosquittoHandle: Sendable {
 
     /// Runs one round of network I/O, waiting up to `timeoutMilliseconds`; returns the error that ended the
     /// connection, if any. The corresponding C function is `mosquitto_loop`.
+    ///
+    /// The round's writes leave corked (`TCP_CORK`, cleared when the round ends, which sends what is held): a round
+    /// writes every packet queued since the last one, each with a `write` of its own, and uncorked each went out as a
+    /// segment of its own.
     func loop(timeoutMilliseconds: Int32) -> MQTTError? {
+        cork(true)
         let status = mosquitto_loop(pointer, timeoutMilliseconds, 1)
+        cork(false)
         return status == MOSQ_ERR_SUCCESS.rawValue ? nil : MQTTError(rawValue: status)
+    }
+
+    /// Sets or clears `TCP_CORK` on the connection's socket, if it has one and it is TCP (a Unix socket refuses the
+    /// option, which changes nothing).
+    private func cork(_ on: Bool) {
+        let descriptor = mosquitto_socket(pointer)
+        guard descriptor >= 0 else { return }
+        var value: Int32 = on ? 1 : 0
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Queues DISCONNECT (reason 0, so the broker discards the will). The corresponding C function is
