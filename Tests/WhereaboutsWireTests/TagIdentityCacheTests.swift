@@ -35,4 +35,62 @@ struct TagIdentityCacheTests {
             }
         }
     }
+
+    @Test("past its limit it starts afresh, and its answers stay right before and after")
+    func bounded() {
+        let cache = TagIdentityCache(limit: 100)
+        let texts = (0..<250).map { "ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-3-\($0)" }
+        for round in 0..<2 {
+            for text in texts {
+                let cached = Array(text.utf8).withUnsafeBufferPointer { cache.identity($0) }
+                #expect(cached == TagIdentity(wire: text), "round \(round): \(text)")
+                #expect(cache.count <= 100)
+            }
+            // The first round starts afresh twice and keeps its last 50; the second finds none of its texts (each
+            // start afresh dropped those it would have found) and ends with its last 100.
+            #expect(cache.count == (round == 0 ? 50 : 100))
+        }
+    }
+
+    @Test("a text made to have another's hash gets its own answer, and the two take turns")
+    func collision() throws {
+        // "mac-…" is 16 bytes, two words of the hash. A second 16-byte text with the same first word and a last
+        // word solved for the same final hash (each step of the hash can be undone) collides with it exactly.
+        let real = Array(TagIdentity.address(0x0011_2233_4455).description.utf8)
+        #expect(real.count == 16)
+        let target = real.withUnsafeBufferPointer { TagIdentityCache.hash($0) }
+        var forged = real
+        forged[0] = UInt8(ascii: "x")  // another first word, so that the state before the last word differs
+        let first = forged[0..<8].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        var state = (0x9E37_79B9_7F4A_7C15 ^ UInt64(16) ^ first) &* 0xBF58_476D_1CE4_E5B9
+        state ^= state >> 31
+        // Undo the finish (× c2, then x ^= x >> 29), then the last word's step (× c1, then x ^= x >> 31).
+        let beforeFinish = Self.inverseMultiply(Self.inverseShift(target, 29), 0x94D0_49BB_1331_11EB)
+        let mixed = Self.inverseMultiply(Self.inverseShift(beforeFinish, 31), 0xBF58_476D_1CE4_E5B9)
+        withUnsafeBytes(of: (mixed ^ state).littleEndian) { forged.replaceSubrange(8..<16, with: $0) }
+        #expect(forged.withUnsafeBufferPointer { TagIdentityCache.hash($0) } == target)
+        #expect(forged != real)
+
+        let cache = TagIdentityCache()
+        let address = try #require(TagIdentity(wire: String(decoding: real, as: UTF8.self)))
+        for _ in 0..<3 {
+            #expect(real.withUnsafeBufferPointer { cache.identity($0) } == address)
+            #expect(forged.withUnsafeBufferPointer { cache.identity($0) } == nil)
+        }
+        #expect(cache.count <= 6)
+    }
+
+    /// x for which x ^ (x >> shift) is `value`.
+    static func inverseShift(_ value: UInt64, _ shift: UInt64) -> UInt64 {
+        var x = value
+        for _ in 0..<(64 / shift + 1) { x = value ^ (x >> shift) }
+        return x
+    }
+
+    /// x for which x × factor is `value` (modulo 2⁶⁴; `factor` odd).
+    static func inverseMultiply(_ value: UInt64, _ factor: UInt64) -> UInt64 {
+        var inverse = factor
+        for _ in 0..<6 { inverse = inverse &* (2 &- factor &* inverse) }
+        return value &* inverse
+    }
 }

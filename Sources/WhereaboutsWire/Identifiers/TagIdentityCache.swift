@@ -5,35 +5,98 @@ import WhereaboutsCore
 /// again and again, and parsing the text is most of a reading's decoding cost.
 ///
 /// Keyed by a hash of the bytes and checked against them, so a collision only costs a parse. Bounded: past
-/// ``limit`` entries it starts afresh (a stream of ever new ids, hostile or not, cannot grow it). Invalid texts are
-/// remembered too (as nil), so a bad tag repeated costs one parse.
+/// ``limit`` entries (or ``byteLimit`` bytes of text) it starts afresh, so a stream of ever new ids, hostile or not,
+/// cannot grow it. Invalid texts are remembered too (as nil), so a bad tag repeated costs one parse.
+///
+/// An open-addressed table of 16-byte slots (the hash and where the entry is) over flat arrays of identities and of
+/// the texts' bytes, rather than a `Dictionary` of entries that each held an array: at 10,000 tags every lookup
+/// missed the cache, and the dictionary added a SipHash of the key, the entry's own array and its reference count.
 final class TagIdentityCache: Sendable {
     /// The most identities remembered.
     static let limit = 65_536
+    /// The most bytes of text remembered (ids are about 50 bytes; this is 64 a piece at the limit).
+    static let byteLimit = 4 << 20
 
-    private struct Entry: Sendable {
-        var bytes: [UInt8]
-        var identity: TagIdentity?
+    private let table: Mutex<Table>
+
+    /// A cache of at most `limit` identities (a test's small limit shows what the bound does).
+    init(limit: Int = TagIdentityCache.limit) {
+        table = Mutex(Table(limit: max(limit, 1)))
     }
-
-    private let entries = Mutex<[UInt64: Entry]>([:])
 
     /// The identity these bytes name, as ``TagIdentity/init(wire:)`` reads them.
     func identity(_ bytes: UnsafeBufferPointer<UInt8>) -> TagIdentity? {
         let hash = Self.hash(bytes)
-        let found = entries.withLock { entries -> TagIdentity?? in
-            // Compared under the lock, with one lookup; nothing is copied out of the mutex but the identity.
-            guard let entry = entries[hash], entry.bytes.count == bytes.count else { return nil }
-            let same = entry.bytes.withUnsafeBufferPointer { Self.same($0, bytes) }
-            return same ? .some(entry.identity) : nil
-        }
-        if let found { return found }
+        if let found = table.withLock({ $0.find(bytes, hash: hash) }) { return found }
         let identity = TagIdentity(wire: String(decoding: bytes, as: UTF8.self))
-        entries.withLock { entries in
-            if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
-            entries[hash] = Entry(bytes: Array(bytes), identity: identity)
-        }
+        table.withLock { $0.insert(bytes, hash: hash, identity: identity) }
         return identity
+    }
+
+    /// How many identities are remembered now.
+    var count: Int { table.withLock { $0.identities.count } }
+
+    private struct Table: Sendable {
+        /// Where an entry is: its hash, and its index plus one (0 for an empty slot).
+        struct Slot: Sendable {
+            var hash: UInt64 = 0
+            var entry: UInt32 = 0
+        }
+
+        let limit: Int
+        /// A power of two, kept at least twice the entries, so that probes stay short.
+        var slots = [Slot](repeating: Slot(), count: 1024)
+        var identities: [TagIdentity?] = []
+        /// Each entry's text: where it starts in ``text``; it ends where the next starts (or at the end).
+        var starts: [Int] = []
+        var text: [UInt8] = []
+
+        init(limit: Int) { self.limit = limit }
+
+        /// The slot holding `hash`, or the empty one where it would go. A slot holds one hash at most (texts with
+        /// the same hash replace each other, as a collision only costs a parse), and the first slot tried comes from
+        /// the process's seeded hasher: our hash of the text is not secret, and a radio or an agent that chose texts
+        /// whose hashes start at one slot would otherwise make every lookup walk all of them.
+        func slot(of hash: UInt64) -> Int {
+            let mask = slots.count - 1
+            var index = hash.hashValue & mask
+            while slots[index].entry != 0, slots[index].hash != hash { index = (index + 1) & mask }
+            return index
+        }
+
+        /// The remembered identity of these bytes: .some(nil) for a text remembered as invalid, nil when not there.
+        func find(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> TagIdentity?? {
+            let entry = Int(slots[slot(of: hash)].entry) - 1
+            guard entry >= 0 else { return nil }
+            let start = starts[entry]
+            let end = entry + 1 < starts.count ? starts[entry + 1] : text.count
+            guard end - start == bytes.count else { return nil }
+            let same = text.withUnsafeBufferPointer {
+                TagIdentityCache.same(UnsafeBufferPointer(rebasing: $0[start..<end]), bytes)
+            }
+            return same ? .some(identities[entry]) : nil
+        }
+
+        mutating func insert(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64, identity: TagIdentity?) {
+            // Two threads may parse the same new text at once; the second finds the first's entry.
+            if find(bytes, hash: hash) != nil { return }
+            if identities.count >= limit || text.count + bytes.count > TagIdentityCache.byteLimit {
+                identities.removeAll(keepingCapacity: true)
+                starts.removeAll(keepingCapacity: true)
+                text.removeAll(keepingCapacity: true)
+                for index in slots.indices { slots[index] = Slot() }
+            }
+            if 2 * (identities.count + 1) > slots.count {
+                // Doubled, and every hash placed again.
+                let old = slots
+                slots = [Slot](repeating: Slot(), count: old.count * 2)
+                for slot in old where slot.entry != 0 { slots[self.slot(of: slot.hash)] = slot }
+            }
+            identities.append(identity)
+            starts.append(text.count)
+            text.append(contentsOf: bytes)
+            slots[slot(of: hash)] = Slot(hash: hash, entry: UInt32(identities.count))
+        }
     }
 
     /// Whether two byte runs of the same length are equal, compared eight bytes at a time.
