@@ -7,13 +7,19 @@ struct ZoneMembership: Sendable {
     /// The zones, in map order.
     let zones: [Zone]
     private let configuration: ZoneHysteresis.Configuration
-    private let zoneIndexByKey: [ZoneKey: Int]
+    /// The zones' keys packed (floor, minor) and sorted, with the index of each zone: a binary search finds a
+    /// zone's index in a few compares, where a dictionary hashed each key with SipHash.
+    private let sortedKeys: [UInt32]
+    private let indexOfSortedKey: [Int]
     private var members: [Set<TagIdentity>]
     private var states: [ZoneState]
     private var changedZones: Set<Int> = []
-    private var hysteresisByTag: [TagIdentity: ZoneHysteresis] = [:]
+    /// Each tag's zone decision and how likely its last estimate made the zone it is in: one entry, so that
+    /// placing a tag hashes its identity twice (read, write back), not four times.
+    private var tagStates: [TagIdentity: TagZoneState] = [:]
     private var everSeen: Set<TagIdentity> = []
-    private var probabilityByTag: [TagIdentity: Double] = [:]
+    /// The zones an estimate's evidence reaches, by index (kept between estimates, not reallocated).
+    private var nearby: [Int] = []
     /// The zones' shapes, for zone probabilities from a position.
     let geometry: ZoneGeometry
 
@@ -22,7 +28,11 @@ struct ZoneMembership: Sendable {
         zones = map.zones
         self.configuration = configuration
         geometry = ZoneGeometry(map: map)
-        zoneIndexByKey = Dictionary(map.zones.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { a, _ in a })
+        // The first zone with a key wins, as the map's validation allows no second.
+        let sorted = map.zones.indices.map { (key: Self.packed(map.zones[$0].key), index: $0) }.sorted { $0 < $1 }
+        let unique = sorted.enumerated().filter { $0.offset == 0 || sorted[$0.offset - 1].key != $0.element.key }
+        sortedKeys = unique.map(\.element.key)
+        indexOfSortedKey = unique.map(\.element.index)
         members = Array(repeating: [], count: map.zones.count)
         states = Array(repeating: .unknown, count: map.zones.count)
     }
@@ -57,31 +67,36 @@ struct ZoneMembership: Sendable {
         time: Double,
         transitions: inout [ZoneTransition]
     ) -> Placement {
-        var hysteresis = hysteresisByTag[tag] ?? ZoneHysteresis()
-        defer { hysteresisByTag[tag] = hysteresis }
-        if let current = hysteresis.current, current.floor != floor, let left = hysteresis.leave() {
+        var state = tagStates[tag] ?? TagZoneState()
+        defer { tagStates[tag] = state }
+        if let current = state.hysteresis.current, current.floor != floor, let left = state.hysteresis.leave() {
             move(tag, from: left, to: nil, time: time, transitions: &transitions)
         }
         // The zone holding the position is among those the evidence reaches; the one the tag is in is needed too,
         // for how far out of it the position is. (Not the whole floor: 200 rooms each time cost a tenth of a
         // 10,000-tag locator.)
-        var nearby = evidence.zones.compactMap { zoneIndexByKey[$0].map { zones[$0] } }
-        if let current = hysteresis.current, current.floor == floor, !evidence.zones.contains(current),
-            let index = zoneIndexByKey[current]
-        {
-            nearby.append(zones[index])
+        nearby.removeAll(keepingCapacity: true)
+        for key in evidence.zones {
+            if let index = zoneIndex(of: key) { nearby.append(index) }
         }
-        if let change = hysteresis.update(
+        if let current = state.hysteresis.current, current.floor == floor, !evidence.zones.contains(current),
+            let index = zoneIndex(of: current)
+        {
+            nearby.append(index)
+        }
+        if let change = state.hysteresis.update(
             position: position,
-            zones: nearby,
+            zones: zones,
+            among: nearby,
             time: time,
             configuration: configuration
         ) {
             move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
         }
-        let probability = evidence.probability(of: hysteresis.current)
-        probabilityByTag[tag] = probability
-        return Placement(zone: hysteresis.current, probability: probability, decisionDue: decisionDue(hysteresis))
+        state.probability = evidence.probability(of: state.hysteresis.current)
+        return Placement(
+            zone: state.hysteresis.current, probability: state.probability,
+            decisionDue: decisionDue(state.hysteresis))
     }
 
     /// Takes a tag's zone probabilities on a floor; returns the zone it is in afterwards and how likely that is.
@@ -92,22 +107,23 @@ struct ZoneMembership: Sendable {
         time: Double,
         transitions: inout [ZoneTransition]
     ) -> Placement {
-        var hysteresis = hysteresisByTag[tag] ?? ZoneHysteresis()
-        defer { hysteresisByTag[tag] = hysteresis }
-        if let current = hysteresis.current, current.floor != floor, let left = hysteresis.leave() {
+        var state = tagStates[tag] ?? TagZoneState()
+        defer { tagStates[tag] = state }
+        if let current = state.hysteresis.current, current.floor != floor, let left = state.hysteresis.leave() {
             move(tag, from: left, to: nil, time: time, transitions: &transitions)
         }
-        if let change = hysteresis.update(evidence: evidence, time: time, configuration: configuration) {
+        if let change = state.hysteresis.update(evidence: evidence, time: time, configuration: configuration) {
             move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
         }
-        let probability = evidence.probability(of: hysteresis.current)
-        probabilityByTag[tag] = probability
-        return Placement(zone: hysteresis.current, probability: probability, decisionDue: decisionDue(hysteresis))
+        state.probability = evidence.probability(of: state.hysteresis.current)
+        return Placement(
+            zone: state.hysteresis.current, probability: state.probability,
+            decisionDue: decisionDue(state.hysteresis))
     }
 
     /// When a change challenging the tag's zone may be decided, if one is (``Placement/decisionDue``).
     func decisionDue(of tag: TagIdentity) -> Double? {
-        hysteresisByTag[tag].flatMap(decisionDue)
+        tagStates[tag].flatMap { decisionDue($0.hysteresis) }
     }
 
     /// None for a tag whose first place is still being decided: nothing waits on it (occupancy is held back while a
@@ -120,7 +136,7 @@ struct ZoneMembership: Sendable {
 
     /// Takes a tag out of its zone at once (it timed out).
     mutating func leave(_ tag: TagIdentity, time: Double, transitions: inout [ZoneTransition]) {
-        guard let left = hysteresisByTag[tag]?.leave() else { return }
+        guard let left = tagStates[tag]?.hysteresis.leave() else { return }
         move(tag, from: left, to: nil, time: time, transitions: &transitions)
     }
 
@@ -128,8 +144,7 @@ struct ZoneMembership: Sendable {
     /// until they are seen again.
     mutating func forget<Tags: Sequence<TagIdentity>>(_ tags: Tags) {
         for tag in tags {
-            hysteresisByTag[tag] = nil
-            probabilityByTag[tag] = nil
+            tagStates[tag] = nil
             everSeen.remove(tag)
         }
     }
@@ -158,12 +173,12 @@ struct ZoneMembership: Sendable {
         time: Double,
         transitions: inout [ZoneTransition]
     ) {
-        if let from, let index = zoneIndexByKey[from] {
+        if let from, let index = zoneIndex(of: from) {
             members[index].remove(tag)
             changedZones.insert(index)
             transitions.append(ZoneTransition(time: time, tag: tag, zone: from, kind: .exit))
         }
-        if let to, let index = zoneIndexByKey[to] {
+        if let to, let index = zoneIndex(of: to) {
             members[index].insert(tag)
             changedZones.insert(index)
             transitions.append(ZoneTransition(time: time, tag: tag, zone: to, kind: .enter))
@@ -174,22 +189,22 @@ struct ZoneMembership: Sendable {
 
     /// The zone a tag is in, if any.
     func zone(of tag: TagIdentity) -> ZoneKey? {
-        hysteresisByTag[tag]?.current
+        tagStates[tag]?.hysteresis.current
     }
 
     /// Whether a zone's covering agents are all down, so that who is in it cannot be known.
     func isUnknown(_ zone: ZoneKey) -> Bool {
-        zoneIndexByKey[zone].map { states[$0] == .unknown } ?? false
+        zoneIndex(of: zone).map { states[$0] == .unknown } ?? false
     }
 
     /// Whether a zone's occupancy can be known now, without listing who is in it.
     func state(of zone: ZoneKey) -> ZoneState? {
-        zoneIndexByKey[zone].map { states[$0] }
+        zoneIndex(of: zone).map { states[$0] }
     }
 
     /// Who is in a zone, and whether that can be known.
     func occupancy(of zone: ZoneKey) -> Occupancy? {
-        zoneIndexByKey[zone].map(occupancy)
+        zoneIndex(of: zone).map(occupancy)
     }
 
     /// The occupancy of every zone, in map order.
@@ -197,17 +212,37 @@ struct ZoneMembership: Sendable {
 
     /// A tag's state for a zone: inside, outside, or unknown (never seen, or the zone's agents are down).
     func state(of tag: TagIdentity, in zone: ZoneKey) -> RegionState {
-        guard let zoneIndex = zoneIndexByKey[zone], states[zoneIndex] == .known else { return .unknown }
+        guard let zoneIndex = zoneIndex(of: zone), states[zoneIndex] == .known else { return .unknown }
         guard everSeen.contains(tag) else { return .unknown }
-        return hysteresisByTag[tag]?.current == zone ? .inside : .outside
+        return tagStates[tag]?.hysteresis.current == zone ? .inside : .outside
     }
 
     private func occupancy(_ index: Int) -> Occupancy {
         let tags = members[index].sorted()
         return Occupancy(
             zone: zones[index].key, state: states[index], tags: tags,
-            probabilities: tags.map { probabilityByTag[$0] ?? 0 })
+            probabilities: tags.map { tagStates[$0]?.probability ?? 0 })
     }
+
+    /// The index in ``zones`` of the zone with this key, if the map has one.
+    private func zoneIndex(of key: ZoneKey) -> Int? {
+        let packed = Self.packed(key)
+        var low = 0
+        var high = sortedKeys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sortedKeys[middle] < packed { low = middle + 1 } else { high = middle }
+        }
+        return low < sortedKeys.count && sortedKeys[low] == packed ? indexOfSortedKey[low] : nil
+    }
+
+    private static func packed(_ key: ZoneKey) -> UInt32 { UInt32(key.floor) << 16 | UInt32(key.minor) }
+}
+
+/// A tag's zone decision, and how likely its last estimate made the zone it is in (or no zone).
+private struct TagZoneState: Sendable {
+    var hysteresis = ZoneHysteresis()
+    var probability = 0.0
 }
 
 /// The zones, floor outlines and obstacles of a map, for the zone probabilities of a position: read-only, so the
