@@ -1,5 +1,6 @@
 import Testing
-import WhereaboutsCore
+
+@testable import WhereaboutsCore
 
 @Suite("Trilateration")
 struct TrilaterationTests {
@@ -80,6 +81,33 @@ struct TrilaterationTests {
         let twelve = try #require(medians[12])
         #expect(three > six, "3 agents \(three) m, 6 agents \(six) m")
         #expect(six > twelve, "6 agents \(six) m, 12 agents \(twelve) m")
+    }
+
+    @Test("with residuals the size of their sigmas, a fit ends in a few evaluations, at the cost's minimum")
+    func fewEvaluations() throws {
+        // Ranges with 5 dB of noise disagree by about their sigmas: Gauss–Newton's matrix alone (no residual
+        // curvature) then converges only linearly, which took 30 to 40 evaluations a fit here, and could stop short.
+        var generator = SplitMix64(seed: 0x5EED_00C0)
+        var evaluations: [Int] = []
+        for _ in 0..<300 {
+            let anchors = randomLayout(8, using: &generator)
+            let tag = Point(
+                x: Double.random(in: 2...28, using: &generator), y: Double.random(in: 2...18, using: &generator))
+            let residuals = Trilateration.ResidualModel(
+                ranges: measurements(from: anchors, to: tag, noiseDB: 5, using: &generator))
+            let start = Point(x: 15, y: 10)
+            let solution = Trilateration.levenbergMarquardt(residuals, start: start, prior: start)
+            evaluations.append(solution.evaluations)
+            // A minimum: no point a centimetre away in any of eight directions costs less.
+            let cost = residuals.evaluate(at: solution.position, prior: start).cost
+            for (dx, dy) in [(1.0, 0.0), (-1, 0), (0, 1), (0, -1), (0.7, 0.7), (-0.7, 0.7), (0.7, -0.7), (-0.7, -0.7)] {
+                let nearby = solution.position + Point(x: 0.01 * dx, y: 0.01 * dy)
+                #expect(residuals.evaluate(at: nearby, prior: start).cost >= cost - 1e-9 * max(cost, 1))
+            }
+        }
+        let mean = Double(evaluations.reduce(0, +)) / Double(evaluations.count)
+        print("trilateration: \(mean) evaluations a fit on average, at most \(evaluations.max() ?? 0)")
+        #expect(mean <= 15, "\(mean) evaluations a fit on average")
     }
 
     @Test("one agent puts the tag at the agent, with the range as its accuracy")
