@@ -99,36 +99,64 @@ public struct JSONWriter: Sendable {
 
     /// Writes k / 1000 in positional notation without trailing zeros.
     private static func appendThousandths(_ thousandths: Int, to output: inout [UInt8]) {
-        if thousandths < 0 { output.append(UInt8(ascii: "-")) }
-        let magnitude = thousandths.magnitude
-        appendInteger(Int(magnitude / 1000), to: &output)
-        var fraction = magnitude % 1000
+        var fraction = thousandths.magnitude % 1000
         // Integers take the other way, but a whole k / 1000 must not loop below.
-        guard fraction != 0 else { return }
-        output.append(UInt8(ascii: "."))
+        guard fraction != 0 else {
+            appendInteger(thousandths / 1000, negative: thousandths < 0, to: &output)
+            return
+        }
         var digits = 3
         while fraction % 10 == 0 {
             fraction /= 10
             digits -= 1
         }
-        var divisor: UInt = 1
-        for _ in 1..<digits { divisor *= 10 }
-        while divisor > 0 {
-            output.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
-            divisor /= 10
+        // Written backwards into a buffer of its own and appended at once: an array's append checks its buffer
+        // every time, and a payload is mostly numbers.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
+            var start = buffer.count
+            for _ in 0..<digits {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(fraction % 10)
+                fraction /= 10
+            }
+            start -= 1
+            buffer[start] = UInt8(ascii: ".")
+            start = writeDigits(thousandths.magnitude / 1000, negative: thousandths < 0, before: start, in: buffer)
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
         }
     }
 
     /// Appends an integer's decimal digits.
     private static func appendInteger(_ value: Int, to output: inout [UInt8]) {
-        if value < 0 { output.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        let start = output.count
+        appendInteger(value, negative: value < 0, to: &output)
+    }
+
+    /// Appends an integer's decimal digits, with a minus sign when `negative` (so that -0.5 rounded towards zero
+    /// keeps its sign).
+    private static func appendInteger(_ value: Int, negative: Bool, to output: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            let start = writeDigits(value.magnitude, negative: negative, before: buffer.count, in: buffer)
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        }
+    }
+
+    /// Writes `magnitude`'s digits, and a minus sign when `negative`, to end just before `end` in `buffer`, which
+    /// must have room (21 bytes for any `UInt`); returns where they start.
+    private static func writeDigits(
+        _ magnitude: UInt, negative: Bool, before end: Int, in buffer: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int {
+        var magnitude = magnitude
+        var start = end
         repeat {
-            output.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            start -= 1
+            buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
             magnitude /= 10
         } while magnitude > 0
-        output[start...].reverse()
+        if negative {
+            start -= 1
+            buffer[start] = UInt8(ascii: "-")
+        }
+        return start
     }
 
     /// Appends a quoted string with the escapes JSON requires.
@@ -145,24 +173,36 @@ public struct JSONWriter: Sendable {
 
     /// Appends a string given as UTF-8 bytes, quoted, with the escapes JSON requires.
     static func appendString(_ text: some Sequence<UInt8>, to output: inout [UInt8]) {
+        let done: Void? = text.withContiguousStorageIfAvailable { appendString($0, to: &output) }
+        if done == nil { Array(text).withUnsafeBufferPointer { appendString($0, to: &output) } }
+    }
+
+    /// Appends a string given as UTF-8 bytes, quoted, with the escapes JSON requires: the runs between escapes
+    /// are copied whole.
+    static func appendString(_ text: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        // Every byte that needs an escape is ASCII, so the UTF-8 bytes can be copied one by one: a byte of a
-        // multi-byte character is never below 0x80.
-        for byte in text {
+        // Every byte that needs an escape is ASCII, so the UTF-8 bytes can be copied as they are between escapes: a
+        // byte of a multi-byte character is never below 0x80.
+        var runStart = 0
+        for index in text.indices {
+            let byte = text[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index]))
+            runStart = index + 1
             switch byte {
             case UInt8(ascii: "\""): append("\\\"", to: &output)
             case UInt8(ascii: "\\"): append("\\\\", to: &output)
             case UInt8(ascii: "\n"): append("\\n", to: &output)
             case UInt8(ascii: "\r"): append("\\r", to: &output)
             case UInt8(ascii: "\t"): append("\\t", to: &output)
-            case 0..<0x20:
+            default:
                 let digits: StaticString = "0123456789abcdef"
                 append("\\u00", to: &output)
                 output.append(digits.utf8Start[Int(byte >> 4)])
                 output.append(digits.utf8Start[Int(byte & 0xF)])
-            default: output.append(byte)
             }
         }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart...]))
         output.append(UInt8(ascii: "\""))
     }
 }

@@ -64,6 +64,48 @@ struct JSONParserTests {
         #expect(JSONWriter().string(.number(.nan)) == "null")
     }
 
+    @Test("strings are escaped character by character, wherever the escapes fall in them; integers of every size")
+    func escapesAndIntegers() throws {
+        // The writer copies the runs between escapes whole; a plain escaper, one character at a time, is the
+        // reference.
+        func reference(_ text: String) -> String {
+            var out = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case "\u{0}"..."\u{1F}":
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        let pieces = [
+            "a", "plain run of text ", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1F}", "ü", "🗝️", "\u{7F}", "",
+        ]
+        var state: UInt64 = 7
+        var wrong: [String] = []
+        for _ in 0..<2_000 {
+            var text = ""
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            for step in 0..<Int(state >> 60) {
+                text += pieces[Int((state >> UInt64(4 * step % 56)) % UInt64(pieces.count))]
+            }
+            let written = JSONWriter().string(.string(text))
+            if written != reference(text) { wrong.append(written) }
+            #expect(try parser.parse(written) == .string(text))
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) differ, first \(wrong.prefix(3))")
+        for integer in [0, 7, -7, 10, -10, 999_999_999_999_999, -999_999_999_999_999, 1 << 40, -(1 << 40)] {
+            #expect(JSONWriter().string(.number(Double(integer))) == String(integer))
+        }
+    }
+
     @Test("numbers of three decimals, written without description, are written as description writes them")
     func thousandths() {
         // A fixed-seed generator of its own: this module's tests need nothing from the engine.
