@@ -64,6 +64,79 @@ struct ZoneEvidenceTests {
         #expect(try evidence(map, Point(x: 5, y: 4), accuracy: 0.5).zones == [Self.lobby])
     }
 
+    @Test("rectangular zones integrated exactly match a fine integral; the lattice other zones take is near it")
+    func exactAndLattice() throws {
+        // Six rooms of 4 × 3 m in a rectangular building, and the same rooms each with a fifth, redundant vertex
+        // (mid-way along its bottom edge), which makes them other polygons and sends them to the lattice.
+        func room(_ column: Int, _ row: Int, extraVertex: Bool) -> Zone {
+            let x = Double(column) * 4
+            let y = Double(row) * 3
+            var corners = [Point(x: x, y: y)]
+            if extraVertex { corners.append(Point(x: x + 2, y: y)) }
+            corners += [Point(x: x + 4, y: y), Point(x: x + 4, y: y + 3), Point(x: x, y: y + 3)]
+            return Zone(floor: 1, minor: UInt16(row * 3 + column + 1), name: "", polygon: Polygon(corners))
+        }
+        let outline = Polygon([Point(x: 0, y: 0), Point(x: 12, y: 0), Point(x: 12, y: 6), Point(x: 0, y: 6)])
+        let rooms = (0..<2).flatMap { row in (0..<3).map { room($0, row, extraVertex: false) } }
+        let fivers = (0..<2).flatMap { row in (0..<3).map { room($0, row, extraVertex: true) } }
+        let exactFloor = FloorZones(zones: rooms, outline: outline, obstacles: [])
+        let latticeFloor = FloorZones(zones: fivers, outline: outline, obstacles: [])
+        #expect(exactFloor.rectangular.allSatisfy { $0 } && !latticeFloor.rectangular.contains(true))
+        // The reference: the same Gaussian over ±3σ, cut to the building. Zones and building are rectangles, so
+        // it is a product of one-dimensional integrals, summed here on a fine midpoint rule.
+        func reference(_ position: Point, _ accuracy: Double, _ zone: Zone) -> Double {
+            let sigma = accuracy / 2.squareRoot()
+            func mass(_ from: Double, _ to: Double, _ centre: Double) -> Double {
+                let low = max(from, centre - 3 * sigma)
+                let high = min(to, centre + 3 * sigma)
+                guard high > low else { return 0 }
+                let steps = 20_000
+                let step = (high - low) / Double(steps)
+                var sum = 0.0
+                for index in 0..<steps {
+                    let offset = (low + (Double(index) + 0.5) * step - centre) / sigma
+                    sum += exponential(-offset * offset / 2)
+                }
+                return sum * step
+            }
+            let bounds = zone.polygon.bounds
+            return mass(bounds.minimum.x, bounds.maximum.x, position.x)
+                * mass(bounds.minimum.y, bounds.maximum.y, position.y)
+                / (mass(0, 12, position.x) * mass(0, 6, position.y))
+        }
+        var random = SplitMix64(seed: 4)
+        var exactError = 0.0
+        var latticeError = 0.0
+        for _ in 0..<300 {
+            // Some near the building's edge, where the exact path cuts the Gaussian at the outline.
+            let position = Point(
+                x: Double.random(in: 0...12, using: &random), y: Double.random(in: 0...6, using: &random))
+            let accuracy = Double.random(in: 0.2...3, using: &random)
+            let exact = ZoneEvidence(position: position, accuracy: accuracy, floor: exactFloor)
+            let lattice = ZoneEvidence(position: position, accuracy: accuracy, floor: latticeFloor)
+            #expect(exact.zones == lattice.zones)
+            for room in rooms where exact.zones.contains(room.key) {
+                let truth = reference(position, accuracy, room)
+                exactError = max(exactError, abs(exact.probability(of: room.key) - truth))
+                latticeError = max(latticeError, abs(lattice.probability(of: room.key) - truth))
+            }
+        }
+        // The engine's 12 × 12 lattice steps half a σ, so a boundary near the middle moves a whole column of its
+        // mass at once.
+        #expect(exactError < 1e-6, "exact: largest error \(exactError)")
+        #expect(latticeError < 0.15, "lattice: largest error \(latticeError)")
+        print("zone evidence: largest error, exact \(exactError), 12 × 12 lattice \(latticeError)")
+    }
+
+    @Test("the reported zones are the likely ones, most likely first and in map order among equals")
+    func reportedOrder() {
+        let c = ZoneKey(floor: 1, minor: 3)
+        let d = ZoneKey(floor: 1, minor: 4)
+        let evidence = ZoneEvidence(zones: [Self.lobby, Self.reception, c, d], mass: [0.3, 0.4, 0.3, 0.005])
+        #expect(evidence.reported.map(\.zone) == [Self.reception, Self.lobby, c])
+        #expect(evidence.reported.map(\.probability) == [0.4, 0.3, 0.3])
+    }
+
     @Test("a tag in the middle of a room is in it with a probability near 1")
     func middle() throws {
         let map = try loadShippedMap("demo-office.json")

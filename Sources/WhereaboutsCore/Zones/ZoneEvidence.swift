@@ -43,14 +43,29 @@ struct ZoneEvidence: Sendable, Hashable {
 
     /// The zones of at least ``reportedProbability``, most likely first (map order among equals).
     var reported: [ZoneProbability] {
-        zip(zones, mass).enumerated()
-            .filter { $0.element.1 >= Self.reportedProbability }
-            .sorted { ($0.element.1, -$0.offset) > ($1.element.1, -$1.offset) }
-            .map { ZoneProbability(zone: $0.element.0, probability: $0.element.1) }
+        var result: [ZoneProbability] = []
+        for index in zones.indices where mass[index] >= Self.reportedProbability {
+            result.append(ZoneProbability(zone: zones[index], probability: mass[index]))
+            // A handful at most: an insertion sort that passes no equal keeps map order among equals.
+            var slot = result.count - 1
+            while slot > 0, result[slot - 1].probability < result[slot].probability {
+                result.swapAt(slot - 1, slot)
+                slot -= 1
+            }
+        }
+        return result
     }
 
     /// The mass per zone of a position known to `accuracy` metres, for the zones within reach of it (the others
-    /// have none).
+    /// have none), on a floor of these zones, outline and obstacles.
+    init(position: Point, accuracy: Double, zones floorZones: [Zone], outline: Polygon, obstacles: [Polygon] = []) {
+        self.init(
+            position: position, accuracy: accuracy,
+            floor: FloorZones(zones: floorZones, outline: outline, obstacles: obstacles))
+    }
+
+    /// The mass per zone of a position known to `accuracy` metres, for the zones of `floor` within reach of it
+    /// (the others have none).
     ///
     /// `accuracy` is taken as the RMS distance of the true position from the estimate, as both the grid filter's
     /// spread and the trilateration's accuracy are: a circular Gaussian with σ = accuracy / √2 on each axis. It is
@@ -61,88 +76,106 @@ struct ZoneEvidence: Sendable, Hashable {
     /// axis-aligned rectangle, no obstacle is near, and the box is inside the outline or the outline is a rectangle
     /// too, the same truncated Gaussian is integrated exactly instead (a product of error functions), which costs a
     /// fraction of the lattice.
-    init(position: Point, accuracy: Double, zones floorZones: [Zone], outline: Polygon, obstacles: [Polygon] = []) {
+    init(position: Point, accuracy: Double, floor: FloorZones) {
         let sigma = max(accuracy, Self.minimumAccuracy) / 2.squareRoot()
         let reach = Self.lattice.reach * sigma
-        let low = Point(x: position.x - reach, y: position.y - reach)
-        let high = Point(x: position.x + reach, y: position.y + reach)
-        func overlaps(_ bounds: (minimum: Point, maximum: Point)) -> Bool {
-            bounds.minimum.x <= high.x && bounds.maximum.x >= low.x && bounds.minimum.y <= high.y
-                && bounds.maximum.y >= low.y
-        }
-        let candidates = floorZones.indices.filter { overlaps(floorZones[$0].polygon.bounds) }
+        let box = FloorZones.Box(
+            minimum: Point(x: position.x - reach, y: position.y - reach),
+            maximum: Point(x: position.x + reach, y: position.y + reach))
         // Only the zones the box reaches can have mass: a floor of 200 rooms lists a handful.
-        zones = candidates.map { floorZones[$0].key }
-        mass = [Double](repeating: 0, count: candidates.count)
-        let blocking = obstacles.filter { overlaps($0.bounds) }
-        // Zones drawn as axis-aligned rectangles, on free floor (the box inside the outline, no obstacle near):
-        // the integral is a product of two one-dimensional ones, exact, at the cost of four erfc per zone.
-        let candidateRectangles = candidates.compactMap { Self.rectangle(floorZones[$0].polygon) }
+        zones = []
+        mass = []
         // The box inside the outline: by its corners for a rectangular outline, else by the polygon test.
-        let frame = Self.rectangle(outline)
-        let insideOutline =
-            frame.map {
-                $0.minimum.x <= low.x && $0.minimum.y <= low.y && $0.maximum.x >= high.x && $0.maximum.y >= high.y
-            } ?? outline.encloses(Polygon([low, Point(x: high.x, y: low.y), high, Point(x: low.x, y: high.y)]))
-        if blocking.isEmpty, candidateRectangles.count == candidates.count, insideOutline || frame != nil {
-            func share(_ from: Double, _ to: Double, _ centre: Double) -> Double {
-                let a = max(from, centre - reach)
-                let b = min(to, centre + reach)
-                guard b > a else { return 0 }
-                return Self.normalMass((a - centre) / sigma, (b - centre) / sigma)
-            }
-            // The free floor within the box: all of it, or the part inside a rectangular outline.
-            let floor = insideOutline ? (minimum: low, maximum: high) : frame ?? (low, high)
-            let total =
-                share(floor.minimum.x, floor.maximum.x, position.x)
-                * share(floor.minimum.y, floor.maximum.y, position.y)
-            if total > 0 {
-                for (slot, rectangle) in candidateRectangles.enumerated() {
-                    mass[slot] = min(
-                        share(rectangle.minimum.x, rectangle.maximum.x, position.x)
-                            * share(rectangle.minimum.y, rectangle.maximum.y, position.y) / total, 1)
-                }
-                return
-            }
+        let insideOutline = floor.frame.map { $0.encloses(box) } ?? floor.outline.encloses(box.polygon)
+        // Zones drawn as axis-aligned rectangles, on free floor (the box inside the outline, no obstacle near):
+        // the integral is a product of two one-dimensional ones, exact, at the cost of four erfc per zone (none
+        // along an axis where the zone spans the whole box).
+        var exact = (insideOutline || floor.frame != nil) && !floor.obstacleBounds.contains { $0.overlaps(box) }
+        // Neighbouring rooms share their walls' coordinates, so the tails at them are kept for the next zone.
+        var tails = Tails()
+        let scale = 1 / (sigma * 2.squareRoot())
+        func share(_ from: Double, _ to: Double, _ centre: Double) -> Double {
+            let a = max(from, centre - reach)
+            let b = min(to, centre + reach)
+            guard b > a else { return 0 }
+            if a == centre - reach, b == centre + reach { return Self.wholeMass }
+            let lower = a == centre - reach ? Self.lowerTail : tails.complementaryError((a - centre) * scale)
+            let upper = b == centre + reach ? Self.upperTail : tails.complementaryError((b - centre) * scale)
+            return 0.5 * (lower - upper)
         }
-        var total = 0.0
-        var inZone = [Double](repeating: 0, count: candidates.count)
-        // Taken out once: reading a polygon out of the zones for every lattice point copied it each time.
-        let candidatePolygons = candidates.map { floorZones[$0].polygon }
+        // The free floor within the box: all of it, or the part inside a rectangular outline.
+        var total = Self.wholeMass * Self.wholeMass
+        if exact, !insideOutline, let frame = floor.frame {
+            total =
+                share(frame.minimum.x, frame.maximum.x, position.x)
+                * share(frame.minimum.y, frame.maximum.y, position.y)
+            exact = total > 0
+        }
+        for index in floor.bounds.indices where floor.bounds[index].overlaps(box) {
+            zones.append(floor.keys[index])
+            exact = exact && floor.rectangular[index]
+            guard exact else { continue }
+            let rectangle = floor.bounds[index]
+            mass.append(
+                min(
+                    share(rectangle.minimum.x, rectangle.maximum.x, position.x)
+                        * share(rectangle.minimum.y, rectangle.maximum.y, position.y) / total, 1))
+        }
+        if exact { return }
+        mass = [Double](repeating: 0, count: zones.count)
+        var lattice = 0.0
+        let candidates = floor.bounds.indices.filter { floor.bounds[$0].overlaps(box) }
+        let blocking = floor.obstacles.indices.filter { floor.obstacleBounds[$0].overlaps(box) }
         for point in Self.lattice.points {
             let sample = Point(x: position.x + sigma * point.x, y: position.y + sigma * point.y)
-            guard insideOutline || outline.contains(sample), !blocking.contains(where: { $0.contains(sample) })
+            guard insideOutline || floor.outline.contains(sample),
+                !blocking.contains(where: { floor.obstacles[$0].contains(sample) })
             else { continue }
-            total += point.weight
+            lattice += point.weight
             // Zones do not overlap (the map checks), so the first that holds the point is the one.
-            for (slot, polygon) in candidatePolygons.enumerated() where polygon.contains(sample) {
-                inZone[slot] += point.weight
+            for (slot, index) in candidates.enumerated() where floor.polygons[index].contains(sample) {
+                mass[slot] += point.weight
                 break
             }
         }
         // A position whose whole neighbourhood is off the free floor (it should not happen: estimates are kept
         // inside the outline): fall back to the zone it is in, if any.
-        guard total > 0 else {
-            if let zone = floorZones.first(where: { $0.polygon.contains(position) }) {
-                zones = [zone.key]
+        guard lattice > 0 else {
+            if let index = floor.polygons.firstIndex(where: { $0.contains(position) }) {
+                zones = [floor.keys[index]]
                 mass = [1]
             }
             return
         }
-        for index in mass.indices { mass[index] = inZone[index] / total }
+        for index in mass.indices { mass[index] /= lattice }
+    }
+
+    /// The standard normal's mass within the integral's reach, ±3σ.
+    private static let wholeMass = normalMass(-lattice.reach, lattice.reach)
+    /// erfc at the reach's ends, −3 / √2 and 3 / √2.
+    private static let lowerTail = complementaryErrorFunction(-lattice.reach / 2.squareRoot())
+    private static let upperTail = complementaryErrorFunction(lattice.reach / 2.squareRoot())
+
+    /// The last few values of erfc, by argument.
+    private struct Tails {
+        private var arguments = SIMD8<Double>(repeating: .nan)
+        private var values = SIMD8<Double>()
+        private var next = 0
+
+        mutating func complementaryError(_ x: Double) -> Double {
+            for slot in 0..<8 where arguments[slot] == x { return values[slot] }
+            let value = complementaryErrorFunction(x)
+            arguments[next] = x
+            values[next] = value
+            next = (next + 1) & 7
+            return value
+        }
     }
 
     /// The standard normal's mass between `a` and `b` (a ≤ b).
     private static func normalMass(_ a: Double, _ b: Double) -> Double {
         let scale = 1 / 2.squareRoot()
         return 0.5 * (complementaryErrorFunction(a * scale) - complementaryErrorFunction(b * scale))
-    }
-
-    /// The corners of a polygon that is an axis-aligned rectangle, else nil.
-    private static func rectangle(_ polygon: Polygon) -> (minimum: Point, maximum: Point)? {
-        guard polygon.vertices.count == 4 else { return nil }
-        for edge in polygon.edges where edge.start.x != edge.end.x && edge.start.y != edge.end.y { return nil }
-        return polygon.bounds
     }
 
     /// Accuracies below this (metres) are taken as this: no estimate is better than a few centimetres.
@@ -164,4 +197,66 @@ struct ZoneEvidence: Sendable, Hashable {
         }
         return (points, reach)
     }()
+}
+
+/// A floor's zones, outline and obstacles laid out for ``ZoneEvidence``: their bounds side by side, and which zones
+/// are axis-aligned rectangles, found once for the map rather than at every estimate (a campus floor has hundreds of
+/// zones, and an estimate reaches a handful).
+struct FloorZones: Sendable {
+    /// An axis-aligned box.
+    struct Box: Sendable, Hashable {
+        var minimum: Point
+        var maximum: Point
+
+        func overlaps(_ other: Box) -> Bool {
+            minimum.x <= other.maximum.x && maximum.x >= other.minimum.x && minimum.y <= other.maximum.y
+                && maximum.y >= other.minimum.y
+        }
+
+        func encloses(_ other: Box) -> Bool {
+            minimum.x <= other.minimum.x && minimum.y <= other.minimum.y && maximum.x >= other.maximum.x
+                && maximum.y >= other.maximum.y
+        }
+
+        var polygon: Polygon {
+            Polygon([minimum, Point(x: maximum.x, y: minimum.y), maximum, Point(x: minimum.x, y: maximum.y)])
+        }
+    }
+
+    /// The zones, in map order …
+    let keys: [ZoneKey]
+    /// … their outlines …
+    let polygons: [Polygon]
+    /// … their bounds …
+    let bounds: [Box]
+    /// … and whether each is an axis-aligned rectangle (its bounds, then, are the zone).
+    let rectangular: [Bool]
+    /// The floor's outline …
+    let outline: Polygon
+    /// … and its bounds when it is an axis-aligned rectangle.
+    let frame: Box?
+    /// The obstacles, and their bounds.
+    let obstacles: [Polygon]
+    let obstacleBounds: [Box]
+
+    init(zones: [Zone], outline: Polygon, obstacles: [Polygon]) {
+        keys = zones.map(\.key)
+        polygons = zones.map(\.polygon)
+        bounds = polygons.map(Self.box)
+        rectangular = polygons.map(Self.isRectangle)
+        self.outline = outline
+        frame = Self.isRectangle(outline) ? Self.box(outline) : nil
+        self.obstacles = obstacles
+        obstacleBounds = obstacles.map(Self.box)
+    }
+
+    private static func box(_ polygon: Polygon) -> Box {
+        Box(minimum: polygon.bounds.minimum, maximum: polygon.bounds.maximum)
+    }
+
+    /// Whether a polygon is an axis-aligned rectangle.
+    private static func isRectangle(_ polygon: Polygon) -> Bool {
+        polygon.vertices.count == 4
+            && polygon.edges.allSatisfy { $0.start.x == $0.end.x || $0.start.y == $0.end.y }
+    }
 }

@@ -249,13 +249,21 @@ private struct TagZoneState: Sendable {
 /// workers of an update share it.
 struct ZoneGeometry: Sendable {
     private let zonesByFloor: [UInt16: [Zone]]
-    private let outlineByFloor: [UInt16: Polygon]
-    private let obstaclesByFloor: [UInt16: [Polygon]]
+    private let layoutByFloor: [UInt16: FloorZones]
 
     init(map: FloorMap) {
         zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
-        outlineByFloor = Dictionary(map.floors.map { ($0.major, $0.outline) }, uniquingKeysWith: { a, _ in a })
-        obstaclesByFloor = Dictionary(grouping: map.obstacles, by: \.floor).mapValues { $0.map(\.polygon) }
+        let obstaclesByFloor = Dictionary(grouping: map.obstacles, by: \.floor).mapValues { $0.map(\.polygon) }
+        layoutByFloor = Dictionary(
+            map.floors.map { floor in
+                (
+                    floor.major,
+                    FloorZones(
+                        zones: map.zones(onFloor: floor.major), outline: floor.outline,
+                        obstacles: obstaclesByFloor[floor.major] ?? [])
+                )
+            },
+            uniquingKeysWith: { a, _ in a })
     }
 
     /// The zones of a floor, in map order.
@@ -264,8 +272,9 @@ struct ZoneGeometry: Sendable {
     /// The probability mass per zone of a floor for a position known to `accuracy` metres (the trilateration
     /// path): a Gaussian over the free floor, integrated over each zone (``ZoneEvidence``).
     func evidence(floor: UInt16, position: Point, accuracy: Double) -> ZoneEvidence {
-        ZoneEvidence(
-            position: position, accuracy: accuracy, zones: zones(onFloor: floor),
-            outline: outlineByFloor[floor] ?? Polygon([]), obstacles: obstaclesByFloor[floor] ?? [])
+        guard let layout = layoutByFloor[floor] else {
+            return ZoneEvidence(position: position, accuracy: accuracy, zones: [], outline: Polygon([]))
+        }
+        return ZoneEvidence(position: position, accuracy: accuracy, floor: layout)
     }
 }
