@@ -20,6 +20,44 @@ struct TagIdentityCacheTests {
         }
     }
 
+    @Test("beacon texts read from their bytes name what the wire's parse names, mutated ones included")
+    func beaconBytes() {
+        // Texts of the beacon kinds with bytes changed, cut or added; each must be read as TagIdentity(wire:)
+        // reads it (its check of the characters and the length included), and never go to the table.
+        let cache = TagIdentityCache()
+        let alphabet = Array("0123456789abcdefABCDEFgxz-_: é".utf8)
+        var random = SplitMix64(seed: 21)
+        var read = 0
+        var refused = 0
+        for round in 0..<20_000 {
+            var text = Array(
+                (round % 2 == 0
+                    ? "ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-\(round % 70_000)-\(round % 13)"
+                    : "altbeacon-E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-\(round % 9)-\(round)").utf8)
+            for _ in 0..<Int(random.next() % 3) {
+                let position = Int(random.next() % UInt64(text.count + 1))
+                let byte = alphabet[Int(random.next() % UInt64(alphabet.count))]
+                switch random.next() % 3 {
+                case 0 where position < text.count: text[position] = byte
+                case 1: text.insert(byte, at: position)
+                default: if position < text.count { text.remove(at: position) }
+                }
+            }
+            let wire = TagIdentity(wire: String(decoding: text, as: UTF8.self))
+            guard let beacon = text.withUnsafeBufferPointer({ TagIdentity.beacon($0) }) else {
+                // Not a beacon kind any more: the cache parses it as the wire does.
+                #expect(text.withUnsafeBufferPointer { cache.identity($0) } == wire)
+                continue
+            }
+            #expect(beacon == wire, "\(String(decoding: text, as: UTF8.self))")
+            #expect(text.withUnsafeBufferPointer { cache.identity($0) } == wire)
+            if wire == nil { refused += 1 } else { read += 1 }
+        }
+        // Both outcomes were exercised, and the beacon texts never went to the table.
+        #expect(read > 1_000 && refused > 1_000, "\(read) read, \(refused) refused")
+        #expect(cache.count < 20_000 - read - refused + 1)
+    }
+
     @Test("byte runs are equal only when every byte is, wherever the difference lies")
     func comparesEveryByte() {
         for length in 0...40 {
@@ -39,7 +77,8 @@ struct TagIdentityCacheTests {
     @Test("past its limit it starts afresh, and its answers stay right before and after")
     func bounded() {
         let cache = TagIdentityCache(limit: 100)
-        let texts = (0..<250).map { "ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-3-\($0)" }
+        // Device addresses: the beacon kinds are read from their bytes and never stored.
+        let texts = (0..<250).map { TagIdentity.address(UInt64($0) &* 0x0101_0101).description }
         for round in 0..<2 {
             for text in texts {
                 let cached = Array(text.utf8).withUnsafeBufferPointer { cache.identity($0) }

@@ -29,7 +29,12 @@ public struct BeaconUUID: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     /// Parses the canonical form `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, in either case.
     public init?(_ text: String) {
-        let utf8 = Array(text.utf8)
+        guard let uuid = Array(text.utf8).withUnsafeBufferPointer({ BeaconUUID(canonical: $0) }) else { return nil }
+        self = uuid
+    }
+
+    /// Parses the canonical form from its ASCII bytes, in either case.
+    package init?(canonical utf8: UnsafeBufferPointer<UInt8>) {
         guard utf8.count == 36 else { return nil }
         var high: UInt64 = 0
         var low: UInt64 = 0

@@ -53,23 +53,11 @@ public enum TagIdentity: Sendable, Hashable, Comparable, CustomStringConvertible
         let rest = text[text.index(after: dash)...]
         switch kind {
         case "ibeacon", "altbeacon":
-            // <uuid: 36 characters>-<major>-<minor>, all ASCII; work on bytes so multi-byte text cannot mislead
-            // an index computed from a byte count.
-            let bytes = Array(rest.utf8)
-            guard bytes.count > 37, bytes.count <= 49, bytes[36] == UInt8(ascii: "-"),
-                let uuid = BeaconUUID(String(decoding: bytes[0..<36], as: UTF8.self))
-            else { return nil }
-            let numbers = String(decoding: bytes[37...], as: UTF8.self).split(
-                separator: "-",
-                omittingEmptySubsequences: false
-            )
-            guard numbers.count == 2, let major = parseDecimalUInt16(numbers[0]),
-                let minor = parseDecimalUInt16(numbers[1])
-            else { return nil }
-            self =
-                kind == "ibeacon"
-                ? .iBeacon(uuid: uuid, major: major, minor: minor)
-                : .altBeacon(uuid: uuid, major: major, minor: minor)
+            // Work on bytes so multi-byte text cannot mislead an index computed from a byte count.
+            guard let identity = Array(text.utf8).withUnsafeBufferPointer({ Self.beacon($0) }) ?? nil else {
+                return nil
+            }
+            self = identity
         case "eddystone":
             let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count == 2, let namespace = parseHexBytes(parts[0], count: 10),
@@ -83,6 +71,31 @@ public enum TagIdentity: Sendable, Hashable, Comparable, CustomStringConvertible
         default:
             return nil
         }
+    }
+
+    /// What a text of a beacon kind names (`ibeacon-<uuid>-<major>-<minor>`, `altbeacon-…`, the hex in either
+    /// case), read straight from its bytes: the identity, `.some(nil)` when it names none, and nil when the text is
+    /// not of a beacon kind. Every byte of a text it accepts is in `[A-Za-z0-9-]`, and there are at most 59.
+    package static func beacon(_ utf8: UnsafeBufferPointer<UInt8>) -> TagIdentity?? {
+        let iBeacon: StaticString = "ibeacon-"
+        let altBeacon: StaticString = "altbeacon-"
+        func starts(with prefix: StaticString) -> Bool {
+            prefix.withUTF8Buffer { prefix in
+                utf8.count >= prefix.count && prefix.indices.allSatisfy { utf8[$0] == prefix[$0] }
+            }
+        }
+        let isIBeacon = starts(with: iBeacon)
+        guard isIBeacon || starts(with: altBeacon) else { return nil }
+        let rest = UnsafeBufferPointer(
+            rebasing: utf8[(isIBeacon ? iBeacon.utf8CodeUnitCount : altBeacon.utf8CodeUnitCount)...])
+        // <uuid: 36 characters>-<major>-<minor>
+        guard rest.count > 37, rest.count <= 49, rest[36] == UInt8(ascii: "-"),
+            let uuid = BeaconUUID(canonical: UnsafeBufferPointer(rebasing: rest[0..<36])),
+            let dash = rest[37...].firstIndex(of: UInt8(ascii: "-")),
+            let major = parseDecimalUInt16(rest[37..<dash]), let minor = parseDecimalUInt16(rest[(dash + 1)...])
+        else { return .some(nil) }
+        return isIBeacon
+            ? .iBeacon(uuid: uuid, major: major, minor: minor) : .altBeacon(uuid: uuid, major: major, minor: minor)
     }
 
     /// The proximity UUID, major and minor, for the kinds that have them.
@@ -181,8 +194,10 @@ public struct BeaconIdentityConstraint: Sendable, Hashable, CustomStringConverti
 }
 
 /// Parses a decimal number in 0...65535 with no sign, no spaces and no leading zeros (except "0").
-func parseDecimalUInt16(_ text: Substring) -> UInt16? {
-    let utf8 = text.utf8
+func parseDecimalUInt16(_ text: Substring) -> UInt16? { parseDecimalUInt16(text.utf8) }
+
+/// The same, from ASCII bytes.
+func parseDecimalUInt16(_ utf8: some Collection<UInt8>) -> UInt16? {
     guard !utf8.isEmpty, utf8.count <= 5, utf8.first != UInt8(ascii: "0") || utf8.count == 1 else { return nil }
     var value = 0
     for byte in utf8 {
