@@ -72,6 +72,7 @@ public struct LocatorPipeline: Sendable {
     public private(set) var map: FloorMap {
         didSet {
             zoneNames = Self.zoneNames(of: map)
+            agentIDs = map.agents.map { AgentID($0.id) }
             mapGeneration += 1
         }
     }
@@ -79,6 +80,8 @@ public struct LocatorPipeline: Sendable {
     private var mapGeneration = 0
     /// Each zone's name, for payloads (a search of the map's zones for every position was measurable).
     private var zoneNames: [ZoneKey: String] = [:]
+    /// Each agent's id, by its index in the map, checked once for payloads (nil for one that is no valid id).
+    private var agentIDs: [AgentID?] = []
     /// The topics of the map's site.
     public let topics: Topics
     /// The settings.
@@ -151,6 +154,7 @@ public struct LocatorPipeline: Sendable {
     public init(map: FloorMap, configuration: Configuration = Configuration()) {
         self.map = map
         zoneNames = Self.zoneNames(of: map)
+        agentIDs = map.agents.map { AgentID($0.id) }
         self.configuration = configuration
         topics = Topics(site: map.site.uuid)
         engine = LocatorEngine(map: map, configuration: configuration.engine)
@@ -1062,7 +1066,7 @@ public struct LocatorPipeline: Sendable {
             else { return nil }
         }
         let nearest = estimate.ranges.first.flatMap { range -> TagPosition.NearestAgent? in
-            guard let agent = AgentID(range.agentID),
+            guard agentIDs.indices.contains(range.agentIndex), let agent = agentIDs[range.agentIndex],
                 let proximity = TagPosition.NearestAgent.Proximity(rawValue: range.proximity.rawValue)
             else { return nil }
             return TagPosition.NearestAgent(agent: agent, proximity: proximity, distance: range.distance)

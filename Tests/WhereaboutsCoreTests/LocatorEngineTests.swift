@@ -61,7 +61,7 @@ struct LocatorEngineTests {
         _ = stand(&engine, tag: tag, at: Point(x: 3, y: 4), from: start, seconds: 60)
         let ranges = engine.ranging(tag, now: start + 59)
         #expect(ranges.count >= 9)
-        #expect(ranges.first?.agentID == "g-lobby")
+        #expect(ranges.first.map { engine.map.agents[$0.agentIndex].id } == "g-lobby")
         #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.distance <= $1.distance })
         #expect(ranges.first?.proximity == .near)
         #expect(ranges.last?.proximity == .far)

@@ -46,10 +46,9 @@ public enum ReadingRejection: String, Sendable, Hashable, CaseIterable {
 
 /// How far one agent seems to be from a tag, in CoreLocation's ranging terms.
 public struct AgentRange: Sendable, Hashable {
-    /// The agent's index in the map.
+    /// The agent's index in the map (its id is the map's to give: a range carries no string, so that sorting and
+    /// copying the ranges of every estimate touch no reference counts).
     public var agentIndex: Int
-    /// The agent's id.
-    public var agentID: String
     /// Estimated 3-D distance to the antenna, in metres.
     public var distance: Double
     /// 1-sigma error of `distance`, in metres (CLBeacon's `accuracy`).

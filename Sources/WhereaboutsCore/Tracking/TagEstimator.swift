@@ -240,7 +240,6 @@ struct TagEstimator: Sendable {
             ranges.append(
                 AgentRange(
                     agentIndex: link.agentIndex,
-                    agentID: map.agents[link.agentIndex].id,
                     distance: distance,
                     accuracy: sigma,
                     proximity: Proximity(range: distance),
