@@ -28,8 +28,9 @@ struct TagTracker: Sendable {
     /// How many tags it has started holding, ever: the next one's estimates take the next phase.
     private var started = 0
     private var tagIndexes = TagIndexTable()
-    /// The tags with readings waiting for an estimate, in the order first heard since their last one …
-    private var dirtyTags: [Int] = []
+    /// The tags with readings waiting for an estimate, in the order first heard since their last one, each with
+    /// when it may be estimated …
+    private var dirtyTags: [DirtyTag] = []
     /// … and the same as a bit per tag, which every reading looks at: 1.25 KB at 10,000 tags, which stays cached
     /// where a flag in each tag's schedule cost a cache miss per reading.
     private var waiting = TagBits()
@@ -58,6 +59,10 @@ struct TagTracker: Sendable {
     mutating func setDecisionDue(_ tag: TagIdentity, _ due: Double?) {
         guard let index = index(of: tag) else { return }
         schedule[index].decisionDue = due ?? .infinity
+        // The engine sets it right after the tag's estimate, when it is not waiting; should it wait, its time moves.
+        if waiting.contains(index), let slot = dirtyTags.firstIndex(where: { $0.index == index }) {
+            dirtyTags[slot] = dirtyTag(index)
+        }
     }
 
     /// Starts holding state for a tag, with the name and measured power the map gives it, if any; returns its index.
@@ -115,7 +120,7 @@ struct TagTracker: Sendable {
     /// Takes a valid, recent reading of the tag at `tagIndex` (``index(of:)``), heard by the agent at `agentIndex` in
     /// the map. `link` is where its link for the agent was found (``place(of:agentIndex:)``), if it was.
     mutating func take(_ reading: Reading, tagIndex index: Int, link: Int?, agentIndex: Int) {
-        if waiting.insert(index) { dirtyTags.append(index) }
+        if waiting.insert(index) { dirtyTags.append(dirtyTag(index)) }
         tags[index].take(
             reading,
             agentIndex: agentIndex,
@@ -136,32 +141,18 @@ struct TagTracker: Sendable {
         estimator.refreshGrids(for: radio)
         let dirty = dirtyTags
         dirtyTags.removeAll(keepingCapacity: true)
-        let interval = configuration.estimateInterval
-        let stillInterval = max(configuration.stillEstimateInterval, configuration.estimateInterval)
-        // The grid filter weighs each reading once: estimated more often than the agents' windows come, a tag's
-        // update holds only some agents' readings, and costs a whole prediction for a wider posterior. So with the
-        // grid, a moving tag waits as long as a still one.
-        let grid = estimator.usesGrid
         var due: [Int] = []
         due.reserveCapacity(dirty.count)
-        for index in dirty where waiting.contains(index) {
-            let entry = schedule[index]
-            let wait = entry.moving && !grid ? interval : stillInterval
-            // A tag whose zone change is due within the interval is estimated with every batch that brings it
-            // readings: the change is then decided with the first batch after its dwell, not up to an interval
-            // later. Only tags crossing a boundary pay for that, and only for the last interval of their dwell.
-            // (A clock stepped back does not hold a tag up either.)
-            guard
-                now >= entry.nextEstimate(wait: wait, offset: entry.phase * stillInterval) || entry.lastEstimated > now
-                    || now >= entry.decisionDue - wait
-            else {
+        for tag in dirty where waiting.contains(tag.index) {
+            // (A clock stepped back does not hold a tag up.)
+            guard now >= tag.due || tag.lastEstimated > now else {
                 // Estimated too recently: its readings wait in the filters for a later update.
-                dirtyTags.append(index)
+                dirtyTags.append(tag)
                 continue
             }
-            waiting.remove(index)
-            schedule[index].lastEstimated = now
-            due.append(index)
+            waiting.remove(tag.index)
+            schedule[tag.index].lastEstimated = now
+            due.append(tag.index)
         }
         defer {
             // The estimates may have found a tag starting or stopping to move.
@@ -184,6 +175,27 @@ struct TagTracker: Sendable {
             return estimates
         }
         return estimateInParallel(due, workers: workers, now: now, radio: radio, zones: zones)
+    }
+
+    /// A tag that has readings waiting, with when it may be estimated: the first of its instants after its last
+    /// estimate (``EstimateSchedule/nextEstimate(wait:offset:)``), or sooner when its zone change is due within the
+    /// wait. A tag whose zone change is due within the interval is estimated with every batch that brings it
+    /// readings: the change is then decided with the first batch after its dwell, not up to an interval later. Only
+    /// tags crossing a boundary pay for that, and only for the last interval of their dwell.
+    ///
+    /// Worked out once, when the tag starts waiting: its schedule changes only when it is estimated, and an update
+    /// then reads the waiting tags' times in a row, where reading each one's schedule was a cache miss per tag and
+    /// update (a tenth of a second's readings wait, 50 updates a second).
+    private func dirtyTag(_ index: Int) -> DirtyTag {
+        let entry = schedule[index]
+        let interval = configuration.estimateInterval
+        let stillInterval = max(configuration.stillEstimateInterval, interval)
+        // The grid filter weighs each reading once: estimated more often than the agents' windows come, a tag's
+        // update holds only some agents' readings, and costs a whole prediction for a wider posterior. So with the
+        // grid, a moving tag waits as long as a still one.
+        let wait = entry.moving && !estimator.usesGrid ? interval : stillInterval
+        let due = min(entry.nextEstimate(wait: wait, offset: entry.phase * stillInterval), entry.decisionDue - wait)
+        return DirtyTag(index: index, due: due, lastEstimated: entry.lastEstimated)
     }
 
     /// Splits the due tags into `workers` runs in order, moves each run's states to a worker, and puts them back.
@@ -280,9 +292,12 @@ struct TagTracker: Sendable {
         // A new table rather than removals: the indexes after each removed tag have moved, and the table keeps only
         // the room the tags now need.
         tagIndexes = TagIndexTable(tags.lazy.map(\.identity))
-        dirtyTags = dirtyTags.compactMap { newIndex[$0] >= 0 ? newIndex[$0] : nil }
+        dirtyTags = dirtyTags.compactMap { tag in
+            newIndex[tag.index] >= 0
+                ? DirtyTag(index: newIndex[tag.index], due: tag.due, lastEstimated: tag.lastEstimated) : nil
+        }
         waiting = TagBits()
-        for index in dirtyTags { waiting.insert(index) }
+        for tag in dirtyTags { waiting.insert(tag.index) }
     }
 
     /// The motion statistic of a tag now: about 1 for a still tag, growing as it moves.
@@ -504,6 +519,14 @@ struct EstimateSchedule: Sendable {
         let instant = (((lastEstimated + slack - offset) / wait).rounded(.down) + 1) * wait + offset
         return instant - slack
     }
+}
+
+/// A tag with readings waiting for an estimate (``TagTracker``): its index, when it may be estimated, and when it
+/// last was.
+struct DirtyTag: Sendable {
+    var index: Int
+    var due: Double
+    var lastEstimated: Double
 }
 
 /// Where a reading goes in the tracker: its tag's index and its link for the reading's agent, when they are held
