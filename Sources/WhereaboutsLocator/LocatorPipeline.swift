@@ -784,7 +784,12 @@ public struct LocatorPipeline: Sendable {
         }
         guard now - lastZoneSweep >= LocatorEngine.sweepInterval else { return actions }
         lastZoneSweep = now
-        for (tag, floor) in trackedFloors.sorted(by: { $0.key < $1.key }) where owns(floor: floor) {
+        // Only the summaries that change are sorted: on a campus a handful a second, where sorting every tracked tag
+        // took milliseconds.
+        let changed = trackedFloors.filter { tag, floor in
+            owns(floor: floor) && isNew(trackedPlacement(tag, floor: floor), for: tag)
+        }
+        for (tag, floor) in changed.sorted(by: { $0.key < $1.key }) {
             actions += publishTracked(tag, floor: floor)
         }
         // Filtered before sorted: on a campus nearly every summary is of a tracked tag.
@@ -822,12 +827,14 @@ public struct LocatorPipeline: Sendable {
     /// empties `lastZones`), so equal placements are equal summaries.
     private mutating func publishTracked(_ tag: TagIdentity, floor: UInt16) -> [LocatorAction] {
         let placement = trackedPlacement(tag, floor: floor)
-        if let last = lastZones[tag], last.state == placement.state, last.floor == placement.floor,
-            last.zone == placement.zone?.minor
-        {
-            return []
-        }
+        guard isNew(placement, for: tag) else { return [] }
         return publishZone(trackedSummary(tag, placement: placement))
+    }
+
+    /// Whether a placement differs from the tag's summary last published.
+    private func isNew(_ placement: Placement, for tag: TagIdentity) -> Bool {
+        guard let last = lastZones[tag] else { return true }
+        return last.state != placement.state || last.floor != placement.floor || last.zone != placement.zone?.minor
     }
 
     /// What a tracked tag's summary says, but for the names.
