@@ -33,7 +33,8 @@ public struct Outbox: Sendable {
         case untilAcknowledged(capacity: Int, inFlightLimit: Int)
         /// Released as soon as the MQTT client has taken it; at most `handOverLimit` QoS 1 messages handed over
         /// and not yet acknowledged at a time (libmosquitto's own in-flight window, and mosquitto's Receive
-        /// Maximum, are 20 by default: more would only wait in libmosquitto's queue).
+        /// Maximum, are 20 by default: more would only wait in libmosquitto's queue), of which background ones at
+        /// most three quarters.
         case untilHandedOver(capacity: Int, handOverLimit: Int = 20)
 
         /// Whether a QoS 0 publication's completion (libmosquitto's word that it was written) releases it: only
@@ -207,14 +208,20 @@ public struct Outbox: Sendable {
     /// holds one.
     public func nextToSend() -> Entry? {
         let qos1Blocked: Bool
+        let backgroundBlocked: Bool
         switch policy {
         case .untilAcknowledged(_, let limit):
             if inFlightCount >= max(limit, 1) { return nil }
             qos1Blocked = false
+            backgroundBlocked = false
         case .untilHandedOver(_, let limit):
             qos1Blocked = handedOver.count >= max(limit, 1)
+            // A quarter of the window is kept from background publications, so that what someone waits on (a
+            // zone's occupancy) is handed over at once, not after the acknowledgements of a burst of tags' states.
+            backgroundBlocked = handedOver.count >= max(limit - limit / 4, 1)
         }
         for group in 0..<Self.laneGroups {
+            let qos1Blocked = group == Publication.Priority.background.rawValue + 1 ? backgroundBlocked : qos1Blocked
             let confirmed = oldest(inLane: 2 * group)
             let quick = oldest(inLane: 2 * group + 1)
             switch (confirmed, quick) {

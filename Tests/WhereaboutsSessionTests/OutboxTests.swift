@@ -190,6 +190,31 @@ struct OutboxTests {
         #expect(outbox.statistics.published == 8)
     }
 
+    @Test("a quarter of the window is kept from background states: an urgent occupancy is handed over at once")
+    func windowKeptForUrgent() {
+        var outbox = Outbox(policy: .untilHandedOver(capacity: 100, handOverLimit: 8))
+        var id = 1
+        for index in 0..<12 { outbox.enqueue(state("tag\(index)", 1, priority: .background)) }
+        let background = hand(&outbox, firstID: &id)
+        #expect(background.count == 6, "three quarters of 8")
+        #expect(outbox.nextToSend() == nil)
+        // What someone waits on goes into the kept quarter, and events after it; then the window is full.
+        outbox.enqueue(state("occupancy", 1, priority: .urgent))
+        outbox.enqueue(state("event", 1, retain: false))
+        outbox.enqueue(state("event2", 1, retain: false))
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["occupancy1", "event1"])
+        #expect(outbox.inFlight == 8)
+        // An acknowledgement of a background state leaves the window full for background ones (7 of 8 in flight):
+        // the event waiting takes the place.
+        outbox.acknowledged(messageID: background[0].id, success: true)
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["event21"])
+        outbox.acknowledged(messageID: background[1].id, success: true)
+        outbox.acknowledged(messageID: background[2].id, success: true)
+        #expect(hand(&outbox, firstID: &id).isEmpty, "6 in flight: background waits for the kept quarter")
+        outbox.acknowledged(messageID: background[3].id, success: true)
+        #expect(hand(&outbox, firstID: &id).map(\.payload) == ["tag61"])
+    }
+
     @Test("while the window is full, QoS 0 publications go past the QoS 1 ones of their own priority, each in order")
     func quickPassWithinPriority() {
         var outbox = Outbox(policy: .untilHandedOver(capacity: 100, handOverLimit: 1))
