@@ -70,7 +70,7 @@ public final class MQTTClient: Sendable {
         )
         let core = MQTTClientCore(
             messages: messageContinuation, events: eventContinuation, inboxLimit: configuration.inboxLimit,
-            payloadLimit: configuration.payloadLimit, reportsQoS0Completions: configuration.reportsQoS0Completions)
+            payloadLimit: configuration.payloadLimit)
         self.configuration = configuration
         self.core = core
         self.messages = MQTTInbox(stream: messageStream, counters: core.inbox, core: core)
@@ -151,16 +151,12 @@ public final class MQTTClient: Sendable {
         messageExpiry: Duration? = nil
     ) throws(MQTTError) -> Int {
         let expirySeconds = messageExpiry.map(Self.wholeSecondsRoundedUp)
-        let messageID = try core.link.withLock { link throws(MQTTError) -> Int in
+        return try core.link.withLock { link throws(MQTTError) -> Int in
             guard link.phase == .connected else { throw .noConnection }
             return try handle.publish(
                 topic: topic, payload: payload, qos: qos, retain: retain, expirySeconds: expirySeconds
             )
         }
-        if let reason = core.published(messageID: messageID, qos: qos) {
-            core.events.yield(.acknowledged(messageID: messageID, reason: reason))
-        }
-        return messageID
     }
 
     /// Subscribes to `filter` now if connected, and again after every reconnect.
