@@ -137,8 +137,7 @@ public final class MQTTClient: Sendable {
     ///
     /// The message is queued with libmosquitto, not yet sent. Its
     /// ``MQTTConnectionEvent/acknowledged(messageID:reason:)`` event follows once the broker has
-    /// acknowledged it (QoS 1 and 2) or it has been written (QoS 0, unless
-    /// ``MQTTClientConfiguration/reportsQoS0Completions`` is off). `messageExpiry` asks the broker to
+    /// acknowledged it (QoS 1 and 2) or it has been written (QoS 0). `messageExpiry` asks the broker to
     /// drop it if it could not be delivered in time (MQTT v5 message expiry interval, whole seconds,
     /// rounded up).
     ///
