@@ -214,17 +214,17 @@ public struct Outbox: Sendable {
             backgroundBlocked = handedOver.count >= max(limit - limit / 4, 1)
         }
         for group in 0..<Self.laneGroups {
-            let qos1Blocked = group == Publication.Priority.background.rawValue + 1 ? backgroundBlocked : qos1Blocked
+            let blocked = group == Self.group(of: .background) ? backgroundBlocked : qos1Blocked
             let confirmed = oldest(inLane: 2 * group)
             let quick = oldest(inLane: 2 * group + 1)
             switch (confirmed, quick) {
             case (nil, nil): continue
             case (let confirmed?, nil):
-                if qos1Blocked { continue }
+                if blocked { continue }
                 return entries[confirmed]
             case (nil, let quick?): return entries[quick]
             case (let confirmed?, let quick?):
-                return qos1Blocked || entries[quick].id < entries[confirmed].id ? entries[quick] : entries[confirmed]
+                return blocked || entries[quick].id < entries[confirmed].id ? entries[quick] : entries[confirmed]
             }
         }
         return nil
@@ -330,10 +330,13 @@ public struct Outbox: Sendable {
     /// negative ids), the last for a control publication enqueued at the end (the goodbye follows everything held),
     /// else its priority's; in the group, the QoS 1 lane, or the QoS 0 one.
     private func lane(of entry: Entry) -> Int {
-        let priorityGroup = entry.publication.priority.rawValue + 1
-        let group = entry.isControl ? (entry.id < 0 ? 0 : Self.laneGroups - 1) : priorityGroup
+        let group =
+            entry.isControl ? (entry.id < 0 ? 0 : Self.laneGroups - 1) : Self.group(of: entry.publication.priority)
         return 2 * group + (entry.publication.qos == 0 ? 1 : 0)
     }
+
+    /// The lane group of a publication's priority: after the session's leading status, in priority order.
+    private static func group(of priority: Publication.Priority) -> Int { priority.rawValue + 1 }
 
     /// A newer retained state in place of an unsent one: same id, same priority (a topic keeps its priority); in the
     /// other lane of its group if its QoS differs.

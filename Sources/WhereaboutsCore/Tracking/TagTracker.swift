@@ -59,10 +59,9 @@ struct TagTracker: Sendable {
     mutating func setDecisionDue(_ tag: TagIdentity, _ due: Double?) {
         guard let index = index(of: tag) else { return }
         schedule[index].decisionDue = due ?? .infinity
-        // The engine sets it right after the tag's estimate, when it is not waiting; should it wait, its time moves.
-        if waiting.contains(index), let slot = dirtyTags.firstIndex(where: { $0.index == index }) {
-            dirtyTags[slot] = dirtyTag(index)
-        }
+        // The engine sets it right after the tag's estimate, before any reading can make it wait again: a waiting
+        // tag's time, worked out when it started waiting (``dirtyTag(_:)``), would not see the change.
+        assert(!waiting.contains(index), "a decision due set for a tag already waiting")
     }
 
     /// Starts holding state for a tag, with the name and measured power the map gives it, if any; returns its index.

@@ -248,11 +248,9 @@ private struct TagZoneState: Sendable {
 /// The zones, floor outlines and obstacles of a map, for the zone probabilities of a position: read-only, so the
 /// workers of an update share it.
 struct ZoneGeometry: Sendable {
-    private let zonesByFloor: [UInt16: [Zone]]
     private let layoutByFloor: [UInt16: FloorZones]
 
     init(map: FloorMap) {
-        zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
         let obstaclesByFloor = Dictionary(grouping: map.obstacles, by: \.floor).mapValues { $0.map(\.polygon) }
         layoutByFloor = Dictionary(
             map.floors.map { floor in
@@ -265,9 +263,6 @@ struct ZoneGeometry: Sendable {
             },
             uniquingKeysWith: { a, _ in a })
     }
-
-    /// The zones of a floor, in map order.
-    func zones(onFloor floor: UInt16) -> [Zone] { zonesByFloor[floor] ?? [] }
 
     /// The probability mass per zone of a floor for a position known to `accuracy` metres (the trilateration
     /// path): a Gaussian over the free floor, integrated over each zone (``ZoneEvidence``).
