@@ -70,7 +70,7 @@ public final class MQTTClient: Sendable {
         )
         let core = MQTTClientCore(
             messages: messageContinuation, events: eventContinuation, inboxLimit: configuration.inboxLimit,
-            payloadLimit: configuration.payloadLimit)
+            payloadLimit: configuration.payloadLimit, reportsQoS0Completions: configuration.reportsQoS0Completions)
         self.configuration = configuration
         self.core = core
         self.messages = MQTTInbox(stream: messageStream, counters: core.inbox, core: core)
@@ -137,7 +137,8 @@ public final class MQTTClient: Sendable {
     ///
     /// The message is queued with libmosquitto, not yet sent. Its
     /// ``MQTTConnectionEvent/acknowledged(messageID:reason:)`` event follows once the broker has
-    /// acknowledged it (QoS 1 and 2) or it has been written (QoS 0). `messageExpiry` asks the broker to
+    /// acknowledged it (QoS 1 and 2) or it has been written (QoS 0, unless
+    /// ``MQTTClientConfiguration/reportsQoS0Completions`` is off). `messageExpiry` asks the broker to
     /// drop it if it could not be delivered in time (MQTT v5 message expiry interval, whole seconds,
     /// rounded up).
     ///
@@ -150,12 +151,16 @@ public final class MQTTClient: Sendable {
         messageExpiry: Duration? = nil
     ) throws(MQTTError) -> Int {
         let expirySeconds = messageExpiry.map(Self.wholeSecondsRoundedUp)
-        return try core.link.withLock { link throws(MQTTError) -> Int in
+        let messageID = try core.link.withLock { link throws(MQTTError) -> Int in
             guard link.phase == .connected else { throw .noConnection }
             return try handle.publish(
                 topic: topic, payload: payload, qos: qos, retain: retain, expirySeconds: expirySeconds
             )
         }
+        if let reason = core.published(messageID: messageID, qos: qos) {
+            core.events.yield(.acknowledged(messageID: messageID, reason: reason))
+        }
+        return messageID
     }
 
     /// Subscribes to `filter` now if connected, and again after every reconnect.

@@ -44,6 +44,11 @@ public struct MQTTClientConfiguration: Sendable {
     /// a size check downstream still sees them as too large, and one huge message never costs its size in memory.
     /// `nil` copies every payload whole.
     public var payloadLimit: Int?
+    /// Whether ``MQTTConnectionEvent/acknowledged(messageID:reason:)`` also reports QoS 0 publishes written to
+    /// the socket (the default), or only QoS 1 and 2 ones the broker acknowledged. A client that publishes
+    /// thousands of QoS 0 messages a second and does not wait for them (the locator's positions) turns it off: each
+    /// report is an event to carry to the consumer and a wake-up of its task.
+    public var reportsQoS0Completions = true
 
     /// A configuration with the defaults described on the type.
     public init(

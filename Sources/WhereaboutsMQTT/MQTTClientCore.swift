@@ -59,15 +59,65 @@ final class MQTTClientCore: Sendable {
     let room: DispatchSemaphore?
     /// Where to cut oversized payloads (``MQTTClientConfiguration/payloadLimit``).
     let payloadLimit: Int?
+    /// Whether every publish's completion is reported (``MQTTClientConfiguration/reportsQoS0Completions``) …
+    private let reportsEveryCompletion: Bool
+    /// … or, when QoS 0 ones are not, which are.
+    private let completions = Mutex(Completions())
+
+    /// The publishes whose completions have not come yet, by QoS, so that libmosquitto's callback (which is not
+    /// told the QoS) can leave the QoS 0 ones unreported.
+    struct Completions {
+        /// Message ids published at QoS 0 …
+        var quiet: Set<Int> = []
+        /// … and at QoS 1 or 2.
+        var reported: Set<Int> = []
+        /// Completions that came before their publish call had returned the id (libmosquitto's thread may write a
+        /// QoS 0 message before the caller is back), with their reasons: the call settles them.
+        var early: [Int: MQTTReasonCode] = [:]
+    }
 
     init(
         messages: AsyncStream<MQTTMessage>.Continuation, events: AsyncStream<MQTTConnectionEvent>.Continuation,
-        inboxLimit: Int? = nil, payloadLimit: Int? = nil
+        inboxLimit: Int? = nil, payloadLimit: Int? = nil, reportsQoS0Completions: Bool = true
     ) {
         self.messages = messages
         self.events = events
+        reportsEveryCompletion = reportsQoS0Completions
         room = inboxLimit.map { DispatchSemaphore(value: max($0, 1)) }
         self.payloadLimit = payloadLimit.map { max($0, 0) }
+    }
+
+    /// A publish call returned `messageID`. Returns the reason of its completion to report now, when that came
+    /// first (a QoS 1 or 2 one; a QoS 0 one is dropped).
+    func published(messageID: Int, qos: MQTTQoS) -> MQTTReasonCode? {
+        guard !reportsEveryCompletion else { return nil }
+        return completions.withLock { completions in
+            if let reason = completions.early.removeValue(forKey: messageID) {
+                return qos == .atMostOnce ? nil : reason
+            }
+            // An id comes round again after 65,535 publishes; whatever it named before never completed.
+            completions.quiet.remove(messageID)
+            completions.reported.remove(messageID)
+            if qos == .atMostOnce {
+                completions.quiet.insert(messageID)
+            } else {
+                completions.reported.insert(messageID)
+            }
+            return nil
+        }
+    }
+
+    /// libmosquitto finished publish `messageID`: whether to report it now.
+    func completed(messageID: Int, reason: MQTTReasonCode) -> Bool {
+        guard !reportsEveryCompletion else { return true }
+        return completions.withLock { completions in
+            if completions.quiet.remove(messageID) != nil { return false }
+            if completions.reported.remove(messageID) != nil { return true }
+            // Its publish call has not returned yet (or never will: bounded all the same).
+            if completions.early.count >= 1_024 { completions.early.removeAll() }
+            completions.early[messageID] = reason
+            return false
+        }
     }
 
     var stopRequest: StopRequest {

@@ -18,7 +18,7 @@ public enum MQTTConnectionEvent: Sendable, Hashable {
     case unsubscribed(messageID: Int)
     /// A publish finished: for QoS 1 and 2 the broker acknowledged it with `reason` (for example
     /// ``MQTTReasonCode/notAuthorized`` when the ACL forbids the topic, in which case nobody receives it);
-    /// for QoS 0 it was written to the socket.
+    /// for QoS 0 it was written to the socket (reported only with ``MQTTClientConfiguration/reportsQoS0Completions``).
     case acknowledged(messageID: Int, reason: MQTTReasonCode)
 }
 

@@ -278,6 +278,7 @@ struct MosquittoHandle: Sendable {
         { _, userdata, messageID, reasonCode, _ in
             guard let core = clientCore(userdata) else { return }
             let reason = MQTTReasonCode(rawValue: UInt8(clamping: reasonCode))
+            guard core.completed(messageID: Int(messageID), reason: reason) else { return }
             core.events.yield(.acknowledged(messageID: Int(messageID), reason: reason))
         }
     }

@@ -37,6 +37,13 @@ public struct Outbox: Sendable {
         /// most three quarters.
         case untilHandedOver(capacity: Int, handOverLimit: Int = 20)
 
+        /// Whether a QoS 0 publication's completion (libmosquitto's word that it was written) releases it: only
+        /// ``untilAcknowledged`` waits for one; the other lets the client leave them unreported
+        /// (`MQTTClientConfiguration.reportsQoS0Completions`).
+        public var waitsForQoS0Completions: Bool {
+            if case .untilAcknowledged = self { true } else { false }
+        }
+
         /// The most non-retained publications held.
         public var capacity: Int {
             switch self {

@@ -64,6 +64,9 @@ enum LocatorCommand {
         configuration.inboxLimit = LocatorService.inboxLimit
         configuration.receiveMaximum = LocatorService.inboxLimit
         configuration.payloadLimit = settings.pipeline.limits.maximumPayloadBytes
+        // Positions go at QoS 0, thousands a second on a campus, and the outbox releases them when handed over: a
+        // report of each one written was an event and two task wake-ups for nothing.
+        configuration.reportsQoS0Completions = service.session.outbox.waitsForQoS0Completions
         let will = state.session.will
         configuration.will = MQTTWill(
             topic: will.topic.name, payload: Array(will.payload.utf8), qos: .atLeastOnce, retain: true)

@@ -29,6 +29,36 @@ struct MQTTClientBrokerTests {
         }
     }
 
+    @Test("with QoS 0 completions left unreported, every QoS 1 acknowledgement still comes, and nothing else")
+    func quietQoS0() async throws {
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        var configuration = testConfiguration(broker, clientID: "quiet-pub")
+        configuration.reportsQoS0Completions = false
+        try await withConnected(testConfiguration(broker, clientID: "quiet-sub")) { subscriber, received in
+            try subscriber.subscribe("quiet/#", qos: .atLeastOnce)
+            try await waitUntil("SUBACK") { received.subscribedCount == 1 }
+            try await withConnected(configuration) { publisher, sent in
+                // Interleaved, so that QoS 0 completions race the calls that made them.
+                var loud: [Int] = []
+                var quiet: [Int] = []
+                for index in 0..<600 {
+                    let qos: MQTTQoS = index % 3 == 0 ? .atLeastOnce : .atMostOnce
+                    let messageID = try publisher.publish(
+                        topic: "quiet/\(index)", payload: [UInt8(index % 256)], qos: qos)
+                    if qos == .atMostOnce { quiet.append(messageID) } else { loud.append(messageID) }
+                }
+                try await waitUntil("600 messages") { received.messages.count >= 600 }
+                try await waitUntil("200 acknowledgements") { sent.acknowledgements.count >= loud.count }
+                // A QoS 0 completion, had one slipped through, would have been reported by now too.
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(sent.acknowledgements.map(\.messageID).sorted() == loud.sorted())
+                #expect(Set(quiet).isDisjoint(with: loud))
+                #expect(sent.acknowledgements.allSatisfy { $0.reason == .success })
+            }
+        }
+    }
+
     @Test("a retained message reaches a subscriber that arrives later, flagged as retained")
     func retainedMessage() async throws {
         let broker = try await MosquittoBroker.start()
