@@ -93,6 +93,13 @@ public final class BtvirtEmulator: Sendable {
         return UnixSocket.connect(descriptor, to: path)
     }
 
+    /// Whether btvirt runs, and what it printed: for a test's failure message.
+    public var state: String {
+        let running = process.withLock { $0?.isRunning ?? false }
+        let log = (try? String(contentsOfFile: directory + "/btvirt.log", encoding: .utf8)) ?? ""
+        return "btvirt \(running ? "running" : "not running"); its log: \(log.isEmpty ? "(empty)" : log)"
+    }
+
     /// Kills the emulator (SIGKILL, as a crash would): every controller it serves goes away at once.
     public func stop() {
         guard let child = process.withLock({ $0 }) else { return }

@@ -37,6 +37,8 @@ public final class H4Relay: Sendable {
         var commands: [UInt16] = []
         var reports = 0
         var accepted = 0
+        /// Clients closed at once because the upstream socket refused the relay.
+        var refusedUpstream = 0
         var connections: [ObjectIdentifier: Connection] = [:]
         /// Answers to the relay's own commands still to be swallowed, by opcode.
         var swallow: [UInt16: Int] = [:]
@@ -66,6 +68,8 @@ public final class H4Relay: Sendable {
     public var reportsForwarded: Int { record.withLock { $0.reports } }
     /// Clients accepted so far.
     public var accepted: Int { record.withLock { $0.accepted } }
+    /// Clients closed at once because the upstream socket refused the relay.
+    public var refusedUpstream: Int { record.withLock { $0.refusedUpstream } }
     /// Clients connected now.
     public var openConnections: Int { record.withLock { $0.connections.count } }
     /// Whether answers to the relay's own commands are still awaited.
@@ -114,6 +118,7 @@ public final class H4Relay: Sendable {
             record.withLock { $0.accepted += 1 }
             guard let controller = UnixSocket.connected(to: upstream) else {
                 // No emulator behind: the client's controller is gone at once.
+                record.withLock { $0.refusedUpstream += 1 }
                 close(client)
                 continue
             }
