@@ -785,11 +785,13 @@ public struct LocatorPipeline: Sendable {
         guard now - lastZoneSweep >= LocatorEngine.sweepInterval else { return actions }
         lastZoneSweep = now
         // Only the summaries that change are sorted: on a campus a handful a second, where sorting every tracked tag
-        // took milliseconds.
-        let changed = trackedFloors.filter { tag, floor in
-            owns(floor: floor) && isNew(trackedPlacement(tag, floor: floor), for: tag)
+        // took milliseconds. A loop, not `filter`: a closure calling this mutating method's `self` copied the whole
+        // pipeline for each tag (3 % of the live locator's CPU at 10,000 tags).
+        var changed: [(tag: TagIdentity, floor: UInt16)] = []
+        for (tag, floor) in trackedFloors where owns(floor: floor) {
+            if isNew(trackedPlacement(tag, floor: floor), for: tag) { changed.append((tag, floor)) }
         }
-        for (tag, floor) in changed.sorted(by: { $0.key < $1.key }) {
+        for (tag, floor) in changed.sorted(by: { $0.tag < $1.tag }) {
             actions += publishTracked(tag, floor: floor)
         }
         // Filtered before sorted: on a campus nearly every summary is of a tracked tag.

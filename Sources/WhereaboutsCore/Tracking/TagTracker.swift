@@ -218,16 +218,23 @@ struct TagTracker: Sendable {
         }
         EstimateWork.run(&shares, estimator: estimator, now: now, radio: radio, zones: zones)
         var estimates: [TagEstimate] = []
-        estimates.reserveCapacity(due.count)
-        for (worker, share) in shares.enumerated() {
+        for worker in shares.indices {
             // Every share comes back (EstimateWork.run fills and empties each slot itself); a missing one would
-            // leave placeholders where its tags' states belong.
-            guard let share else { preconditionFailure("an estimate share did not come back from its worker") }
+            // leave placeholders where its tags' states belong. Taken out of `shares` so that its arrays are
+            // uniquely held: the states are swapped back, not copied (a copy retained every reference in each).
+            var taken: EstimateWork?
+            swap(&taken, &shares[worker])
+            guard var share = taken else { preconditionFailure("an estimate share did not come back from its worker") }
             for (slot, index) in zip(share.states.indices, Self.run(worker, of: workers, in: due)) {
-                tags[index] = share.states[slot]
+                swap(&tags[index], &share.states[slot])
             }
             scratch[worker] = share.scratch
-            estimates += share.estimates
+            if estimates.isEmpty {
+                estimates = share.estimates
+                estimates.reserveCapacity(due.count)
+            } else {
+                estimates += share.estimates
+            }
         }
         return estimates
     }
