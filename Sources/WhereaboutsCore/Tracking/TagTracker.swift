@@ -210,7 +210,7 @@ struct TagTracker: Sendable {
                 // Moved out, not copied (see ``EstimateWork/run(_:estimator:now:radio:zones:)``).
                 var state = TagState(identity: tags[index].identity, name: nil, measuredPowerOverride: nil)
                 swap(&state, &tags[index])
-                states.append(state)
+                states.append(consume state)
             }
             let buffers = scratch[worker] ?? EstimateScratch(configuration: configuration.grid)
             scratch[worker] = nil
@@ -222,15 +222,16 @@ struct TagTracker: Sendable {
             // Every share comes back (EstimateWork.run fills and empties each slot itself); a missing one would
             // leave placeholders where its tags' states belong. Taken out of `shares` so that its arrays are
             // uniquely held: the states are swapped back, not copied (a copy retained every reference in each).
-            var taken: EstimateWork?
-            swap(&taken, &shares[worker])
-            guard var share = taken else { preconditionFailure("an estimate share did not come back from its worker") }
+            guard var share = shares[worker] else {
+                preconditionFailure("an estimate share did not come back from its worker")
+            }
+            shares[worker] = nil
             for (slot, index) in zip(share.states.indices, Self.run(worker, of: workers, in: due)) {
                 swap(&tags[index], &share.states[slot])
             }
             scratch[worker] = share.scratch
             if estimates.isEmpty {
-                estimates = share.estimates
+                swap(&estimates, &share.estimates)
                 estimates.reserveCapacity(due.count)
             } else {
                 estimates += share.estimates
