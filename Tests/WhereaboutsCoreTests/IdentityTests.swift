@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WhereaboutsCore
 
@@ -82,5 +83,62 @@ struct IdentityTests {
             BeaconIdentityConstraint("e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:2")?.description
                 == "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:2")
         #expect(BeaconIdentityConstraint("e2c56db5-dffb-48d2-b060-d0f5a71096e0::2") == nil)
+    }
+
+    /// The 16 bytes a canonical UUID text names, read one character at a time; nil for any other text.
+    static func referenceBytes(_ text: [UInt8]) -> [UInt8]? {
+        guard text.count == 36 else { return nil }
+        var digits: [UInt8] = []
+        for (index, byte) in text.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits.append(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digits.append(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digits.append(byte - UInt8(ascii: "A") + 10)
+            default: return nil
+            }
+        }
+        return stride(from: 0, to: 32, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
+    }
+
+    @Test("a UUID's text read eight digits at a time: every byte value at every position, and random UUIDs")
+    func uuidWords() throws {
+        func parsed(_ text: [UInt8]) -> [UInt8]? {
+            text.withUnsafeBufferPointer { BeaconUUID(canonical: $0) }?.bytes
+        }
+        // Every single-byte change of a mixed-case text: 36 positions x 256 values.
+        let base = Array("e2C56Db5-dFfB-48d2-B060-d0F5a71096E0".utf8)
+        var accepted = 0
+        for position in base.indices {
+            for value in 0...255 {
+                var text = base
+                text[position] = UInt8(value)
+                let expected = Self.referenceBytes(text)
+                #expect(parsed(text) == expected, "\(position): \(value)")
+                if expected != nil { accepted += 1 }
+            }
+        }
+        // 32 digit positions x 22 hex characters, and the dashes left as they were.
+        #expect(accepted == 32 * 22 + 4)
+        // Random UUIDs in random case, against Foundation's parser; and random changes of two bytes.
+        var random = SplitMix64(seed: 77)
+        for _ in 0..<2_000 {
+            let uuid = UUID()
+            let text = Array(uuid.uuidString.utf8).map { byte in
+                random.next() % 2 == 0 ? byte : Array(String(UnicodeScalar(byte)).lowercased().utf8)[0]
+            }
+            let foundation = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+            #expect(parsed(text) == foundation, "\(String(decoding: text, as: UTF8.self))")
+            var changed = text
+            for _ in 0..<2 {
+                changed[Int(random.next() % 36)] = UInt8(truncatingIfNeeded: random.next())
+            }
+            #expect(parsed(changed) == Self.referenceBytes(changed))
+        }
+        #expect(parsed(Array(base.dropLast())) == nil)
+        #expect(parsed(base + [UInt8(ascii: "0")]) == nil)
     }
 }

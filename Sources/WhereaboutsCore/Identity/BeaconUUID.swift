@@ -34,26 +34,62 @@ public struct BeaconUUID: Sendable, Hashable, Comparable, CustomStringConvertibl
     }
 
     /// Parses the canonical form from its ASCII bytes, in either case.
+    ///
+    /// Eight or four digits at a time (every batch reading names its tag by this text): each group is loaded as one
+    /// word, checked to be all hex digits and turned into its bytes with word arithmetic (`hexBytes`).
     package init?(canonical utf8: UnsafeBufferPointer<UInt8>) {
-        guard utf8.count == 36 else { return nil }
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        var byteCount = 0
-        var index = 0
-        while index < 36 {
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                guard utf8[index] == UInt8(ascii: "-") else { return nil }
-                index += 1
-                continue
-            }
-            guard let upper = hexValue(utf8[index]), let lower = hexValue(utf8[index + 1]) else { return nil }
-            let byte = UInt64(upper << 4 | lower)
-            if byteCount < 8 { high = high << 8 | byte } else { low = low << 8 | byte }
-            byteCount += 1
-            index += 2
+        guard utf8.count == 36, let base = utf8.baseAddress else { return nil }
+        let dash = UInt8(ascii: "-")
+        guard utf8[8] == dash, utf8[13] == dash, utf8[18] == dash, utf8[23] == dash else { return nil }
+        let raw = UnsafeRawPointer(base)
+        func eight(_ offset: Int) -> UInt32? {
+            Self.hexBytes(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
         }
-        self.high = high
-        self.low = low
+        func four(_ offset: Int) -> UInt16? {
+            Self.hexBytes(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        }
+        guard let a = eight(0), let b = four(9), let c = four(14), let d = four(19), let e = eight(24),
+            let f = four(32)
+        else { return nil }
+        high = UInt64(a) << 32 | UInt64(b) << 16 | UInt64(c)
+        low = UInt64(d) << 48 | UInt64(e) << 16 | UInt64(f)
+    }
+
+    /// The four bytes that eight ASCII hex digits (either case) write, the first digit in the lowest byte of `word`
+    /// and most significant in the result; nil unless all eight are hex digits.
+    ///
+    /// Per byte b, all below 0x80: adding 0x80 − n sets its top bit exactly when b ≥ n, without a carry into the
+    /// next byte. A digit is in 0x30…0x39; a letter, with the case bit set, in 0x61…0x66. Its value is the low
+    /// nibble, plus 9 for a letter. (`&` binds like `*` in Swift, hence the parentheses.)
+    static func hexBytes(_ word: UInt64) -> UInt32? {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let tops = ones &* 0x80
+        guard word & tops == 0 else { return nil }
+        let digit = (word &+ (ones &* (0x80 - 0x30))) & ~(word &+ (ones &* (0x80 - 0x3A)))
+        let lower = word | (ones &* 0x20)
+        let letter = (lower &+ (ones &* (0x80 - 0x61))) & ~(lower &+ (ones &* (0x80 - 0x67)))
+        guard (digit | letter) & tops == tops else { return nil }
+        let nibbles = (word & (ones &* 0x0F)) &+ (((letter & tops) >> 7) &* 9)
+        // Each 16-bit lane j: digit 2j's nibble above digit 2j + 1's, then the lanes' low bytes side by side.
+        let lanes: UInt64 = 0x000F_000F_000F_000F
+        let pairs = ((nibbles & lanes) << 4) | ((nibbles >> 8) & lanes)
+        let halves = (pairs | (pairs >> 8)) & 0x0000_FFFF_0000_FFFF
+        return UInt32(truncatingIfNeeded: halves | (halves >> 16)).byteSwapped
+    }
+
+    /// The two bytes that four ASCII hex digits write, as the eight-digit `hexBytes` does.
+    static func hexBytes(_ word: UInt32) -> UInt16? {
+        let ones: UInt32 = 0x0101_0101
+        let tops = ones &* 0x80
+        guard word & tops == 0 else { return nil }
+        let digit = (word &+ (ones &* (0x80 - 0x30))) & ~(word &+ (ones &* (0x80 - 0x3A)))
+        let lower = word | (ones &* 0x20)
+        let letter = (lower &+ (ones &* (0x80 - 0x61))) & ~(lower &+ (ones &* (0x80 - 0x67)))
+        guard (digit | letter) & tops == tops else { return nil }
+        let nibbles = (word & (ones &* 0x0F)) &+ (((letter & tops) >> 7) &* 9)
+        let lanes: UInt32 = 0x000F_000F
+        let pairs = ((nibbles & lanes) << 4) | ((nibbles >> 8) & lanes)
+        return UInt16(truncatingIfNeeded: pairs | (pairs >> 8)).byteSwapped
     }
 
     /// The canonical lower-case form.
