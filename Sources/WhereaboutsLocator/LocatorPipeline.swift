@@ -645,8 +645,9 @@ public struct LocatorPipeline: Sendable {
             warmedUp = true
             actions += ownedOccupancy.map { .publish(occupancyPublication($0, now: now)) }
         } else if warmedUp {
-            actions += update.occupancyChanges.filter { owns(floor: $0.zone.floor) }.map {
-                .publish(occupancyPublication($0, now: now))
+            // A loop: closures calling this mutating method's `self` copy the pipeline for each call.
+            for change in update.occupancyChanges where owns(floor: change.zone.floor) {
+                actions.append(.publish(occupancyPublication(change, now: now)))
             }
         } else if firstBatchTime == nil, let startTime,
             now - startTime >= max(configuration.warmUp, map.model.agentTimeout)
@@ -659,15 +660,18 @@ public struct LocatorPipeline: Sendable {
             unheardZones.formUnion(newlyUnknown.map(\.zone))
             actions += newlyUnknown.map { .publish(occupancyPublication($0, now: now)) }
         }
-        for estimate in update.estimates {
-            guard owns(floor: estimate.floor) else {
+        for index in update.estimates.indices {
+            let tag = update.estimates[index].tag
+            guard owns(floor: update.estimates[index].floor) else {
                 // On another share's floor: that locator publishes it now. Nothing is cleared (it would race the
                 // new owner's publication); our record goes, so that we publish afresh if the tag comes back.
-                lastPositions[estimate.tag] = nil
+                lastPositions[tag] = nil
                 continue
             }
-            if let publication = positionPublication(estimate, now: now) { actions.append(.publish(publication)) }
-            logIfUnmapped(estimate.tag, actions: &actions)
+            if let publication = positionPublication(update.estimates[index], now: now) {
+                actions.append(.publish(publication))
+            }
+            logIfUnmapped(tag, actions: &actions)
         }
         for tag in contested.sorted() {
             // Written over by another locator while we own the tag: say ours again.
@@ -757,19 +761,23 @@ public struct LocatorPipeline: Sendable {
         guard warmedUp else {
             // Held back like occupancy: a tag is placed in its zone only after a few readings, and a restart must
             // not make every tag pass through "in no zone". The first sweep after the warm-up publishes them.
-            for estimate in update.estimates { trackedFloors[estimate.tag] = estimate.floor }
+            for index in update.estimates.indices {
+                trackedFloors[update.estimates[index].tag] = update.estimates[index].floor
+            }
             for tag in update.lostTags { trackedFloors[tag] = nil }
             return []
         }
         var actions: [LocatorAction] = []
-        for estimate in update.estimates {
-            trackedFloors[estimate.tag] = estimate.floor
-            guard owns(floor: estimate.floor) else {
+        // By index: only the tag and its floor are read (taking each estimate out copied it, buffers and all).
+        for index in update.estimates.indices {
+            let (tag, floor) = (update.estimates[index].tag, update.estimates[index].floor)
+            trackedFloors[tag] = floor
+            guard owns(floor: floor) else {
                 // Handed over: the owner of its floor publishes its summary from now on.
-                lastZones[estimate.tag] = nil
+                lastZones[tag] = nil
                 continue
             }
-            actions += publishTracked(estimate.tag, floor: estimate.floor)
+            actions += publishTracked(tag, floor: floor)
         }
         for tag in update.lostTags {
             let floor = trackedFloors.removeValue(forKey: tag) ?? lastZones[tag]?.floor

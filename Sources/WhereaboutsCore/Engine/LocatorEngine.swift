@@ -301,29 +301,31 @@ public struct LocatorEngine: Sendable {
         evictionLosses.removeAll()
         zones.refreshStates(liveness: liveness, now: now)
         let grid = tracker.usesGrid
-        for var estimate in tracker.estimateHeard(now: now, radio: radio, zones: zones.geometry) {
+        // Completed in place: taking each estimate out of the array copied it (a retain of each of its buffers,
+        // released with the array).
+        var estimates = tracker.estimateHeard(now: now, radio: radio, zones: zones.geometry)
+        for index in estimates.indices {
+            let (tag, floor, time) = (estimates[index].tag, estimates[index].floor, estimates[index].time)
+            let position = estimates[index].position
             // Every estimate carries its zone probabilities: the grid filter's posterior masses, or those the
             // tracker made from a trilateration estimate's position and accuracy.
             let evidence =
-                estimate.zoneEvidence
-                ?? zones.geometry.evidence(
-                    floor: estimate.floor, position: estimate.position, accuracy: estimate.accuracy)
+                estimates[index].zoneEvidence
+                ?? zones.geometry.evidence(floor: floor, position: position, accuracy: estimates[index].accuracy)
             // At the estimate's time: with a lag (grid filter), an earlier update's, smoothed.
             let placed =
                 grid
-                ? zones.place(
-                    estimate.tag, floor: estimate.floor, evidence: evidence, time: estimate.time,
-                    transitions: &result.events)
+                ? zones.place(tag, floor: floor, evidence: evidence, time: time, transitions: &result.events)
                 : zones.place(
-                    estimate.tag, floor: estimate.floor, position: estimate.position, evidence: evidence,
-                    time: estimate.time, transitions: &result.events)
-            tracker.setDecisionDue(estimate.tag, placed.decisionDue)
-            estimate.zone = placed.zone
-            estimate.zoneProbability = placed.probability
-            estimate.zoneProbabilities = evidence.reported
-            estimate.zoneEvidence = nil
-            result.estimates.append(estimate)
+                    tag, floor: floor, position: position, evidence: evidence, time: time,
+                    transitions: &result.events)
+            tracker.setDecisionDue(tag, placed.decisionDue)
+            estimates[index].zone = placed.zone
+            estimates[index].zoneProbability = placed.probability
+            estimates[index].zoneProbabilities = evidence.reported
+            estimates[index].zoneEvidence = nil
         }
+        result.estimates = estimates
         if now >= nextSweep {
             nextSweep = now + Self.sweepInterval
             sweep(now: now, result: &result)
