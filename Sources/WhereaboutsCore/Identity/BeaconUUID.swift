@@ -57,20 +57,9 @@ public struct BeaconUUID: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     /// The four bytes that eight ASCII hex digits (either case) write, the first digit in the lowest byte of `word`
     /// and most significant in the result; nil unless all eight are hex digits.
-    ///
-    /// Per byte b, all below 0x80: adding 0x80 − n sets its top bit exactly when b ≥ n, without a carry into the
-    /// next byte. A digit is in 0x30…0x39; a letter, with the case bit set, in 0x61…0x66. Its value is the low
-    /// nibble, plus 9 for a letter. (`&` binds like `*` in Swift, hence the parentheses.)
     static func hexBytes(_ word: UInt64) -> UInt32? {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let tops = ones &* 0x80
-        guard word & tops == 0 else { return nil }
-        let digit = (word &+ (ones &* (0x80 - 0x30))) & ~(word &+ (ones &* (0x80 - 0x3A)))
-        let lower = word | (ones &* 0x20)
-        let letter = (lower &+ (ones &* (0x80 - 0x61))) & ~(lower &+ (ones &* (0x80 - 0x67)))
-        guard (digit | letter) & tops == tops else { return nil }
-        let nibbles = (word & (ones &* 0x0F)) &+ (((letter & tops) >> 7) &* 9)
-        // Each 16-bit lane j: digit 2j's nibble above digit 2j + 1's, then the lanes' low bytes side by side.
+        guard let nibbles = hexValues(word) else { return nil }
+        // Each 16-bit lane j: digit 2j's value above digit 2j + 1's, then the lanes' low bytes side by side.
         let lanes: UInt64 = 0x000F_000F_000F_000F
         let pairs = ((nibbles & lanes) << 4) | ((nibbles >> 8) & lanes)
         let halves = (pairs | (pairs >> 8)) & 0x0000_FFFF_0000_FFFF
@@ -79,17 +68,27 @@ public struct BeaconUUID: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     /// The two bytes that four ASCII hex digits write, as the eight-digit `hexBytes` does.
     static func hexBytes(_ word: UInt32) -> UInt16? {
-        let ones: UInt32 = 0x0101_0101
+        guard let nibbles = hexValues(word) else { return nil }
+        let lanes: UInt32 = 0x000F_000F
+        let pairs = ((nibbles & lanes) << 4) | ((nibbles >> 8) & lanes)
+        return UInt16(truncatingIfNeeded: pairs | (pairs >> 8)).byteSwapped
+    }
+
+    /// Each byte of `word`, an ASCII hex digit of either case, replaced by its value; nil unless every byte is one.
+    ///
+    /// Per byte b, all below 0x80: adding 0x80 − n sets its top bit exactly when b ≥ n, without a carry into the
+    /// next byte. A digit is in 0x30…0x39; a letter, with the case bit set, in 0x61…0x66. Its value is the low
+    /// nibble, plus 9 for a letter. (`&` binds like `*` in Swift, hence the parentheses.)
+    @inline(__always)
+    static func hexValues<Word: FixedWidthInteger & UnsignedInteger>(_ word: Word) -> Word? {
+        let ones = Word.max / 0xFF  // 0x01 in every byte
         let tops = ones &* 0x80
         guard word & tops == 0 else { return nil }
         let digit = (word &+ (ones &* (0x80 - 0x30))) & ~(word &+ (ones &* (0x80 - 0x3A)))
         let lower = word | (ones &* 0x20)
         let letter = (lower &+ (ones &* (0x80 - 0x61))) & ~(lower &+ (ones &* (0x80 - 0x67)))
         guard (digit | letter) & tops == tops else { return nil }
-        let nibbles = (word & (ones &* 0x0F)) &+ (((letter & tops) >> 7) &* 9)
-        let lanes: UInt32 = 0x000F_000F
-        let pairs = ((nibbles & lanes) << 4) | ((nibbles >> 8) & lanes)
-        return UInt16(truncatingIfNeeded: pairs | (pairs >> 8)).byteSwapped
+        return (word & (ones &* 0x0F)) &+ (((letter & tops) >> 7) &* 9)
     }
 
     /// The canonical lower-case form.
