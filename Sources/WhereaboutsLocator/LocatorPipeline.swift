@@ -148,6 +148,8 @@ public struct LocatorPipeline: Sendable {
     private struct PublishedPosition: Sendable {
         var payload: TagPosition
         var time: Double
+        /// The tag's position topic, built once (the tag's identity written out) and kept for its next publications.
+        var topic: Topic
     }
 
     /// Makes a pipeline for a validated map.
@@ -679,7 +681,7 @@ public struct LocatorPipeline: Sendable {
             actions.append(
                 .publish(
                     Publication(
-                        topic: topics.position(tag: tag), payload: published.payload.payload, qos: 1, retain: true,
+                        topic: published.topic, payload: published.payload.payload, qos: 1, retain: true,
                         priority: .background)
                 ))
         }
@@ -1074,7 +1076,8 @@ public struct LocatorPipeline: Sendable {
 
     private mutating func positionPublication(_ estimate: TagEstimate, now: Double) -> Publication? {
         // Decided before the payload is made: most estimates (tags standing still) publish nothing.
-        if let previous = lastPositions[estimate.tag] {
+        let previous = lastPositions[estimate.tag]
+        if let previous {
             let moved = Point(x: previous.payload.x, y: previous.payload.y).distance(to: estimate.position)
             let changed = previous.payload.zone != estimate.zone?.minor || previous.payload.floor != estimate.floor
             guard
@@ -1103,10 +1106,9 @@ public struct LocatorPipeline: Sendable {
             probability: estimate.zoneProbability,
             zones: estimate.zoneProbabilities.map { ZoneShare(zone: $0.zone.minor, probability: $0.probability) }
         )
-        lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now)
-        return Publication(
-            topic: topics.position(tag: estimate.tag), payload: payload.payload, qos: 0, retain: true,
-            priority: .background)
+        let topic = previous?.topic ?? topics.position(tag: estimate.tag)
+        lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now, topic: topic)
+        return Publication(topic: topic, payload: payload.payload, qos: 0, retain: true, priority: .background)
     }
 
     private static func zoneNames(of map: FloorMap) -> [ZoneKey: String] {
