@@ -69,7 +69,7 @@ struct AgentEmulatorTests {
 
         /// Starts agent B, scanning (not advertising), and waits until it is.
         ///
-        /// Now and then (twice in 14 runs of the end-to-end tests on a loaded machine) btvirt ends B's controller
+        /// Now and then (3 times in 15 runs of the end-to-end tests on a loaded machine) btvirt ends B's controller
         /// connection within milliseconds of opening it, with B's relay connected upstream and btvirt still
         /// running. B then does what it should with a controller gone at start: it names it and exits 1, for
         /// systemd to start it again. So does this: at most twice more, saying so.
