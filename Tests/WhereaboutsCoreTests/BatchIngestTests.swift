@@ -124,4 +124,56 @@ struct BatchIngestTests {
         #expect(state.link(of: 1) == nil)
         #expect(state.links.allSatisfy { $0.fast.time == 40 })
     }
+    @Test("links not heard within the age limit go at the tag's next estimate; the rest are still found")
+    func staleLinksDropped() {
+        let agents = [3, 70_000, 65_534, 65_533, 70_001, 0] + Array(100..<115) + [65_535, 200_000]
+        var state = TagState(identity: demoTag(1), name: nil, measuredPowerOverride: nil)
+        let fast = RSSIFilter.Configuration()
+        // Every third agent last heard at 10 s, the others at 30 s.
+        for (order, agent) in agents.enumerated() {
+            state.take(
+                Reading(tag: demoTag(1), time: order % 3 == 0 ? 10 : 30, rssi: -60), agentIndex: agent, link: nil,
+                fast: fast, slow: fast, summingForGrid: false)
+        }
+        // At 20 s everything was heard within 10 s of it (or after it): nothing goes.
+        state.dropLinks(notHeardWithin: 10, of: 20)
+        #expect(state.links.map(\.agentIndex) == agents)
+        state.dropLinks(notHeardWithin: 10, of: 30)
+        let kept = agents.enumerated().filter { $0.offset % 3 != 0 }.map(\.element)
+        #expect(state.links.map(\.agentIndex) == kept)
+        for (position, agent) in kept.enumerated() {
+            #expect(state.link(of: agent) == position, "agent \(agent)")
+        }
+        for (order, agent) in agents.enumerated() where order % 3 == 0 {
+            #expect(state.link(of: agent) == nil, "agent \(agent) found after its link went")
+        }
+        // Heard again, a dropped agent's link comes back at the end, found like the others.
+        state.take(
+            Reading(tag: demoTag(1), time: 31, rssi: -75), agentIndex: 3, link: nil, fast: fast, slow: fast,
+            summingForGrid: false)
+        #expect(state.links.last?.agentIndex == 3)
+        #expect(state.link(of: 3) == kept.count)
+    }
+
+    @Test("an agent that hears a tag again after the age limit starts its link afresh, in the engine")
+    func staleLinkStartsAfresh() throws {
+        let map = try Self.map()
+        var engine = LocatorEngine(map: map)
+        let tag = demoTag(9)
+        let start = 1_000_000.0
+        for second in 0..<30 {
+            let now = start + Double(second)
+            for agentIndex in 0..<4 {
+                // Agent 0 hears the tag strongly for 5 s, then not for 20 s, then once, weakly.
+                if agentIndex == 0, !(second < 5 || second == 25) { continue }
+                let rssi = agentIndex == 0 ? (second < 5 ? -50.0 : -80.0) : -65.0
+                engine.ingest([Reading(tag: tag, time: now, rssi: rssi, count: 8)], agentIndex: agentIndex, now: now)
+            }
+            _ = engine.update(now: now)
+        }
+        let ranges = engine.ranging(tag, now: start + 29)
+        // The old link's −50 dBm, 20 s stale, no longer pulls the new reading up: the range is the new reading's.
+        #expect(ranges.first { $0.agentIndex == 0 }?.rssi == -80)
+        #expect(ranges.count == 4)
+    }
 }

@@ -50,6 +50,7 @@ struct TagEstimator: Sendable {
         _ state: inout TagState, now: Double, radio: RadioConstants, zones: ZoneGeometry,
         scratch: inout EstimateScratch
     ) -> TagEstimate? {
+        state.dropLinks(notHeardWithin: map.model.readingMaxAge, of: now)
         let ranges = currentRanges(state, now: now, radio: radio, slow: false)
         guard !ranges.isEmpty else { return nil }
         guard let floorMajor = chooseFloor(&state, ranges: ranges, radio: radio),

@@ -392,6 +392,17 @@ struct TagState: Sendable {
         directory.position(of: agentIndex, in: links)
     }
 
+    /// Drops the links not heard within `maxAge` of `now`: those that no estimate reads (``TagEstimator``'s ranges
+    /// and motion test skip them). A tag that walks through a building hears a few agents at a time but, over a
+    /// day, nearly all of them; kept, their links were scanned by every estimate and, past the directory's
+    /// capacity, by every reading. A link dropped starts afresh with the agent's next reading, as the first did.
+    mutating func dropLinks(notHeardWithin maxAge: Double, of now: Double) {
+        // The estimates' own test, negated, so that exactly the links they skip go.
+        guard links.contains(where: { !(now - $0.fast.time <= maxAge) }) else { return }
+        links.removeAll { !(now - $0.fast.time <= maxAge) }
+        directory = LinkDirectory(listing: links)
+    }
+
     /// Restarts every link's slow RSSI average from its fast one.
     mutating func restartSlowAverages() {
         for index in links.indices { links[index].slow = links[index].fast }
@@ -459,6 +470,14 @@ struct LinkDirectory: Sendable {
     /// Each link's agent index plus one, in the order of the links; 0 after the last. An agent index too large for
     /// 16 bits is kept as `UInt16.max`; the link itself says whose it is.
     private var keys = SIMD16<UInt16>(repeating: 0)
+
+    /// Lists nothing.
+    init() {}
+
+    /// Lists the first links' agents.
+    init(listing links: [TagState.Link]) {
+        for position in links.indices.prefix(Self.capacity) { note(links[position].agentIndex, at: position) }
+    }
 
     /// Where the link of the agent is in `links` (whose first links this directory lists), if it has one.
     @inline(__always)
