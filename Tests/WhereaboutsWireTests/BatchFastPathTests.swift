@@ -248,4 +248,44 @@ struct BatchFastPathTests {
         }
         #expect(fastTaken > 100, "some mutations (spaces, digits) stay in the fast path's shape")
     }
+
+    @Test("strings read eight bytes at a time: every byte value at every place of a tag gets the tree's verdict")
+    func stringsEightAtATime() throws {
+        // The word test alone: exactly the bytes the tree decoder must see are flagged, wherever they lie.
+        let special: (UInt8) -> Bool = { $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        var flagged = 0
+        for place in 0..<8 {
+            for value in 0...255 {
+                var bytes = Array("ib:7-a0_Z".utf8.prefix(8))
+                bytes[place] = UInt8(value)
+                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                #expect(
+                    BatchFastPath.mayEndString(UInt64(littleEndian: word)) == special(UInt8(value)),
+                    "byte \(value) at \(place)")
+                if special(UInt8(value)) { flagged += 1 }
+            }
+        }
+        #expect(flagged == 8 * (32 + 129 + 2))
+        // In a batch: every byte value put at every place of a tag's text (on both sides of each eight-byte step),
+        // decoded by the fast path and by the tree, agree; plain characters keep the fast path.
+        let batch = try #require(randomBatches(count: 40, seed: 0x57A6).first { $0.readings.count >= 2 })
+        let original = Array(batch.payload.utf8)
+        let tagStart = try #require(original.firstRange(of: Array(#""tag":""#.utf8))).upperBound
+        let tagLength = try #require(original[tagStart...].firstIndex(of: UInt8(ascii: "\""))) - tagStart
+        var fastTaken = 0
+        for place in 0..<tagLength {
+            for value in 0...255 {
+                var payload = original
+                payload[tagStart + place] = UInt8(value)
+                let result = decoded(payload)
+                #expect(result == tree(payload), "byte \(value) at \(place) of the tag")
+                if let taken = fast(payload) {
+                    fastTaken += 1
+                    #expect(!special(UInt8(value)), "byte \(value) at \(place) taken without the tree")
+                    #expect(taken == result)
+                }
+            }
+        }
+        #expect(fastTaken > 0)
+    }
 }

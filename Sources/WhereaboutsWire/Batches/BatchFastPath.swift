@@ -220,6 +220,16 @@ struct BatchFastPath {
     private mutating func stringBytes() throws(Unusual) -> Range<Int> {
         try expect(UInt8(ascii: "\""))
         let start = position
+        // Eight bytes at a time while none of them can end the string or send it to the tree decoder (a tag's
+        // identity is some 50 characters); then byte by byte, which decides.
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while position + 8 <= bytes.count,
+                !Self.mayEndString(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)))
+            {
+                position += 8
+            }
+        }
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
@@ -230,6 +240,23 @@ struct BatchFastPath {
             position += 1
         }
         throw Unusual()
+    }
+
+    /// Whether any of the eight bytes of `word` is a quote, a backslash, a control character or not printable ASCII
+    /// (0x7F and up). Never false when one is; it may be true when none is (a byte above one that is), which only
+    /// sends those bytes to the byte-by-byte loop.
+    @inline(__always)
+    static func mayEndString(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        // A byte below `limit` (at most 128) sets its high bit in (value − limit·ones) & ~value, and the lowest
+        // such byte always does: borrows come only from bytes below the limit.
+        func anyBelow(_ limit: UInt64, in value: UInt64) -> Bool { (value &- ones &* limit) & ~value & highBits != 0 }
+        let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        // 0x7F plus one sets its high bit (a carry into it comes only from 0xFF, caught itself); 0x80 and up have it.
+        let notASCII = ((word &+ ones) | word) & highBits != 0
+        return anyBelow(0x20, in: word) || anyBelow(1, in: quotes) || anyBelow(1, in: backslashes) || notASCII
     }
 
     /// A JSON number, converted as the JSON parser converts it (correctly rounded).
