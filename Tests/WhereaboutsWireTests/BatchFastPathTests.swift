@@ -252,7 +252,9 @@ struct BatchFastPathTests {
     @Test("strings read eight bytes at a time: every byte value at every place of a tag gets the tree's verdict")
     func stringsEightAtATime() throws {
         // The word test alone: exactly the bytes the tree decoder must see are flagged, wherever they lie.
-        let special: (UInt8) -> Bool = { $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        let special: (UInt8) -> Bool = { byte in
+            byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+        }
         var flagged = 0
         for place in 0..<8 {
             for value in 0...255 {
