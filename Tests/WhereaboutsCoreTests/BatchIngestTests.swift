@@ -122,7 +122,9 @@ struct BatchIngestTests {
         }
         #expect(state.link(of: 70_002) == nil)
         #expect(state.link(of: 1) == nil)
-        #expect(state.links.allSatisfy { $0.fast.time == 40 })
+        #expect(state.links.allSatisfy { $0.fast.time == 40 && $0.slow.time == 40 })
+        // Both filters' state and the agent in 48 bytes (TagState.Link).
+        #expect(MemoryLayout<TagState.Link>.stride == 48)
     }
     @Test("links not heard within the age limit go at the tag's next estimate; the rest are still found")
     func staleLinksDropped() {

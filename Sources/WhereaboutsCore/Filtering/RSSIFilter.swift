@@ -28,13 +28,22 @@ public struct RSSIFilter: Sendable, Hashable {
     public private(set) var variance: Double
     /// When the filter last took a reading (seconds).
     public private(set) var time: Double
-    private var outlierRun = 0
+    /// Outliers in a row so far, positive above the estimate, negative below.
+    private(set) var outlierRun = 0
 
     /// Starts a filter at its first reading.
     public init(rssi: Double, count: Int = 1, variance: Double? = nil, time: Double, configuration: Configuration) {
         self.rssi = rssi
         self.variance = Self.measurementVariance(count: count, variance: variance, configuration: configuration)
         self.time = time
+    }
+
+    /// A filter in the state given, as a tag's link keeps it (``TagState/Link``).
+    init(rssi: Double, variance: Double, time: Double, outlierRun: Int) {
+        self.rssi = rssi
+        self.variance = variance
+        self.time = time
+        self.outlierRun = outlierRun
     }
 
     /// Takes a reading: a single advert (`count` 1) or the mean of `count` adverts with the given variance.
