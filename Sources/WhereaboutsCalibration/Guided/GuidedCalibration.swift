@@ -238,7 +238,9 @@ public struct GuidedCalibration: Sendable {
             }
             let radioMap = (try? self.radioMap(result, holdingOut: block)) ?? [:]
             guard let calibrated = try? calibratedMap(result) else { continue }
-            for (agentIndex, held) in residuals(on: calibrated, powers: powers, keeping: block.contains) {
+            // In agent order: a dictionary's order changes from process to process, and with it the sum's last bits.
+            let byAgent = residuals(on: calibrated, powers: powers, keeping: block.contains).sorted { $0.key < $1.key }
+            for (agentIndex, held) in byAgent {
                 let surface = radioMap[calibrated.agents[agentIndex].id]
                 residualsMapped += held.map { $0.residual - (surface?.residual(at: $0.point).mean ?? 0) }
             }
