@@ -183,7 +183,7 @@ struct BatchFastPath {
         }
         while true {
             skipWhitespace()
-            let key = try stringBytes()
+            let key = try stringBytes(wordwise: false)
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
@@ -216,13 +216,15 @@ struct BatchFastPath {
         return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
 
-    /// Where the characters of such a string lie in the payload.
-    private mutating func stringBytes() throws(Unusual) -> Range<Int> {
+    /// Where the characters of such a string lie in the payload. `wordwise` reads eight bytes at a time first: for
+    /// values (a tag's identity is some 50 characters), not for keys of a few, where the first word always holds
+    /// the closing quote.
+    private mutating func stringBytes(wordwise: Bool = true) throws(Unusual) -> Range<Int> {
         try expect(UInt8(ascii: "\""))
         let start = position
-        // Eight bytes at a time while none of them can end the string or send it to the tree decoder (a tag's
-        // identity is some 50 characters); then byte by byte, which decides.
-        if let base = bytes.baseAddress {
+        // Eight bytes at a time while none of them can end the string or send it to the tree decoder; then byte by
+        // byte, which decides.
+        if wordwise, let base = bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
             while position + 8 <= bytes.count,
                 !Self.mayEndString(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)))
