@@ -89,9 +89,10 @@ struct TagTracker: Sendable {
     /// cost more at 10,000 tags than at 100 (`perf`, engine bench), and the cost per reading doubled. Taken
     /// together, the processor waits for a step's misses at once.
     ///
-    /// The places stay right while readings are taken: tags and links are only appended. A reading whose tag or
-    /// link is taken before it, in the same batch, finds it again (``take(_:tagIndex:link:agentIndex:)``). An
-    /// eviction moves tags: places found before one must be found again.
+    /// The places stay right while readings are taken: tags and links are only appended then (links go only at an
+    /// estimate, ``TagState/dropLinks(notHeardWithin:of:)``). A reading whose tag or link is taken before it, in the
+    /// same batch, finds it again (``take(_:tagIndex:link:agentIndex:)``). An eviction moves tags: places found
+    /// before one must be found again.
     func places(of readings: ArraySlice<Reading>, agentIndex: Int, into places: inout [TagPlace]) {
         places.removeAll(keepingCapacity: true)
         withUnsafeTemporaryAllocation(of: UInt64.self, capacity: readings.count) { fingerprints in
@@ -377,18 +378,21 @@ struct TagState: Sendable {
             RSSIFilter(rssi: slowRSSI, variance: slowVariance, time: time, outlierRun: Int(slowOutlierRun))
         }
 
-        init(agentIndex: Int, filter: RSSIFilter) {
+        /// The agent's filters, which must have the same time (they take the same readings).
+        init(agentIndex: Int, fast: RSSIFilter, slow: RSSIFilter) {
+            assert(fast.time == slow.time, "a link's filters at different times")
             agent = Int32(agentIndex)
-            fastRSSI = filter.rssi
-            fastVariance = filter.variance
-            slowRSSI = filter.rssi
-            slowVariance = filter.variance
-            time = filter.time
-            fastOutlierRun = Int16(clamping: filter.outlierRun)
-            slowOutlierRun = fastOutlierRun
+            fastRSSI = fast.rssi
+            fastVariance = fast.variance
+            slowRSSI = slow.rssi
+            slowVariance = slow.variance
+            time = fast.time
+            fastOutlierRun = Int16(clamping: fast.outlierRun)
+            slowOutlierRun = Int16(clamping: slow.outlierRun)
         }
 
-        /// Updates both filters with a reading, each from the state it had before it.
+        /// Updates both filters with a reading, each from the state it had before it (both then take
+        /// `max(time, reading time)`).
         mutating func update(
             _ reading: Reading, fast fastConfiguration: RSSIFilter.Configuration,
             slow slowConfiguration: RSSIFilter.Configuration
@@ -401,15 +405,7 @@ struct TagState: Sendable {
             slow.update(
                 rssi: reading.rssi, count: reading.count, variance: reading.variance, time: reading.time,
                 configuration: slowConfiguration)
-            // Both take `max(time, reading time)`.
-            assert(fast.time == slow.time, "a link's filters at different times")
-            fastRSSI = fast.rssi
-            fastVariance = fast.variance
-            slowRSSI = slow.rssi
-            slowVariance = slow.variance
-            time = fast.time
-            fastOutlierRun = Int16(clamping: fast.outlierRun)
-            slowOutlierRun = Int16(clamping: slow.outlierRun)
+            self = Link(agentIndex: agentIndex, fast: fast, slow: slow)
         }
 
         /// Restarts the slow filter from the fast one.
@@ -421,8 +417,8 @@ struct TagState: Sendable {
     }
 
     let identity: TagIdentity
-    // A short array beats a dictionary here: a tag is heard by a handful of agents. Only ever appended to, so the
-    // directory's positions stay right.
+    // A short array beats a dictionary here: a tag is heard by a handful of agents. Appended to, and cut only by
+    // `dropLinks`, which lists the rest in the directory again.
     private(set) var links: [Link] = []
     /// Which link is whose, for the first links.
     private var directory = LinkDirectory()
@@ -506,7 +502,7 @@ struct TagState: Sendable {
             configuration: fast
         )
         directory.note(agentIndex, at: links.count)
-        links.append(Link(agentIndex: agentIndex, filter: filter))
+        links.append(Link(agentIndex: agentIndex, fast: filter, slow: filter))
     }
 }
 
