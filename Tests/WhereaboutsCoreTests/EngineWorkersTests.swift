@@ -7,8 +7,13 @@ import WhereaboutsCore
 @Suite("Estimates split among workers (issue 16)", .ownThread)
 struct EngineWorkersTests {
     /// Runs the same readings through engines that differ only in `workers`; returns every update of each.
+    ///
+    /// With `slices` above 1, each second is cut in that many updates, as the live locator's are: the readings of
+    /// the agents whose index is `s` modulo `slices` come in the `s`th, with its time. A tag then waits out its
+    /// estimate interval between batches, and one whose zone change is due is estimated with every batch.
     func updates(
-        positioning: LocatorEngine.Configuration.Positioning, workers: [Int], tags: Int, seconds: Int
+        positioning: LocatorEngine.Configuration.Positioning, workers: [Int], tags: Int, seconds: Int,
+        slices: Int = 1
     ) throws -> [[EngineUpdate]] {
         let map = try loadShippedMap("demo-office.json")
         let floor = try #require(map.floor(major: 1))
@@ -49,15 +54,22 @@ struct EngineWorkersTests {
                             x: positions[index].x + offset.x / length, y: positions[index].y + offset.y / length)
                     }
                 }
-                if index == 1, second >= 5 { continue }
-                let tag = TagIdentity.iBeacon(uuid: demoSite, major: 100, minor: UInt16(1_000 + index))
-                for (agentIndex, reading) in generator.readings(
-                    tag: tag, at: positions[index], floor: 1, time: now, using: &random)
-                {
-                    for engine in engines.indices { engines[engine].ingest(reading, agentIndex: agentIndex, now: now) }
-                }
             }
-            for engine in engines.indices { results[engine].append(engines[engine].update(now: now)) }
+            for slice in 0..<slices {
+                let time = now + Double(slice) / Double(slices)
+                for index in 0..<tags {
+                    if index == 1, second >= 5 { continue }
+                    let tag = TagIdentity.iBeacon(uuid: demoSite, major: 100, minor: UInt16(1_000 + index))
+                    for (agentIndex, reading) in generator.readings(
+                        tag: tag, at: positions[index], floor: 1, time: time, using: &random)
+                    where agentIndex % slices == slice {
+                        for engine in engines.indices {
+                            engines[engine].ingest(reading, agentIndex: agentIndex, now: time)
+                        }
+                    }
+                }
+                for engine in engines.indices { results[engine].append(engines[engine].update(now: time)) }
+            }
         }
         return results
     }
@@ -88,6 +100,13 @@ struct EngineWorkersTests {
     func trilateration() throws {
         expectSame(
             try updates(positioning: .trilateration, workers: [1, 2, 3], tags: 240, seconds: 50), enoughForWorkers: 3)
+    }
+
+    @Test("trilateration updated five times a second, as live: 1 and 2 workers give the same outputs")
+    func trilaterationSliced() throws {
+        expectSame(
+            try updates(positioning: .trilateration, workers: [1, 2], tags: 400, seconds: 45, slices: 5),
+            enoughForWorkers: 2)
     }
 
     @Test("grid filter: 1 and 2 workers give the same estimates, events and occupancy")

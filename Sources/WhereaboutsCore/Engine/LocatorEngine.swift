@@ -319,7 +319,7 @@ public struct LocatorEngine: Sendable {
                 : zones.place(
                     tag, floor: floor, position: position, evidence: evidence, time: time,
                     transitions: &result.events)
-            tracker.setDecisionDue(tag, placed.decisionDue)
+            tracker.setDecisionDue(ofEstimate: index, placed.decisionDue)
             estimates[index].zone = placed.zone
             estimates[index].zoneProbability = placed.probability
             estimates[index].zoneProbabilities = evidence.reported

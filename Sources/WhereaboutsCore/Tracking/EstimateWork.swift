@@ -7,15 +7,19 @@ struct EstimateWork: Sendable {
     var states: [TagState]
     var scratch: EstimateScratch
     var estimates: [TagEstimate] = []
+    /// Where in the run each estimate's tag is, in the estimates' order.
+    var estimatedSlots: [Int] = []
 
     /// Estimates every tag of the run, in order.
     mutating func run(estimator: TagEstimator, now: Double, radio: RadioConstants, zones: ZoneGeometry) {
         estimates.reserveCapacity(states.count)
+        estimatedSlots.reserveCapacity(states.count)
         for index in states.indices {
             if let estimate = estimator.estimate(
                 &states[index], now: now, radio: radio, zones: zones, scratch: &scratch)
             {
                 estimates.append(estimate)
+                estimatedSlots.append(index)
             }
         }
     }

@@ -36,6 +36,9 @@ struct TagTracker: Sendable {
     private var waiting = TagBits()
     /// Each worker's buffers, kept from update to update; nil while a worker has them.
     private var scratch: [EstimateScratch?]
+    /// Where the tag of each estimate of the last ``estimateHeard(now:radio:zones:)`` is held, in the estimates'
+    /// order: what ``setDecisionDue(ofEstimate:_:)`` writes to, without looking each tag up again.
+    private var estimatedTags: [Int] = []
 
     private var configuration: LocatorEngine.Configuration { estimator.configuration }
 
@@ -54,10 +57,12 @@ struct TagTracker: Sendable {
     /// Where it holds the tag's state, if it does; valid until tags are started, evicted or forgotten.
     func index(of tag: TagIdentity) -> Int? { tagIndexes.index(of: tag) { tags[$0].identity == tag } }
 
-    /// Notes when the tag's pending zone change may be decided (nil: none is pending), so that its estimates come
-    /// with its batches from an interval before then (``estimateHeard(now:radio:zones:)``).
-    mutating func setDecisionDue(_ tag: TagIdentity, _ due: Double?) {
-        guard let index = index(of: tag) else { return }
+    /// Notes when the pending zone change of the tag of the last update's `position`th estimate may be decided
+    /// (nil: none is pending), so that its estimates come with its batches from an interval before then
+    /// (``estimateHeard(now:radio:zones:)``). Valid until tags are started, evicted or forgotten, which an update
+    /// does not do.
+    mutating func setDecisionDue(ofEstimate position: Int, _ due: Double?) {
+        let index = estimatedTags[position]
         schedule[index].decisionDue = due ?? .infinity
         // The engine sets it right after the tag's estimate, before any reading can make it wait again: a waiting
         // tag's time, worked out when it started waiting (``dirtyTag(_:)``), would not see the change.
@@ -159,6 +164,7 @@ struct TagTracker: Sendable {
             for index in due { schedule[index].moving = tags[index].moving }
         }
         let workers = min(max(configuration.workers, 1), due.count / Self.tagsPerWorker)
+        estimatedTags.removeAll(keepingCapacity: true)
         guard workers > 1 else {
             var estimates: [TagEstimate] = []
             estimates.reserveCapacity(due.count)
@@ -169,6 +175,7 @@ struct TagTracker: Sendable {
                     &tags[index], now: now, radio: radio, zones: zones, scratch: &buffers)
                 {
                     estimates.append(estimate)
+                    estimatedTags.append(index)
                 }
             }
             scratch[0] = buffers
@@ -227,9 +234,11 @@ struct TagTracker: Sendable {
                 preconditionFailure("an estimate share did not come back from its worker")
             }
             shares[worker] = nil
-            for (slot, index) in zip(share.states.indices, Self.run(worker, of: workers, in: due)) {
+            let run = Self.run(worker, of: workers, in: due)
+            for (slot, index) in zip(share.states.indices, run) {
                 swap(&tags[index], &share.states[slot])
             }
+            for slot in share.estimatedSlots { estimatedTags.append(run[run.startIndex + slot]) }
             scratch[worker] = share.scratch
             if estimates.isEmpty {
                 swap(&estimates, &share.estimates)
