@@ -98,24 +98,27 @@ struct BatchIngestTests {
         #expect(heardByMore > 0, "no tag was heard by more agents than its directory lists")
     }
 
+    /// More agents than the directory lists, some past 16 bits (they share one key there; the link tells them apart).
+    static let manyAgents = [3, 70_000, 65_534, 65_533, 70_001, 0] + Array(100..<115) + [65_535, 200_000]
+
+    /// Has `state` take a reading of its tag by `agent`, found by the state itself (no place looked up before).
+    static func take(_ state: inout TagState, agent: Int, time: Double, rssi: Double) {
+        let filter = RSSIFilter.Configuration()
+        state.take(
+            Reading(tag: state.identity, time: time, rssi: rssi), agentIndex: agent, link: nil, fast: filter,
+            slow: filter, summingForGrid: false)
+    }
+
     @Test("a tag's links are found whatever the agent's index, past the directory's 16 and past 16 bits")
     func linkDirectory() {
-        // Agents past 16 bits share one key in the directory; the link itself tells them apart.
-        let agents = [3, 70_000, 65_534, 65_533, 70_001, 0] + Array(100..<115) + [65_535, 200_000]
+        let agents = Self.manyAgents
         var state = TagState(identity: demoTag(1), name: nil, measuredPowerOverride: nil)
-        let fast = RSSIFilter.Configuration()
         for (order, agent) in agents.enumerated() {
             #expect(state.link(of: agent) == nil, "agent \(agent) found before it was heard")
-            state.take(
-                Reading(tag: demoTag(1), time: 10 + Double(order), rssi: -60), agentIndex: agent, link: nil,
-                fast: fast, slow: fast, summingForGrid: false)
+            Self.take(&state, agent: agent, time: 10 + Double(order), rssi: -60)
         }
         // Heard again, each agent updates its own link rather than adding one.
-        for agent in agents.reversed() {
-            state.take(
-                Reading(tag: demoTag(1), time: 40, rssi: -70), agentIndex: agent, link: nil, fast: fast, slow: fast,
-                summingForGrid: false)
-        }
+        for agent in agents.reversed() { Self.take(&state, agent: agent, time: 40, rssi: -70) }
         #expect(state.links.map(\.agentIndex) == agents)
         for (position, agent) in agents.enumerated() {
             #expect(state.link(of: agent) == position, "agent \(agent)")
@@ -126,16 +129,14 @@ struct BatchIngestTests {
         // Both filters' state and the agent in 48 bytes (TagState.Link).
         #expect(MemoryLayout<TagState.Link>.stride == 48)
     }
+
     @Test("links not heard within the age limit go at the tag's next estimate; the rest are still found")
     func staleLinksDropped() {
-        let agents = [3, 70_000, 65_534, 65_533, 70_001, 0] + Array(100..<115) + [65_535, 200_000]
+        let agents = Self.manyAgents
         var state = TagState(identity: demoTag(1), name: nil, measuredPowerOverride: nil)
-        let fast = RSSIFilter.Configuration()
         // Every third agent last heard at 10 s, the others at 30 s.
         for (order, agent) in agents.enumerated() {
-            state.take(
-                Reading(tag: demoTag(1), time: order % 3 == 0 ? 10 : 30, rssi: -60), agentIndex: agent, link: nil,
-                fast: fast, slow: fast, summingForGrid: false)
+            Self.take(&state, agent: agent, time: order % 3 == 0 ? 10 : 30, rssi: -60)
         }
         // At 20 s everything was heard within 10 s of it (or after it): nothing goes.
         state.dropLinks(notHeardWithin: 10, of: 20)
@@ -150,9 +151,7 @@ struct BatchIngestTests {
             #expect(state.link(of: agent) == nil, "agent \(agent) found after its link went")
         }
         // Heard again, a dropped agent's link comes back at the end, found like the others.
-        state.take(
-            Reading(tag: demoTag(1), time: 31, rssi: -75), agentIndex: 3, link: nil, fast: fast, slow: fast,
-            summingForGrid: false)
+        Self.take(&state, agent: 3, time: 31, rssi: -75)
         #expect(state.links.last?.agentIndex == 3)
         #expect(state.link(of: 3) == kept.count)
     }

@@ -255,7 +255,6 @@ struct BatchFastPathTests {
         let special: (UInt8) -> Bool = { byte in
             byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
         }
-        var flagged = 0
         for place in 0..<8 {
             for value in 0...255 {
                 var bytes = Array("ib:7-a0_Z".utf8.prefix(8))
@@ -264,10 +263,8 @@ struct BatchFastPathTests {
                 #expect(
                     BatchFastPath.mayEndString(UInt64(littleEndian: word)) == special(UInt8(value)),
                     "byte \(value) at \(place)")
-                if special(UInt8(value)) { flagged += 1 }
             }
         }
-        #expect(flagged == 8 * (32 + 129 + 2))
         // In a batch: every byte value put at every place of a tag's text (on both sides of each eight-byte step),
         // decoded by the fast path and by the tree, agree; plain characters keep the fast path.
         let batch = try #require(randomBatches(count: 40, seed: 0x57A6).first { $0.readings.count >= 2 })

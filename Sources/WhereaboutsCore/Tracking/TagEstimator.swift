@@ -206,7 +206,7 @@ struct TagEstimator: Sendable {
     func motionStatistic(_ state: TagState, now: Double) -> Double? {
         var sum = 0.0
         var count = 0
-        for link in state.links where now - link.fast.time <= map.model.readingMaxAge {
+        for link in state.links where link.isHeard(within: map.model.readingMaxAge, of: now) {
             let fast = link.fast.estimate(at: now, configuration: configuration.rssiFilter)
             let slow = link.slow.estimate(at: now, configuration: configuration.stillRSSIFilter)
             let difference = fast.rssi - slow.rssi
@@ -221,7 +221,7 @@ struct TagEstimator: Sendable {
         let measuredPower = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
         var ranges: [AgentRange] = []
         ranges.reserveCapacity(state.links.count)
-        for link in state.links where now - link.fast.time <= map.model.readingMaxAge {
+        for link in state.links where link.isHeard(within: map.model.readingMaxAge, of: now) {
             let model = PathLossModel(
                 measuredPower: measuredPower,
                 exponent: radio.pathLossExponent(ofAgent: link.agentIndex),

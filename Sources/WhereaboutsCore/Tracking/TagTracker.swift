@@ -370,7 +370,8 @@ struct TagState: Sendable {
         private var fastVariance: Double
         private var slowRSSI: Double
         private var slowVariance: Double
-        private var time: Double
+        /// When both filters last took a reading.
+        private(set) var time: Double
         private var agent: Int32
         // Saturated at ±32,767: a run only matters up to `outlierRunToFollow` (3 by default).
         private var fastOutlierRun: Int16
@@ -415,6 +416,12 @@ struct TagState: Sendable {
                 rssi: reading.rssi, count: reading.count, variance: reading.variance, time: reading.time,
                 configuration: slowConfiguration)
             self = Link(agentIndex: agentIndex, fast: fast, slow: slow)
+        }
+
+        /// Whether it was heard within `maxAge` of `now` (a clock stepped back counts as heard): the links estimates
+        /// read, and the ones ``TagState/dropLinks(notHeardWithin:of:)`` keeps.
+        func isHeard(within maxAge: Double, of now: Double) -> Bool {
+            now - time <= maxAge
         }
 
         /// Restarts the slow filter from the fast one.
@@ -467,10 +474,9 @@ struct TagState: Sendable {
     /// day, nearly all of them; kept, their links were scanned by every estimate and, past the directory's
     /// capacity, by every reading. A link dropped starts afresh with the agent's next reading, as the first did.
     mutating func dropLinks(notHeardWithin maxAge: Double, of now: Double) {
-        // The estimates' own test, negated, so that exactly the links they skip go.
-        guard links.contains(where: { !(now - $0.fast.time <= maxAge) }) else { return }
-        links.removeAll { !(now - $0.fast.time <= maxAge) }
-        directory = LinkDirectory(listing: links)
+        let count = links.count
+        links.removeAll { !$0.isHeard(within: maxAge, of: now) }
+        if links.count != count { directory = LinkDirectory(listing: links) }
     }
 
     /// Restarts every link's slow RSSI average from its fast one.
