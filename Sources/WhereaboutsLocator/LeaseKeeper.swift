@@ -62,7 +62,16 @@ public struct LeaseKeeper: Sendable {
     /// The settings.
     public let configuration: Configuration
     /// Where this locator stands.
-    public private(set) var role = Role.standby
+    public private(set) var role = Role.standby {
+        didSet {
+            if case .active(_, let validUntil) = role { self.validUntil = validUntil }
+        }
+    }
+    /// Until when the last lease this locator held is valid by its own clock: in the future while it is active, and
+    /// after a stand-down for a better claim; in the past once the lease lapsed; `-infinity` if it never held one.
+    /// Whatever it handed over as the holder must reach the broker before then, or not at all
+    /// (``LocatorService/sendingDeadline``).
+    public private(set) var validUntil = -Double.infinity
     /// Whether the service's connection is up, as far as the keeper knows.
     public private(set) var isConnected = false
 

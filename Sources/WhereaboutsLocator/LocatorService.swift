@@ -70,6 +70,14 @@ public struct LocatorService: ServicePipeline {
         ]
     }
 
+    /// One of a pair: the end of the last lease it held (``LeaseKeeper/validUntil``), past which nothing it handed
+    /// over as the holder may reach the broker. A process paused with publications in libmosquitto's queue (unwritten,
+    /// or unacknowledged and due to be re-sent after the reconnect) would otherwise deliver them after the standby
+    /// took over: found by the paused-active test, a renewal the broker received after the standby's claim.
+    public var sendingDeadline: Double? {
+        lease?.validUntil
+    }
+
     /// Whether this locator publishes now: always on its own, while it holds the lease in a pair.
     public func isActive(at time: ServiceTime) -> Bool {
         lease?.isActive(now: time.monotonic) ?? true

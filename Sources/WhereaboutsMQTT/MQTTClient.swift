@@ -40,7 +40,8 @@ import Synchronization
 /// the client refuses to publish while disconnected (``MQTTError/noConnection``) rather than letting
 /// libmosquitto queue without bound: the caller keeps the message in its own bounded buffer and releases
 /// it on ``MQTTConnectionEvent/acknowledged(messageID:reason:)``. Messages accepted while connected but
-/// not yet acknowledged when the connection drops are re-sent by libmosquitto after reconnecting.
+/// not yet acknowledged when the connection drops are re-sent by libmosquitto after reconnecting, unless the
+/// deadline set by ``limitSending(until:)`` has passed.
 public final class MQTTClient: Sendable {
     /// The settings the client was made with.
     public let configuration: MQTTClientConfiguration
@@ -157,10 +158,22 @@ public final class MQTTClient: Sendable {
                 topic: topic, payload: payload, qos: qos, retain: retain, expirySeconds: expirySeconds
             )
         }
+        core.handedOverPublication()
         if let reason = core.published(messageID: messageID, qos: qos) {
             core.events.yield(.acknowledged(messageID: messageID, reason: reason))
         }
         return messageID
+    }
+
+    /// Ends, at `deadline` (seconds on `CLOCK_MONOTONIC`), what the client may still deliver of the publications
+    /// handed to it before; nil, as at the start, for no end. Once it has passed, a publication handed over before it
+    /// and perhaps not yet written makes the client drop the connection rather than write it, and a reconnect starts
+    /// with libmosquitto's queue emptied, so that nothing in flight is sent again (the session, or the caller, decides
+    /// what to publish anew). For a locator of a pair: the end of its lease, so that a process paused past it (SIGSTOP,
+    /// a frozen VM) cannot deliver what it said as the holder after the standby took over. Cheap: call it before every
+    /// hand-over.
+    public func limitSending(until deadline: Double?) {
+        core.limitSending(until: deadline)
     }
 
     /// Subscribes to `filter` now if connected, and again after every reconnect.
@@ -244,6 +257,14 @@ public final class MQTTClient: Sendable {
         var failures = 0
         while core.stopRequest == .none {
             core.beginAttempt()
+            if core.isPastDeadline {
+                // What libmosquitto holds was handed over before the deadline: it must not go out after it.
+                do throws(MQTTError) {
+                    try handle.forgetMessages(configuration, core: core)
+                } catch {
+                    throw .failed(error, detail: "cannot reset the client to drop messages past its deadline")
+                }
+            }
             var failure = handle.connect(
                 host: configuration.host, port: configuration.port, keepAliveSeconds: keepAlive,
                 sessionExpirySeconds: sessionExpiry,
@@ -255,7 +276,11 @@ public final class MQTTClient: Sendable {
                 let started = ContinuousClock.now
                 var timedOut = false
                 while core.stopRequest == .none {
-                    if let error = handle.loop(timeoutMilliseconds: 100) {
+                    // Paused between rounds past the deadline: what waits to be written must not go.
+                    if core.mustCutConnection { handle.dropSocket() }
+                    let error = handle.loop(timeoutMilliseconds: 100)
+                    core.loopRoundEnded()
+                    if let error {
                         lastError = timedOut ? .timeout : error
                         break
                     }

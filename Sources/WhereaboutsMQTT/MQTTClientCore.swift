@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Synchronization
 
 /// The state shared by the client's public methods, its loop thread and libmosquitto's callbacks.
@@ -118,6 +119,60 @@ final class MQTTClientCore: Sendable {
             completions.early[messageID] = reason
             return false
         }
+    }
+
+    // MARK: The sending deadline (MQTTClient.limitSending(until:))
+
+    /// Seconds on `CLOCK_MONOTONIC` past which nothing handed over before may be written or sent again, as a
+    /// `Double`'s bits; infinity: no limit.
+    private let deadline = Atomic<UInt64>(Double.infinity.bitPattern)
+    /// When a publication was last handed to libmosquitto before the deadline …
+    private let handedOver = Atomic<UInt64>((-Double.infinity).bitPattern)
+    /// … and when the loop thread last ended a round of `mosquitto_loop`, which writes what was queued before it.
+    private let roundEnded = Atomic<UInt64>((-Double.infinity).bitPattern)
+
+    /// Seconds on `CLOCK_MONOTONIC`, the clock of the deadline.
+    static func monotonicNow() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    func limitSending(until seconds: Double?) {
+        deadline.store((seconds ?? .infinity).bitPattern, ordering: .releasing)
+    }
+
+    private var sendingDeadline: Double {
+        Double(bitPattern: deadline.load(ordering: .acquiring))
+    }
+
+    /// A publication was handed to libmosquitto: noted if the deadline had not passed (a standby's own publications,
+    /// made past it, are not the holder's).
+    func handedOverPublication() {
+        let limit = sendingDeadline
+        guard limit < .infinity else { return }
+        let now = Self.monotonicNow()
+        if now < limit { handedOver.store(now.bitPattern, ordering: .releasing) }
+    }
+
+    /// The loop thread ended a round: what was handed over before it has been written.
+    func loopRoundEnded() {
+        guard sendingDeadline < .infinity else { return }
+        roundEnded.store(Self.monotonicNow().bitPattern, ordering: .releasing)
+    }
+
+    /// Whether the deadline has passed: a reconnect must not re-send what libmosquitto still holds.
+    var isPastDeadline: Bool {
+        let limit = sendingDeadline
+        return limit < .infinity && Self.monotonicNow() >= limit
+    }
+
+    /// Whether the connection must be cut before the loop writes again: the deadline has passed, and a publication
+    /// handed over before it may still be unwritten.
+    var mustCutConnection: Bool {
+        guard isPastDeadline else { return false }
+        return Double(bitPattern: handedOver.load(ordering: .acquiring))
+            >= Double(bitPattern: roundEnded.load(ordering: .acquiring))
     }
 
     var stopRequest: StopRequest {

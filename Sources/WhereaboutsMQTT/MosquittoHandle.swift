@@ -49,6 +49,17 @@ struct MosquittoHandle: Sendable {
         return handle
     }
 
+    /// Drops every message libmosquitto holds (queued, in flight, or due to be re-sent after a reconnect) by making
+    /// the handle afresh in place, with the same settings and callbacks. Loop thread only, between connections:
+    /// nothing else may use the handle meanwhile (``MQTTClientCore/Phase``). The corresponding C function is
+    /// `mosquitto_reinitialise`.
+    func forgetMessages(_ configuration: MQTTClientConfiguration, core: MQTTClientCore) throws(MQTTError) {
+        let userdata = Unmanaged.passUnretained(core).toOpaque()
+        try check(mosquitto_reinitialise(pointer, configuration.clientID, configuration.cleanStart, userdata))
+        try configure(configuration)
+        if let pointer { Self.installCallbacks(pointer) }
+    }
+
     private func configure(_ configuration: MQTTClientConfiguration) throws(MQTTError) {
         try check(mosquitto_int_option(pointer, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5))
         try check(mosquitto_int_option(pointer, MOSQ_OPT_TCP_NODELAY, 1))
@@ -287,9 +298,13 @@ struct MosquittoHandle: Sendable {
         -> @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafePointer<mosquitto_message>?, OpaquePointer?)
         -> Void
     {
-        { _, userdata, message, _ in
+        { mosq, userdata, message, _ in
             guard let core = clientCore(userdata), let message = message?.pointee, let topic = message.topic else {
                 return
+            }
+            defer {
+                // The wait for room may have lasted past the sending deadline: the writes of this round must not go.
+                if core.mustCutConnection { MosquittoHandle(address: UInt(bitPattern: mosq)).dropSocket() }
             }
             // payload and topic belong to libmosquitto and are only valid during the callback: copy them, but
             // check the length first, so that an oversized payload costs its limit, not its size.

@@ -344,6 +344,8 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
 
         /// Hands the client everything the session allows now.
         private mutating func send() {
+            // Before anything is handed over: the lease's end, for a locator of a pair, as this input left it.
+            context.client.limitSending(until: state.pipeline.sendingDeadline)
             while let entry = state.nextToSend() {
                 let publication = entry.publication
                 let result: BrokerSession.SendResult

@@ -49,6 +49,11 @@ public protocol ServicePipeline: Sendable {
     mutating func stop(at time: ServiceTime) -> [ServiceAction<Effect>]
     /// SIGHUP brought new settings, read and checked by the shell.
     mutating func reload(_ reload: Reload, at time: ServiceTime) -> [ServiceAction<Effect>]
+    /// For a service that may publish only while it holds a lease: the monotonic time until which what it hands the
+    /// client may still reach the broker; past it, the client writes nothing it was handed before and re-sends
+    /// nothing after a reconnect (`MQTTClient.limitSending(until:)`). Nil: no limit. The shell reads it before
+    /// every hand-over.
+    var sendingDeadline: Double? { get }
 }
 
 extension ServicePipeline {
@@ -57,6 +62,9 @@ extension ServicePipeline {
 
     /// Most services have nothing to say: what they published goes.
     public mutating func acknowledging(at time: ServiceTime) -> [ServiceAction<Effect>] { [] }
+
+    /// Most services publish whenever they are connected.
+    public var sendingDeadline: Double? { nil }
 }
 
 extension ServicePipeline where Prepared == Never {

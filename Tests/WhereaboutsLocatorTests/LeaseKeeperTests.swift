@@ -36,7 +36,9 @@ struct LeaseKeeperTests {
     func claimsSilentLease() throws {
         var keeper = Self.keeper("a")
         #expect(keeper.tick(now: 100).isEmpty, "no claim while disconnected")
-        _ = try Self.activate(&keeper, at: 0)
+        #expect(keeper.validUntil == -.infinity, "no lease held yet: nothing may be sent as a holder")
+        let claim = try Self.activate(&keeper, at: 0)
+        #expect(keeper.validUntil == Self.ttl + claim.ttl - keeper.configuration.margin, "from the claim, sent at 3")
     }
 
     @Test("a claim that never comes back from the broker is given up, and nothing was published meanwhile")
@@ -81,10 +83,12 @@ struct LeaseKeeperTests {
         #expect(holderEnd < 5.01 + Self.ttl)
         // Resumed after the pause, its first look at the lease stands it down.
         let resumed = 5 + pause
+        #expect(holder.validUntil == holderEnd, "the client's sending deadline")
         let decisions = holder.check(now: resumed)
         if resumed >= holderEnd {
             #expect(decisions.contains { if case .stoodDown = $0 { true } else { false } })
             #expect(!holder.isActive(now: resumed))
+            #expect(holder.validUntil == holderEnd, "kept after the stand-down: what was handed over must not go")
         } else {
             #expect(holder.isActive(now: resumed))
         }
@@ -103,9 +107,12 @@ struct LeaseKeeperTests {
         #expect(Self.claims(keeper.received(nil, now: 4.1)).first?.holder == "b")
         // A higher term wins.
         let taken = LocatorLease(holder: "a", term: mine.term + 1, renewal: 0, ttl: Self.ttl)
+        let validUntil = keeper.validUntil
         let decisions = keeper.received(taken, now: 4.2)
         #expect(decisions.contains { if case .stoodDown = $0 { true } else { false } })
         #expect(!keeper.isActive(now: 4.2))
+        // Deposed before its lease ran out: what it handed over in time may still be delivered until then.
+        #expect(keeper.validUntil == validUntil && validUntil > 4.2)
     }
 
     @Test("two standbys that claim at once agree on the winner: the higher holder id of the same term")

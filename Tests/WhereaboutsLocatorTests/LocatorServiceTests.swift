@@ -98,6 +98,7 @@ struct LocatorServiceTests {
     @Test("online comes first on every connection, then the retained state; a stop ends with metrics, then offline")
     func lifecycle() throws {
         var harness = try LocatorServiceHarness()
+        #expect(harness.state.pipeline.sendingDeadline == nil, "a locator on its own publishes whenever connected")
         let statusTopic = harness.batches.pipeline.topics.locatorStatus
         harness.connect(at: ServiceTime(now: start, monotonic: 0))
         #expect(harness.sent.first == Publication(topic: statusTopic, payload: "online", qos: 1, retain: true))
@@ -155,6 +156,7 @@ struct LocatorServiceTests {
         harness.connect(at: ServiceTime(now: start, monotonic: start))
         for second in 0..<3 { harness.second(second, from: start, alice: try alice()) }
         #expect(harness.sent.map(\.topic) == [topics.locatorStatus], "a standby says only the session's online")
+        #expect(harness.state.pipeline.sendingDeadline == -.infinity, "nothing may be sent as a holder")
         // A lease of silence: it claims, the broker echoes the claim, and after the settle time it is active.
         let claim = try harness.takeLease(at: start + 3)
         #expect(claim.topic == topics.locatorLease && LocatorLease(bytes: Array(claim.payload.utf8))?.holder == "a")
@@ -167,6 +169,9 @@ struct LocatorServiceTests {
         harness.state.disconnected()
         for second in 4..<12 { harness.second(second, from: start, alice: try alice()) }
         #expect(!harness.state.pipeline.isActive(at: ServiceTime(now: start + 12, monotonic: start + 12)))
+        // The client's deadline is the lapsed lease's end: libmosquitto re-sends nothing from before it.
+        let deadline = try #require(harness.state.pipeline.sendingDeadline)
+        #expect(deadline > start + 3.3 && deadline < start + 12)
         #expect(harness.state.session.outbox.statistics.discarded > 0, "what it held was discarded")
         let before = harness.sent.count
         harness.connect(at: ServiceTime(now: start + 12, monotonic: start + 12))
