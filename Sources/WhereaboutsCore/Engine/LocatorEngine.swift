@@ -338,7 +338,9 @@ public struct LocatorEngine: Sendable {
     /// Applies timeouts to silent tags and forgets long-silent ones.
     private mutating func sweep(now: Double, result: inout EngineUpdate) {
         var forgotten: Set<TagIdentity> = []
-        for (tag, silence, hasTrack) in tracker.silences(now: now) {
+        // A tag silent for neither timeout has nothing to do here.
+        let threshold = min(configuration.forgetAfter, givenMap.model.tagTimeout)
+        for (tag, silence, hasTrack) in tracker.silent(longerThan: threshold, now: now) {
             let zone = zones.zone(of: tag)
             if silence > configuration.forgetAfter, zone == nil { forgotten.insert(tag) }
             guard silence > givenMap.model.tagTimeout, hasTrack || zone != nil else { continue }

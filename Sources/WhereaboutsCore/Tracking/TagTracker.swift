@@ -255,9 +255,20 @@ struct TagTracker: Sendable {
         due[(due.count * worker / workers)..<(due.count * (worker + 1) / workers)]
     }
 
-    /// Every tag held, in the order first heard: how long it has been silent, and whether it has a position.
-    func silences(now: Double) -> [(tag: TagIdentity, silence: Double, hasTrack: Bool)] {
-        tags.map { ($0.identity, now - $0.lastHeard, $0.hasPosition) }
+    /// The tags silent for longer than `threshold` at `now`, in the order first heard: how long, and whether each has
+    /// a position.
+    ///
+    /// A field or two of each tag is read where it lies: mapping over the tags copied each one's state whole (its
+    /// arrays retained and released), and at 10,000 tags the once-a-second sweep over every tag, with a zone lookup for
+    /// each, was a noticeable share of the engine's work though nearly every tag had just been heard.
+    func silent(longerThan threshold: Double, now: Double) -> [(tag: TagIdentity, silence: Double, hasTrack: Bool)] {
+        var silent: [(tag: TagIdentity, silence: Double, hasTrack: Bool)] = []
+        for index in tags.indices {
+            let silence = now - tags[index].lastHeard
+            guard silence > threshold else { continue }
+            silent.append((tags[index].identity, silence, tags[index].hasPosition))
+        }
+        return silent
     }
 
     /// Drops the longest-silent tags the map does not name until at most `count` tags are held (or only named ones
