@@ -171,8 +171,9 @@ final class MQTTClientCore: Sendable {
     /// handed over before it may still be unwritten.
     var mustCutConnection: Bool {
         guard isPastDeadline else { return false }
-        return Double(bitPattern: handedOver.load(ordering: .acquiring))
-            >= Double(bitPattern: roundEnded.load(ordering: .acquiring))
+        // Nothing handed over before the deadline (a standby's): nothing to keep from the broker.
+        let handed = Double(bitPattern: handedOver.load(ordering: .acquiring))
+        return handed > -.infinity && handed >= Double(bitPattern: roundEnded.load(ordering: .acquiring))
     }
 
     var stopRequest: StopRequest {
