@@ -447,10 +447,14 @@ struct TagState: Sendable {
     // A short array beats a dictionary here: a tag is heard by a handful of agents. Appended to, and cut only by
     // `dropLinks`, which lists the rest in the directory again.
     private(set) var links: [Link] = []
-    /// Which link is whose, for the first links.
-    private var directory = LinkDirectory()
+    // Before the directory, so that the fields a reading writes lie between the identity and the directory, which
+    // finding its tag and link has just read: 96 bytes from the state's start, on the lines those reads loaded. After
+    // the directory, `lastHeard` was on a line of its own for a quarter of the tags, and its load was 69 % of
+    // `take`'s samples in `perf` at 10,000 tags.
     var lastHeard = -Double.infinity
     var advertisedPower: Double?
+    /// Which link is whose, for the first links.
+    private var directory = LinkDirectory()
     // The grid filter's: readings since the last update, summed per agent, and the posterior.
     var pending: [PendingReading] = []
     let name: String?
