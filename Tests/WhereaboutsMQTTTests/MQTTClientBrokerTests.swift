@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
-import WhereaboutsMQTT
+@testable import WhereaboutsMQTT
 
 // Five minutes, as for the edge cases below: the TLS test, a second alone, ran past one minute in a CI run while the
 // shared workers were held by tests that compute; each wait has its own deadline, so a real hang still fails.
@@ -404,7 +404,7 @@ struct MQTTClientEdgeCaseTests {
                 #expect(holder.statistics.messagesReceived == 1, "the loop thread waits for room")
                 // As the holder: its lease, ending 0.3 s after the publication is handed over. Otherwise a standby's
                 // deadline, long past, with nothing handed over before it: that cuts nothing.
-                holder.limitSending(until: asHolder ? Self.monotonicNow() + 0.3 : -.infinity)
+                holder.limitSending(until: asHolder ? MQTTClientCore.monotonicNow() + 0.3 : -.infinity)
                 try holder.publish(topic: "said/before", payload: Array("as the holder".utf8))
                 try await Task.sleep(for: .milliseconds(500))
                 reading.set()
@@ -428,12 +428,6 @@ struct MQTTClientEdgeCaseTests {
                 group.cancelAll()
             }
         }
-    }
-
-    private static func monotonicNow() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }
 
