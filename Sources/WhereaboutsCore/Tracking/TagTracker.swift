@@ -382,7 +382,7 @@ struct TagState: Sendable {
         private var slowRSSI: Double
         private var slowVariance: Double
         /// When both filters last took a reading.
-        private(set) var time: Double
+        private var time: Double
         private var agent: Int32
         // Saturated at ±32,767: a run only matters up to `outlierRunToFollow` (3 by default).
         private var fastOutlierRun: Int16
