@@ -139,11 +139,16 @@ public struct GridFilter: Sendable {
 
     /// Brings a tag's posterior to `now` with the readings of one update; nil when no agent could weigh in.
     ///
+    /// `loudest` is the slot of the agent that hears the tag loudest over its recent readings (the tracker's
+    /// smoothed RSSIs, not this update's alone), if it has a table on this floor: an estimate far from it for
+    /// ``Configuration/astrayUpdates`` updates in a row restarts the window around the loudest agents.
+    ///
     /// With ``Configuration/lag`` above 0 the summary is that of an earlier update, smoothed (see
     /// ``smooth(_:now:grids:)``), or nil when no update is old enough yet.
     mutating func update(
         _ state: inout GridPosterior?,
         observations allObservations: [Observation],
+        loudest: Int?,
         grids: [FloorGrid],
         gridIndex: Int,
         now: Double
@@ -174,9 +179,6 @@ public struct GridFilter: Sendable {
         posterior.time = now
         trimWork()
         let window = work
-        // Before the agents whose tables miss the window leave: an agent heard loudest far from a window it cannot
-        // weigh in on is what says the window is in the wrong place.
-        let loudestHeard = chosen.max { $0.level < $1.level }
         chosen.removeAll { observation in
             !grid.tables[observation.slot].covers(
                 column0: window.column0, row0: window.row0, columns: window.columns, rows: window.rows)
@@ -191,8 +193,10 @@ public struct GridFilter: Sendable {
         }
         let kept = keep(&posterior, grid: grid)
         let summary = summarise(posterior, grid: grid, gridIndex: gridIndex)
-        if let loudest = loudestHeard {
-            let agent = grid.tables[loudest.slot].agentPosition
+        // Even when its table misses the window: an agent heard loudest far from a window it cannot weigh in on is
+        // what says the window is in the wrong place.
+        if let loudest {
+            let agent = grid.tables[loudest].agentPosition
             let far = agent.distance(to: summary.mean) > 1.5 * configuration.initialRadius
             posterior.astray = far ? posterior.astray + 1 : 0
         }

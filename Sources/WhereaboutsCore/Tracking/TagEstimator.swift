@@ -129,8 +129,20 @@ struct TagEstimator: Sendable {
                 GridFilter.Observation(slot: slot, level: rssi + radio.rssiOffsets[pending.agentIndex] - power))
         }
         state.pending.removeAll(keepingCapacity: true)
+        // The loudest agent by the smoothed RSSIs of the last seconds: live, an update may hold only the one or two
+        // agents whose batches came since the last (a zone change about to be decided is estimated with every
+        // batch), and the loudest of those alone is often a far one. Taken from such updates, three in a row
+        // sent 8 % of the updates of 10,000 live tags back to a fresh window.
+        var loudest: (slot: Int, level: Double)?
+        for range in ranges {
+            let slot = grid.slotOfAgent[range.agentIndex]
+            let level = range.rssi + radio.rssiOffsets[range.agentIndex]
+            guard slot >= 0, level > loudest?.level ?? -.infinity else { continue }
+            loudest = (slot, level)
+        }
         let summary = scratch.filter.update(
-            &state.posterior, observations: scratch.observations, grids: grids, gridIndex: gridIndex, now: now)
+            &state.posterior, observations: scratch.observations, loudest: loudest?.slot, grids: grids,
+            gridIndex: gridIndex, now: now)
         guard let summary else { return nil }
         let agentsUsed = scratch.observations.count
         let quality: Fix.Quality = agentsUsed >= 3 ? .converged : agentsUsed == 2 ? .twoAgents : .singleAgent
