@@ -153,6 +153,13 @@ start_locator "$out/map200.json"
     --label latency_10000 | record
 stop_locator
 
+# What a surveyed site runs: a map with a radio map selects the grid filter (docs/tracker.md).
+echo "== real time at 10,000 tags and 200 agents with the grid filter (60 s)" >&2
+start_locator "$out/map200.json" --positioning grid
+"$bench" latency --broker "$broker" --agents 200 --tags 10000 --seconds 60 --locator-pid "$locator" \
+    --label latency_10000_grid | record
+stop_locator
+
 echo "== agent: replaying 1,000 adverts/s for 30 s into the broker" >&2
 "$bench" capture --out "$out/adverts.btsnoop" --rate 1000 --seconds 30 --tags 200 > /dev/null
 "$bin/whereabouts-agent" --id a0 --site "$site" --broker "$broker" --source "btsnoop:$out/adverts.btsnoop" \

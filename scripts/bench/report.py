@@ -65,6 +65,7 @@ def main():
     reference_uncached = best("bluetooth_data_tools_decode", lambda line: line["uncached"]["events_per_cpu_second"])
     latency = first("latency")
     realtime = first("latency_10000")
+    realtime_grid = first("latency_10000_grid")
     agent = first("agent")
     scale = first("scale")
     loop = best("loop", lambda line: line["loop_readings_per_cpu_second"])
@@ -112,6 +113,12 @@ def main():
         "realtime_10000_locator_share_of_cores": realtime["locator_cpu_share_of_cores"],
         "realtime_10000_locator_cpu_us_per_reading": realtime["locator_cpu_us_per_reading"],
         "realtime_10000_headroom": 1 / max(realtime["locator_cpu_share_of_cores"], 1e-9),
+        "realtime_10000_grid_p50_ms": realtime_grid["p50_ms"],
+        "realtime_10000_grid_p99_ms": realtime_grid["p99_ms"],
+        "realtime_10000_grid_samples": realtime_grid["samples"],
+        "realtime_10000_grid_locator_share_of_cores": realtime_grid["locator_cpu_share_of_cores"],
+        "realtime_10000_grid_locator_cpu_us_per_reading": realtime_grid["locator_cpu_us_per_reading"],
+        "realtime_10000_grid_headroom": 1 / max(realtime_grid["locator_cpu_share_of_cores"], 1e-9),
         "decode_events_per_cpu_second": decode["events_per_cpu_second"],
         "bdt_events_per_cpu_second": reference["cached"]["events_per_cpu_second"],
         "bdt_uncached_events_per_cpu_second": reference_uncached["uncached"]["events_per_cpu_second"],
@@ -197,6 +204,12 @@ def main():
          f"({f['realtime_10000_locator_cpu_us_per_reading']:.1f} µs per reading); latency p50 "
          f"{milliseconds(f['realtime_10000_p50_ms'])}, p99 {milliseconds(f['realtime_10000_p99_ms'])} "
          f"({f['realtime_10000_samples']:.0f} samples)", "—", f"{f['realtime_10000_headroom']:.1f}× headroom"),
+        ("The same with the grid filter (`--positioning grid`, what a map with a radio map runs)",
+         f"locator CPU {100 * f['realtime_10000_grid_locator_share_of_cores']:.1f} % of the cores "
+         f"({f['realtime_10000_grid_locator_cpu_us_per_reading']:.1f} µs per reading); latency p50 "
+         f"{milliseconds(f['realtime_10000_grid_p50_ms'])}, p99 {milliseconds(f['realtime_10000_grid_p99_ms'])} "
+         f"({f['realtime_10000_grid_samples']:.0f} samples)", "—",
+         f"{f['realtime_10000_grid_headroom']:.1f}× headroom"),
         ("Agent decoding (287 captured HCI events)",
          f"{f['decode_events_per_cpu_second']:,.0f} events/s per core",
          f"bluetooth-data-tools: {f['bdt_events_per_cpu_second']:,.0f} events/s (uncached parser "
