@@ -167,16 +167,16 @@ public struct GridFilter: Sendable {
             chosen.removeLast(chosen.count - configuration.maximumAgentsPerUpdate)
         }
         var posterior: GridPosterior
-        if var previous = state, previous.gridIndex == gridIndex, now - previous.time <= configuration.resetAfter,
-            previous.astray < configuration.astrayUpdates
+        // Moved out, not copied: one reference to the probabilities, so that they are rewritten in place.
+        var taken = state.take()
+        if let previous = taken, previous.gridIndex == gridIndex, now - previous.time <= configuration.resetAfter,
+            previous.astray < configuration.astrayUpdates, var previous = taken.take()
         {
-            state = nil  // one reference to the probabilities, so that they are rewritten in place
             elapsed = now - previous.time
             predict(&previous, elapsed: now - previous.time, grid: grid)
             posterior = previous
         } else {
-            posterior = start(grid: grid, gridIndex: gridIndex, previous: state, now: now)
-            state = nil
+            posterior = start(grid: grid, gridIndex: gridIndex, previous: taken, now: now)
         }
         posterior.time = now
         trimWork()
