@@ -156,7 +156,25 @@ public struct GridFilter: Sendable {
         now: Double
     ) -> Summary? {
         guard !allObservations.isEmpty else { return nil }
-        let grid = grids[gridIndex]
+        // The floor's grid borrowed through a buffer pointer: a copy (`let grid = grids[gridIndex]`) retained and
+        // released each of its arrays, every update.
+        return grids.withUnsafeBufferPointer { buffer in
+            update(
+                &state, observations: allObservations, loudest: loudest, grid: buffer[gridIndex], grids: grids,
+                gridIndex: gridIndex, now: now)
+        }
+    }
+
+    /// ``update(_:observations:loudest:grids:gridIndex:now:)`` on `grid`, the grid at `gridIndex` in `grids`.
+    private mutating func update(
+        _ state: inout GridPosterior?,
+        observations allObservations: [Observation],
+        loudest: Int?,
+        grid: FloorGrid,
+        grids: [FloorGrid],
+        gridIndex: Int,
+        now: Double
+    ) -> Summary? {
         let lagged = configuration.lag > 0
         /// Seconds walked since the posterior's last update; nil when the window (re)starts.
         var elapsed: Double?

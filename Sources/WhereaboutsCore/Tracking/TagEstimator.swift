@@ -118,11 +118,12 @@ struct TagEstimator: Sendable {
         radio: RadioConstants,
         scratch: inout EstimateScratch
     ) -> TagEstimate? {
-        let grid = grids[gridIndex]
+        // The one field read here: a copy of the whole grid retains and releases each of its arrays.
+        let slotOfAgent = grids[gridIndex].slotOfAgent
         let power = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
         scratch.observations.removeAll(keepingCapacity: true)
         for pending in state.pending {
-            let slot = grid.slotOfAgent[pending.agentIndex]
+            let slot = slotOfAgent[pending.agentIndex]
             guard slot >= 0 else { continue }
             let rssi = pending.rssiSum / Double(pending.count)
             scratch.observations.append(
@@ -135,7 +136,7 @@ struct TagEstimator: Sendable {
         // sent 8 % of the updates of 10,000 live tags back to a fresh window.
         var loudest: (slot: Int, level: Double)?
         for range in ranges {
-            let slot = grid.slotOfAgent[range.agentIndex]
+            let slot = slotOfAgent[range.agentIndex]
             let level = range.rssi + radio.rssiOffsets[range.agentIndex]
             guard slot >= 0, level > loudest?.level ?? -.infinity else { continue }
             loudest = (slot, level)
@@ -147,18 +148,17 @@ struct TagEstimator: Sendable {
         let agentsUsed = scratch.observations.count
         let quality: Fix.Quality = agentsUsed >= 3 ? .converged : agentsUsed == 2 ? .twoAgents : .singleAgent
         // With a lag, the summary is of an earlier update, perhaps on the floor the tag was on then.
-        let summaryGrid = grids[summary.gridIndex]
         return TagEstimate(
             tag: state.identity,
             name: state.name,
-            floor: summaryGrid.major,
+            floor: grids[summary.gridIndex].major,
             position: summary.mean,
             accuracy: summary.spread,
             zone: nil,
             ranges: ranges,
             quality: quality,
             time: summary.time,
-            zoneEvidence: ZoneEvidence(zones: summaryGrid.zones, mass: summary.zoneMass)
+            zoneEvidence: ZoneEvidence(zones: grids[summary.gridIndex].zones, mass: summary.zoneMass)
         )
     }
 
