@@ -16,8 +16,10 @@ import WhereaboutsWire
 /// when the bench moves a probe to its other room, the locator's smoothing (RSSI filters, track, the zone margin
 /// and the 1 s dwell) takes a few windows to be convinced, then the occupancy of the new room names the probe.
 ///
-/// Each agent's window has its own phase, as with real agents started at different times: agent i of N sends its
-/// batch i/N s into each second, stamped with the time it goes out.
+/// Each agent's window has its own phase: agent i of N sends its batch i/N s into each second, stamped with the time
+/// it goes out. Real agents close their windows on the same wall-clock seconds (`WindowSlot`), so with synchronised
+/// clocks their batches come together; spread out, the load is even over the second and a tag's readings come in
+/// many small updates, the worst case for the grid filter (docs/tracker.md).
 ///
 /// The deliberate delay is excluded by design: the latency is measured from the batch that completed the decision,
 /// not from the move. That batch is the last one carrying the probe that was published before the locator decided
