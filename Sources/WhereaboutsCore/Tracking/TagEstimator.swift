@@ -133,7 +133,7 @@ struct TagEstimator: Sendable {
         // The loudest agent by the smoothed RSSIs of the last seconds: live, an update may hold only the one or two
         // agents whose batches came since the last (a zone change about to be decided is estimated with every
         // batch), and the loudest of those alone is often a far one. Taken from such updates, three in a row
-        // sent 8 % of the updates of 10,000 tags back to a fresh window in `whereabouts-bench latency`.
+        // sent 8–9 % of the updates of 10,000 tags back to a fresh window in `whereabouts-bench latency`.
         var loudest: (slot: Int, level: Double)?
         for range in ranges {
             let slot = slotOfAgent[range.agentIndex]
