@@ -147,6 +147,29 @@ struct LocatorEngineTests {
         #expect(events.contains { $0.kind == .enter && $0.zone == ZoneKey(floor: 1, minor: 4) })
     }
 
+    @Test(
+        "a tag that changes floor leaves its zone upstairs and enters the one downstairs in the same update",
+        arguments: [LocatorEngine.Configuration.Positioning.trilateration, .grid])
+    func floorChangeAtOnce(positioning: LocatorEngine.Configuration.Positioning) throws {
+        // The floor choice has its own hysteresis; a dwell more for the new floor's zone held the tag in no zone
+        // for a second or two, reported as two zone changes where there was one.
+        var configuration = LocatorEngine.Configuration()
+        configuration.positioning = positioning
+        var engine = LocatorEngine(map: try loadShippedMap("demo-office.json"), configuration: configuration)
+        let tag = demoTag(3)
+        let upstairs = ZoneKey(floor: 2, minor: 2)
+        _ = stand(&engine, tag: tag, at: Point(x: 24, y: 4), floor: 2, from: start, seconds: 30)
+        #expect(engine.zone(of: tag) == upstairs)
+        let updates = stand(&engine, tag: tag, at: Point(x: 24, y: 4), floor: 1, from: start + 30, seconds: 30, seed: 9)
+        let events = updates.flatMap(\.events)
+        let exit = try #require(events.first { $0.kind == .exit && $0.zone == upstairs })
+        let enter = try #require(events.first { $0.kind == .enter })
+        #expect(enter.zone == ZoneKey(floor: 1, minor: 4))
+        #expect(enter.time == exit.time, "in no zone from \(exit.time) to \(enter.time)")
+        #expect(events.filter { $0.kind == .exit }.count == 1)
+        #expect(engine.zone(of: tag) == ZoneKey(floor: 1, minor: 4))
+    }
+
     @Test("readings are refused with a reason: unknown agent, untracked tag, stale, invalid")
     func rejections() throws {
         var engine = LocatorEngine(map: try loadShippedMap("demo-office.json"))

@@ -160,7 +160,40 @@ public struct ZoneHysteresis: Sendable, Hashable {
         return change
     }
 
-    /// Leaves the current zone at once (the tag timed out or changed floor); returns the zone left.
+    /// Moves a tag that changed floor to the floor `evidence` is of: it leaves its zone at once and enters the
+    /// likeliest zone there at once, if that is at least ``Configuration/enterProbability`` likely; returns the zone
+    /// left and the zone entered.
+    ///
+    /// The floor change was itself decided on held evidence (the floor choice has its own hysteresis), so a dwell
+    /// more for the new floor's zone only held the tag in no zone for a second or two: on the harness's two floors
+    /// each floor change was reported as two zone changes, through no zone.
+    mutating func changeFloor(evidence: ZoneEvidence, configuration: Configuration) -> (
+        from: ZoneKey?, to: ZoneKey?
+    ) {
+        defer { noteSettled() }
+        let left = leave()
+        var likeliest: ZoneKey?
+        var best = -1.0
+        for (zone, mass) in zip(evidence.zones, evidence.mass) where mass > best {
+            likeliest = zone
+            best = mass
+        }
+        current = best >= configuration.enterProbability ? likeliest : nil
+        return (left, current)
+    }
+
+    /// ``changeFloor(evidence:configuration:)`` from a position (the trilateration path): the tag enters at once the
+    /// zone of `zones[i]`, for i in `indices`, that holds the position, if one does.
+    mutating func changeFloor(position: Point, zones: [Zone], among indices: some Collection<Int>) -> (
+        from: ZoneKey?, to: ZoneKey?
+    ) {
+        defer { noteSettled() }
+        let left = leave()
+        current = indices.first { zones[$0].polygon.contains(position) }.map { zones[$0].key }
+        return (left, current)
+    }
+
+    /// Leaves the current zone at once (the tag timed out); returns the zone left.
     public mutating func leave() -> ZoneKey? {
         let left = current
         current = nil

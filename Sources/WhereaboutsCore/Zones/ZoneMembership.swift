@@ -58,7 +58,9 @@ struct ZoneMembership: Sendable {
     /// Takes a tag's position on a floor (the trilateration path) and the zone probabilities made from it; returns
     /// the zone it is in afterwards and how likely that is.
     ///
-    /// A zone on another floor is left at once; otherwise the tag's hysteresis decides, on the position.
+    /// A tag whose zone is on another floor has changed floor: it leaves that zone and enters the one holding the
+    /// position at once (``ZoneHysteresis/changeFloor(position:zones:among:)``); otherwise the tag's hysteresis
+    /// decides, on the position.
     mutating func place(
         _ tag: TagIdentity,
         floor: UInt16,
@@ -69,9 +71,6 @@ struct ZoneMembership: Sendable {
     ) -> Placement {
         var state = tagStates[tag] ?? TagZoneState()
         defer { tagStates[tag] = state }
-        if let current = state.hysteresis.current, current.floor != floor, let left = state.hysteresis.leave() {
-            move(tag, from: left, to: nil, time: time, transitions: &transitions)
-        }
         // The zone holding the position is among those the evidence reaches; the one the tag is in is needed too,
         // for how far out of it the position is. (Not the whole floor: 200 rooms each time cost a tenth of a
         // 10,000-tag locator.)
@@ -79,19 +78,25 @@ struct ZoneMembership: Sendable {
         for key in evidence.zones {
             if let index = zoneIndex(of: key) { nearby.append(index) }
         }
-        if let current = state.hysteresis.current, current.floor == floor, !evidence.zones.contains(current),
-            let index = zoneIndex(of: current)
-        {
-            nearby.append(index)
-        }
-        if let change = state.hysteresis.update(
-            position: position,
-            zones: zones,
-            among: nearby,
-            time: time,
-            configuration: configuration
-        ) {
+        if let current = state.hysteresis.current, current.floor != floor {
+            // Changed floor: out of the old floor's zone and into the new one's at once.
+            let change = state.hysteresis.changeFloor(position: position, zones: zones, among: nearby)
             move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
+        } else {
+            if let current = state.hysteresis.current, !evidence.zones.contains(current),
+                let index = zoneIndex(of: current)
+            {
+                nearby.append(index)
+            }
+            if let change = state.hysteresis.update(
+                position: position,
+                zones: zones,
+                among: nearby,
+                time: time,
+                configuration: configuration
+            ) {
+                move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
+            }
         }
         state.probability = evidence.probability(of: state.hysteresis.current)
         return Placement(
@@ -99,7 +104,8 @@ struct ZoneMembership: Sendable {
             decisionDue: decisionDue(state.hysteresis))
     }
 
-    /// Takes a tag's zone probabilities on a floor; returns the zone it is in afterwards and how likely that is.
+    /// Takes a tag's zone probabilities on a floor; returns the zone it is in afterwards and how likely that is. A
+    /// tag whose zone is on another floor has changed floor (``ZoneHysteresis/changeFloor(evidence:configuration:)``).
     mutating func place(
         _ tag: TagIdentity,
         floor: UInt16,
@@ -109,10 +115,11 @@ struct ZoneMembership: Sendable {
     ) -> Placement {
         var state = tagStates[tag] ?? TagZoneState()
         defer { tagStates[tag] = state }
-        if let current = state.hysteresis.current, current.floor != floor, let left = state.hysteresis.leave() {
-            move(tag, from: left, to: nil, time: time, transitions: &transitions)
-        }
-        if let change = state.hysteresis.update(evidence: evidence, time: time, configuration: configuration) {
+        if let current = state.hysteresis.current, current.floor != floor {
+            // Changed floor: out of the old floor's zone and into the new one's at once.
+            let change = state.hysteresis.changeFloor(evidence: evidence, configuration: configuration)
+            move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
+        } else if let change = state.hysteresis.update(evidence: evidence, time: time, configuration: configuration) {
             move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
         }
         state.probability = evidence.probability(of: state.hysteresis.current)
