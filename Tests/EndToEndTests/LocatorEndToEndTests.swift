@@ -177,7 +177,12 @@ struct LocatorEndToEndTests {
     /// the stopping locator takes a batch whose acknowledgement never reaches the broker.
     @Test("the locator is stopped while a burst of batches arrives and restarted: no batch is taken twice")
     func locatorStopDuringBurst() async throws {
-        try await withSite { broker, collector, agents, scratch in
+        // The deployed broker's queue limits (deploy/mosquitto/whereabouts.conf): the burst sends about 1,500
+        // batches a second, so mosquitto's default of 1,000 queued messages overflowed whenever the stopping locator
+        // took over two thirds of a second (a loaded machine), and the broker dropped what the next run should take.
+        var options = BrokerOptions()
+        options.extraConfiguration = ["max_queued_messages 30000", "max_queued_bytes 134217728"]
+        try await withSite(options: options) { broker, collector, agents, scratch in
             let record = scratch.file("readings.jsonl")
             let arguments = ["--warm-up", "1", "--record", record, "--state-dir", scratch.file("state")]
             let first = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: arguments)
@@ -196,9 +201,15 @@ struct LocatorEndToEndTests {
             // Batches in flight at every moment of the stop: some are taken by the stopping locator after its
             // acknowledgements stopped reaching the broker, which delivers them again to the next run.
             first.process.send(SIGTERM)
-            let deadline = ContinuousClock.now + .seconds(15)
+            let stopping = ContinuousClock.now
+            let sentBefore = sent.count
+            let deadline = stopping + .seconds(15)
             while first.process.isRunning, ContinuousClock.now < deadline { try await burst() }
             #expect(first.process.exitCode == 0)
+            // What the broker queued for the stopped locator's session is at most this (30,000 may be queued).
+            print(
+                "locator stop during a burst: \(sent.count - sentBefore) batches sent in "
+                    + "\(ContinuousClock.now - stopping) while it stopped")
             let second = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: arguments)
             try await waitFor("the locator to come back") { second.log.contains("connected to") }
             #expect(second.log.contains("agents from the last run"), "the second run read the first run's ledger")
@@ -206,9 +217,22 @@ struct LocatorEndToEndTests {
             // The broker held what was sent while no locator was connected: wait until the second run has caught up
             // (on a loaded machine that takes a while), then a little longer for any duplicate to show.
             let wanted = expected(sent)
-            try await waitFor("every reading recorded") {
-                let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
-                return text.utf8.lazy.filter { $0 == UInt8(ascii: "\n") }.count >= wanted.count
+            do {
+                try await waitFor("every reading recorded") {
+                    let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
+                    return text.utf8.lazy.filter { $0 == UInt8(ascii: "\n") }.count >= wanted.count
+                }
+            } catch {
+                // Say which: readings lost (and whether the broker dropped any queued for the stopped locator's
+                // session, past its max_queued_messages), or a locator too slow to take them in time.
+                let counts = (try? recorded(record)) ?? [:]
+                let missing = wanted.subtracting(counts.keys).count
+                let dropped = broker.log.split(separator: "\n").filter { $0.contains("dropped") }
+                let counted = "\(counts.count) of \(wanted.count) readings recorded, \(missing) missing"
+                let broker = "broker lines on dropped messages: \(dropped.count) \(Array(dropped.prefix(3)))"
+                let tail = String(second.log.suffix(1500))
+                Issue.record("\(counted); \(sent.count) batches sent; \(broker); the second run's log ends: \(tail)")
+                throw error
             }
             try await Task.sleep(for: .milliseconds(500))
             #expect(await second.stop() == 0)
