@@ -128,12 +128,7 @@ public struct ZoneHysteresis: Sendable, Hashable {
         configuration: Configuration
     ) -> (from: ZoneKey?, to: ZoneKey?)? {
         defer { noteSettled() }
-        var likeliest: ZoneKey?
-        var best = -1.0
-        for (zone, mass) in zip(evidence.zones, evidence.mass) where mass > best {
-            likeliest = zone
-            best = mass
-        }
+        let (likeliest, best) = Self.likeliest(evidence)
         // Where the tag would go now. A tag in a zone is challenged only once that zone is unlikely enough to
         // leave, whatever else grows: two zones near 50/50 must not trade the tag back and forth. It goes to the
         // zone likely enough to enter, or else to none. A tag in no zone is challenged by a zone likely enough.
@@ -172,14 +167,21 @@ public struct ZoneHysteresis: Sendable, Hashable {
     ) {
         defer { noteSettled() }
         let left = leave()
+        let (likeliest, best) = Self.likeliest(evidence)
+        current = best >= configuration.enterProbability ? likeliest : nil
+        return (left, current)
+    }
+
+    /// The likeliest zone of the evidence (the first in its order among equals) and its mass; nil and -1 when it
+    /// has no zones.
+    private static func likeliest(_ evidence: ZoneEvidence) -> (zone: ZoneKey?, mass: Double) {
         var likeliest: ZoneKey?
         var best = -1.0
         for (zone, mass) in zip(evidence.zones, evidence.mass) where mass > best {
             likeliest = zone
             best = mass
         }
-        current = best >= configuration.enterProbability ? likeliest : nil
-        return (left, current)
+        return (likeliest, best)
     }
 
     /// ``changeFloor(evidence:configuration:)`` from a position (the trilateration path): the tag enters at once the
