@@ -82,6 +82,9 @@ public struct TagEstimate: Sendable, Hashable {
     /// The posterior mass of each zone of the floor, when the grid filter made the estimate (the engine makes it
     /// from ``position`` and ``accuracy`` otherwise).
     var zoneEvidence: ZoneEvidence? = nil
+    /// Whether another floor's agents heard the tag louder than its own floor's, by the switch margin, though not
+    /// yet for long enough to move it there: it may be on the stairs, and its zone on this floor is held.
+    var floorContested = false
     /// The probability that the tag is in `zone` (in no zone, when `zone` is nil); the zone decision sets it.
     public var zoneProbability: Double? = nil
     /// The zones of the floor the tag may be in, most likely first: each with its probability, those of at least

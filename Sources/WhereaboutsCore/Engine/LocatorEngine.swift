@@ -313,11 +313,13 @@ public struct LocatorEngine: Sendable {
                 estimates[index].zoneEvidence
                 ?? zones.geometry.evidence(floor: floor, position: position, accuracy: estimates[index].accuracy)
             // At the estimate's time: with a lag (grid filter), an earlier update's, smoothed.
+            let held = estimates[index].floorContested
             let placed =
                 grid
-                ? zones.place(tag, floor: floor, evidence: evidence, time: time, transitions: &result.events)
+                ? zones.place(
+                    tag, floor: floor, evidence: evidence, held: held, time: time, transitions: &result.events)
                 : zones.place(
-                    tag, floor: floor, position: position, evidence: evidence, time: time,
+                    tag, floor: floor, position: position, evidence: evidence, held: held, time: time,
                     transitions: &result.events)
             tracker.setDecisionDue(ofEstimate: index, placed.decisionDue)
             estimates[index].zone = placed.zone

@@ -57,9 +57,12 @@ struct TagEstimator: Sendable {
             let floor = map.floor(major: floorMajor)
         else { return nil }
         updateMotion(&state, now: now)
+        let contested = state.floorChallenger != nil
         if let gridIndex = gridIndexByFloor[floorMajor] {
-            return gridEstimate(
+            var estimate = gridEstimate(
                 &state, gridIndex: gridIndex, ranges: ranges, now: now, radio: radio, scratch: &scratch)
+            estimate?.floorContested = contested
+            return estimate
         }
 
         let position: Point
@@ -105,7 +108,8 @@ struct TagEstimator: Sendable {
             ranges: ranges,
             quality: quality,
             time: now,
-            zoneEvidence: zones.evidence(floor: floorMajor, position: position, accuracy: accuracy)
+            zoneEvidence: zones.evidence(floor: floorMajor, position: position, accuracy: accuracy),
+            floorContested: contested
         )
     }
 

@@ -66,6 +66,7 @@ struct ZoneMembership: Sendable {
         floor: UInt16,
         position: Point,
         evidence: ZoneEvidence,
+        held: Bool = false,
         time: Double,
         transitions: inout [ZoneTransition]
     ) -> Placement {
@@ -82,7 +83,7 @@ struct ZoneMembership: Sendable {
             // Changed floor: out of the old floor's zone and into the new one's at once.
             let change = state.hysteresis.changeFloor(position: position, zones: zones, among: nearby)
             move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
-        } else {
+        } else if !held {
             if let current = state.hysteresis.current, !evidence.zones.contains(current),
                 let index = zoneIndex(of: current)
             {
@@ -110,6 +111,7 @@ struct ZoneMembership: Sendable {
         _ tag: TagIdentity,
         floor: UInt16,
         evidence: ZoneEvidence,
+        held: Bool = false,
         time: Double,
         transitions: inout [ZoneTransition]
     ) -> Placement {
@@ -119,7 +121,9 @@ struct ZoneMembership: Sendable {
             // Changed floor: out of the old floor's zone and into the new one's at once.
             let change = state.hysteresis.changeFloor(evidence: evidence, configuration: configuration)
             move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
-        } else if let change = state.hysteresis.update(evidence: evidence, time: time, configuration: configuration) {
+        } else if !held,
+            let change = state.hysteresis.update(evidence: evidence, time: time, configuration: configuration)
+        {
             move(tag, from: change.from, to: change.to, time: time, transitions: &transitions)
         }
         state.probability = evidence.probability(of: state.hysteresis.current)
