@@ -229,9 +229,10 @@ struct LocatorEndToEndTests {
                 let missing = wanted.subtracting(counts.keys).count
                 let dropped = broker.log.split(separator: "\n").filter { $0.contains("dropped") }
                 let counted = "\(counts.count) of \(wanted.count) readings recorded, \(missing) missing"
-                let broker = "broker lines on dropped messages: \(dropped.count) \(Array(dropped.prefix(3)))"
+                let brokerLines = "broker lines on dropped messages: \(dropped.count) \(Array(dropped.prefix(3)))"
                 let tail = String(second.log.suffix(1500))
-                Issue.record("\(counted); \(sent.count) batches sent; \(broker); the second run's log ends: \(tail)")
+                Issue.record(
+                    "\(counted); \(sent.count) batches sent; \(brokerLines); the second run's log ends: \(tail)")
                 throw error
             }
             try await Task.sleep(for: .milliseconds(500))

@@ -172,6 +172,17 @@ public struct ZoneHysteresis: Sendable, Hashable {
         return (left, current)
     }
 
+    /// ``changeFloor(evidence:configuration:)`` from a position (the trilateration path): the tag enters at once the
+    /// zone of `zones[i]`, for i in `indices`, that holds the position, if one does.
+    mutating func changeFloor(position: Point, zones: [Zone], among indices: some Collection<Int>) -> (
+        from: ZoneKey?, to: ZoneKey?
+    ) {
+        defer { noteSettled() }
+        let left = leave()
+        current = indices.first { zones[$0].polygon.contains(position) }.map { zones[$0].key }
+        return (left, current)
+    }
+
     /// The likeliest zone of the evidence (the first in its order among equals) and its mass; nil and -1 when it
     /// has no zones.
     private static func likeliest(_ evidence: ZoneEvidence) -> (zone: ZoneKey?, mass: Double) {
@@ -182,17 +193,6 @@ public struct ZoneHysteresis: Sendable, Hashable {
             best = mass
         }
         return (likeliest, best)
-    }
-
-    /// ``changeFloor(evidence:configuration:)`` from a position (the trilateration path): the tag enters at once the
-    /// zone of `zones[i]`, for i in `indices`, that holds the position, if one does.
-    mutating func changeFloor(position: Point, zones: [Zone], among indices: some Collection<Int>) -> (
-        from: ZoneKey?, to: ZoneKey?
-    ) {
-        defer { noteSettled() }
-        let left = leave()
-        current = indices.first { zones[$0].polygon.contains(position) }.map { zones[$0].key }
-        return (left, current)
     }
 
     /// Leaves the current zone at once (the tag timed out); returns the zone left.

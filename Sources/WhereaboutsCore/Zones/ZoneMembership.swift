@@ -60,7 +60,7 @@ struct ZoneMembership: Sendable {
     ///
     /// A tag whose zone is on another floor has changed floor: it leaves that zone and enters the one holding the
     /// position at once (``ZoneHysteresis/changeFloor(position:zones:among:)``); otherwise the tag's hysteresis
-    /// decides, on the position.
+    /// decides, on the position, unless the zone is `held` (another floor contests the tag's: no change is decided).
     mutating func place(
         _ tag: TagIdentity,
         floor: UInt16,
@@ -106,7 +106,8 @@ struct ZoneMembership: Sendable {
     }
 
     /// Takes a tag's zone probabilities on a floor; returns the zone it is in afterwards and how likely that is. A
-    /// tag whose zone is on another floor has changed floor (``ZoneHysteresis/changeFloor(evidence:configuration:)``).
+    /// tag whose zone is on another floor has changed floor (``ZoneHysteresis/changeFloor(evidence:configuration:)``);
+    /// a `held` zone (another floor contests the tag's) sees no change decided.
     mutating func place(
         _ tag: TagIdentity,
         floor: UInt16,
