@@ -80,8 +80,22 @@ public struct LocatorEngine: Sendable {
         public var maximumCalibratedAgentsPerFix: Int = 8
         /// Another floor must beat the current one by this many dB …
         public var floorSwitchMargin: Double = 3
-        /// … on this many updates in a row, before the tag changes floor.
+        /// … on this many updates in a row, before the tag changes floor, where the map gives no stairs or lift on
+        /// its floor.
         public var floorSwitchUpdates: Int = 3
+        /// Where it does, people change floor there: a tag placed within ``stairsReach`` of them in the last
+        /// ``stairsMemory`` seconds changes floor after this many updates …
+        public var floorSwitchUpdatesByStairs: Int = 2
+        /// How near stairs (metres, plus the estimate's own accuracy) an estimate must place a tag to count …
+        public var stairsReach: Double = 6
+        /// … and for how long (seconds) it then counts as by them.
+        public var stairsMemory: Double = 20
+        /// Away from stairs, once its floor is established (it led every other floor by ``floorSwitchMargin`` on
+        /// ``floorSwitchUpdatesAwayFromStairs`` updates in a row since the tag came onto it), another floor must
+        /// beat it by this many dB …
+        public var floorSwitchMarginAwayFromStairs: Double = 6
+        /// … on this many updates in a row.
+        public var floorSwitchUpdatesAwayFromStairs: Int = 10
         /// Which tags are tracked besides those the map names; empty means the site UUID.
         public var constraints: [BeaconIdentityConstraint] = []
         /// Whether an agent that has not been heard from for the map's agent timeout counts as offline. Live

@@ -25,7 +25,8 @@ public struct FloorMap: Sendable {
     }
     /// Walls that attenuate the signal (used by the simulator's channel and drawn by the renderer).
     public var walls: [Wall]
-    /// Stairs (or lifts) joining floors, where the simulator's tags change floor; optional.
+    /// Stairs (or lifts) joining floors, where people change floor: the locator's floor choice and the simulator's
+    /// tags use them; optional.
     public var stairs: [Stairs]
     /// Areas nobody stands in (desk blocks, shafts), per floor.
     public var obstacles: [Obstacle]

@@ -17,8 +17,8 @@
 ///    area it could be in, not with the floor.
 ///
 /// The whole window restarts around the strongest agents when the tag was silent for
-/// ``Configuration/resetAfter`` seconds, changed floor, or keeps being heard loudest far from where it is thought
-/// to be.
+/// ``Configuration/resetAfter`` seconds or keeps being heard loudest far from where it is thought to be. A tag
+/// that changed floor starts again around the stairs it took, when the map gives them.
 public struct GridFilter: Sendable {
     /// Tuning of the filter.
     public struct Configuration: Sendable, Hashable {
@@ -57,6 +57,10 @@ public struct GridFilter: Sendable {
         public var margin: Double = 0.5
         /// A (re)started window spans this far (metres) around the loudest agents.
         public var initialRadius: Double = 10
+        /// A tag that changes floor by stairs or a lift the map gives starts on the new floor within this far
+        /// (metres) of them: a person arrives where the stairs are, and has walked a few metres from them by the
+        /// time the floor change is decided.
+        public var stairsRadius: Double = 5
         /// Each agent's path gains are tabled this far around it (metres); it weighs in only on windows inside.
         public var gainRadius: Double = 30
         /// After this many updates in a row loudest at an agent farther than 1.5 × ``initialRadius`` from the
@@ -145,12 +149,17 @@ public struct GridFilter: Sendable {
     /// smoothed RSSIs, not this update's alone), if it has a table on this floor: an estimate far from it for
     /// ``Configuration/astrayUpdates`` updates in a row restarts the window around the loudest agents.
     ///
+    /// `entry` is where the tag came onto this floor, if it was on another one until now and the map gives the
+    /// stairs or lift it took: the window starts there (``Configuration/stairsRadius``), not around the loudest
+    /// agents.
+    ///
     /// With ``Configuration/lag`` above 0 the summary is that of an earlier update, smoothed (see
     /// ``smooth(_:now:grids:)``), or nil when no update is old enough yet.
     mutating func update(
         _ state: inout GridPosterior?,
         observations allObservations: [Observation],
         loudest: Int?,
+        entry: Point? = nil,
         grids: [FloorGrid],
         gridIndex: Int,
         now: Double
@@ -160,16 +169,17 @@ public struct GridFilter: Sendable {
         // released each of its arrays, every update.
         return grids.withUnsafeBufferPointer { buffer in
             update(
-                &state, observations: allObservations, loudest: loudest, grid: buffer[gridIndex], grids: grids,
-                gridIndex: gridIndex, now: now)
+                &state, observations: allObservations, loudest: loudest, entry: entry, grid: buffer[gridIndex],
+                grids: grids, gridIndex: gridIndex, now: now)
         }
     }
 
-    /// ``update(_:observations:loudest:grids:gridIndex:now:)`` on `grid`, the grid at `gridIndex` in `grids`.
+    /// ``update(_:observations:loudest:entry:grids:gridIndex:now:)`` on `grid`, the grid at `gridIndex` in `grids`.
     private mutating func update(
         _ state: inout GridPosterior?,
         observations allObservations: [Observation],
         loudest: Int?,
+        entry: Point?,
         grid: FloorGrid,
         grids: [FloorGrid],
         gridIndex: Int,
@@ -194,7 +204,9 @@ public struct GridFilter: Sendable {
             predict(&previous, elapsed: now - previous.time, grid: grid)
             posterior = previous
         } else {
-            posterior = start(grid: grid, gridIndex: gridIndex, previous: taken, now: now)
+            let changedFloor = taken.map { $0.gridIndex != gridIndex } ?? false
+            posterior = start(
+                grid: grid, gridIndex: gridIndex, previous: taken, around: changedFloor ? entry : nil, now: now)
         }
         posterior.time = now
         trimWork()
@@ -367,32 +379,40 @@ public struct GridFilter: Sendable {
     }
 
     /// A window around the loudest agents, uniform over its free cells, into the work buffer; the tag's learned
-    /// power offset carries over.
+    /// power offset carries over. With `entry` (the stairs by which the tag came onto the floor), the window
+    /// reaches around them too, and the cells are weighed by how near them they are (``weight(around:grid:)``).
     private mutating func start(
         grid: FloorGrid,
         gridIndex: Int,
         previous: GridPosterior?,
+        around entry: Point? = nil,
         now: Double
     ) -> GridPosterior {
-        let loudest = chosen.max { $0.level < $1.level }?.level ?? 0
+        let radius = configuration.initialRadius
         var low = Point(x: Double.infinity, y: Double.infinity)
         var high = Point(x: -Double.infinity, y: -Double.infinity)
+        let loudest = chosen.max { $0.level < $1.level }?.level ?? 0
         for observation in chosen.sorted(by: { $0.level > $1.level }).prefix(3)
         where observation.level >= loudest - 6 {
             let position = grid.tables[observation.slot].agentPosition
-            low = Point(x: min(low.x, position.x), y: min(low.y, position.y))
-            high = Point(x: max(high.x, position.x), y: max(high.y, position.y))
+            low = Point(x: min(low.x, position.x - radius), y: min(low.y, position.y - radius))
+            high = Point(x: max(high.x, position.x + radius), y: max(high.y, position.y + radius))
         }
-        let radius = configuration.initialRadius
+        if let entry {
+            let reach = 2 * configuration.stairsRadius
+            low = Point(x: min(low.x, entry.x - reach), y: min(low.y, entry.y - reach))
+            high = Point(x: max(high.x, entry.x + reach), y: max(high.y, entry.y + reach))
+        }
         var window = Window(column0: 0, row0: 0, columns: grid.columns, rows: grid.rows)
         if low.x.isFinite {
-            let first = grid.cell(of: Point(x: low.x - radius, y: low.y - radius))
-            let last = grid.cell(of: Point(x: high.x + radius, y: high.y + radius))
+            let first = grid.cell(of: low)
+            let last = grid.cell(of: high)
             window = Window(
                 column0: first.column, row0: first.row, columns: last.column + 1 - first.column,
                 rows: last.row + 1 - first.row)
         }
         var freeCount = fillUniform(window, grid: grid)
+        if let entry, freeCount > 0 { weight(around: entry, grid: grid) }
         if freeCount == 0, window.count < grid.columns * grid.rows {
             // Only walls and obstacles around the agents: take the whole floor.
             freeCount = fillUniform(Window(column0: 0, row0: 0, columns: grid.columns, rows: grid.rows), grid: grid)
@@ -435,6 +455,30 @@ public struct GridFilter: Sendable {
             }
         }
         return freeCount
+    }
+
+    /// Weighs the work window's probabilities by a Gaussian of ``Configuration/stairsRadius`` around `entry`, and
+    /// normalises them: where the tag came onto the floor is likely, not certain (the floor change is decided a
+    /// few seconds after the climb, and the estimate that placed the tag by the stairs may have been poor).
+    private mutating func weight(around entry: Point, grid: FloorGrid) {
+        let window = work
+        let scale = -0.5 / (configuration.stairsRadius * configuration.stairsRadius)
+        var total: Float = 0
+        workProbabilities.withUnsafeMutableBufferPointer { p in
+            for row in 0..<window.rows {
+                let dy = grid.origin.y + (Double(window.row0 + row) + 0.5) * grid.cellSize - entry.y
+                for column in 0..<window.columns {
+                    let index = row * window.columns + column
+                    guard p[index] > 0 else { continue }
+                    let dx = grid.origin.x + (Double(window.column0 + column) + 0.5) * grid.cellSize - entry.x
+                    p[index] *= Float(exponential(scale * (dx * dx + dy * dy)))
+                    total += p[index]
+                }
+            }
+            guard total > 0 else { return }
+            let inverse = 1 / total
+            for index in 0..<window.count { p[index] *= inverse }
+        }
     }
 
     /// Makes `window` the work window, all zero.

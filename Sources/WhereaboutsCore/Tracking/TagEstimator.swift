@@ -53,15 +53,25 @@ struct TagEstimator: Sendable {
         state.dropLinks(notHeardWithin: map.model.readingMaxAge, of: now)
         let ranges = currentRanges(state, now: now, radio: radio, slow: false)
         guard !ranges.isEmpty else { return nil }
-        guard let floorMajor = chooseFloor(&state, ranges: ranges, radio: radio),
+        guard let floorMajor = chooseFloor(&state, ranges: ranges, radio: radio, now: now),
             let floor = map.floor(major: floorMajor)
         else { return nil }
         updateMotion(&state, now: now)
         let contested = state.floorChallenger != nil
         if let gridIndex = gridIndexByFloor[floorMajor] {
+            // A tag that came by the stairs starts on the new floor by them; one moved there by the evidence
+            // alone, far from any (a floor chosen wrong, a lift the map lacks), around its loudest agents.
+            var entry: Point?
+            if let previous = state.posterior?.gridIndex, previous != gridIndex,
+                now - state.atStairs <= configuration.stairsMemory
+            {
+                entry = stairs(from: grids[previous].major, to: floorMajor, near: state.lastPosition)?.position
+            }
             var estimate = gridEstimate(
-                &state, gridIndex: gridIndex, ranges: ranges, now: now, radio: radio, scratch: &scratch)
+                &state, gridIndex: gridIndex, ranges: ranges, entry: entry, now: now, radio: radio,
+                scratch: &scratch)
             estimate?.floorContested = contested
+            if let estimate { place(&state, estimate) }
             return estimate
         }
 
@@ -98,7 +108,7 @@ struct TagEstimator: Sendable {
             state.track = TrackFilter(position: position, accuracy: accuracy, time: now)
             state.trackFloor = floorMajor
         }
-        return TagEstimate(
+        let estimate = TagEstimate(
             tag: state.identity,
             name: state.name,
             floor: floorMajor,
@@ -111,6 +121,21 @@ struct TagEstimator: Sendable {
             zoneEvidence: zones.evidence(floor: floorMajor, position: position, accuracy: accuracy),
             floorContested: contested
         )
+        place(&state, estimate)
+        return estimate
+    }
+
+    /// Notes where an estimate put the tag, and whether by stairs or a lift of its floor: within
+    /// ``LocatorEngine/Configuration/stairsReach`` of them, plus the estimate's own accuracy (a tag on the stairs
+    /// is heard through the floor by both floors' agents, and its estimate on either is poor).
+    private func place(_ state: inout TagState, _ estimate: TagEstimate) {
+        state.lastPosition = estimate.position
+        let reach = configuration.stairsReach + estimate.accuracy
+        if map.stairs.contains(where: {
+            $0.floors.contains(estimate.floor) && $0.position.distance(to: estimate.position) <= reach
+        }) {
+            state.atStairs = estimate.time
+        }
     }
 
     /// The estimate from the tag's grid posterior, after the readings since the last update.
@@ -118,6 +143,7 @@ struct TagEstimator: Sendable {
         _ state: inout TagState,
         gridIndex: Int,
         ranges: [AgentRange],
+        entry: Point?,
         now: Double,
         radio: RadioConstants,
         scratch: inout EstimateScratch
@@ -146,7 +172,7 @@ struct TagEstimator: Sendable {
             loudest = (slot, level)
         }
         let summary = scratch.filter.update(
-            &state.posterior, observations: scratch.observations, loudest: loudest?.slot, grids: grids,
+            &state.posterior, observations: scratch.observations, loudest: loudest?.slot, entry: entry, grids: grids,
             gridIndex: gridIndex, now: now)
         guard let summary else { return nil }
         let agentsUsed = scratch.observations.count
@@ -270,7 +296,22 @@ struct TagEstimator: Sendable {
 
     /// Picks the floor from the agents' evidence: the mean of each floor's two strongest corrected RSSIs, with
     /// hysteresis against the current floor.
-    private func chooseFloor(_ state: inout TagState, ranges: [AgentRange], radio: RadioConstants) -> UInt16? {
+    ///
+    /// People change floor at stairs and lifts. When the map gives them for the tag's floor, another floor takes
+    /// over after ``LocatorEngine/Configuration/floorSwitchUpdatesByStairs`` if the tag was placed within
+    /// ``LocatorEngine/Configuration/stairsReach`` of them in the last ``LocatorEngine/Configuration/stairsMemory``
+    /// seconds (a climb takes a while, and the estimate on the floor being left grows poor); elsewhere, once its
+    /// floor is established, it must win by ``LocatorEngine/Configuration/floorSwitchMarginAwayFromStairs`` on
+    /// ``LocatorEngine/Configuration/floorSwitchUpdatesAwayFromStairs`` updates in a row: a car that drove into the
+    /// garage and parked under a bedroom's agent stays in the garage, and strong evidence still moves a tag (a lift
+    /// the map lacks). A floor is established when it led every other by the switch margin on as many updates in
+    /// a row since the tag came onto it: a floor chosen wrong from a tag's first, noisy readings never was, and
+    /// holds nothing against the evidence. Where the map
+    /// gives no stairs on the tag's floor, another floor takes over after
+    /// ``LocatorEngine/Configuration/floorSwitchUpdates`` anywhere.
+    private func chooseFloor(
+        _ state: inout TagState, ranges: [AgentRange], radio: RadioConstants, now: Double
+    ) -> UInt16? {
         // Per floor heard, its two strongest corrected RSSIs; a short array, as a tag is heard on a floor or two.
         var strongest: [(floor: UInt16, first: Double, second: Double)] = []
         for range in ranges {
@@ -294,21 +335,67 @@ struct TagEstimator: Sendable {
         guard let current = state.floor, let currentScore = scores.first(where: { $0.key == current })?.value else {
             state.floor = best.key
             state.floorChallengerCount = 0
+            state.floorLeadCount = 0
             return best.key
         }
-        if best.key != current, best.value >= currentScore + configuration.floorSwitchMargin {
-            state.floorChallengerCount = state.floorChallenger == best.key ? state.floorChallengerCount + 1 : 1
-            state.floorChallenger = best.key
-            if state.floorChallengerCount >= configuration.floorSwitchUpdates {
-                state.floor = best.key
-                state.floorChallenger = nil
-                state.floorChallengerCount = 0
-            }
-        } else {
+        if state.floorLeadCount < configuration.floorSwitchUpdatesAwayFromStairs {
+            let runnerUp = scores.lazy.filter { $0.key != current }.map(\.value).max() ?? -.infinity
+            let leads = currentScore >= runnerUp + configuration.floorSwitchMargin
+            state.floorLeadCount = leads ? state.floorLeadCount + 1 : 0
+        }
+        guard best.key != current, best.value >= currentScore + configuration.floorSwitchMargin else {
             state.floorChallenger = nil
             state.floorChallengerCount = 0
+            return current
+        }
+        if state.floorChallenger != best.key {
+            state.floorChallenger = best.key
+            state.floorChallengerCount = 0
+        }
+        let margin: Double
+        let needed: Int
+        let established = state.floorLeadCount >= configuration.floorSwitchUpdatesAwayFromStairs
+        if !map.stairs.contains(where: { $0.floors.contains(current) }) {
+            (margin, needed) = (configuration.floorSwitchMargin, configuration.floorSwitchUpdates)
+        } else if now - state.atStairs <= configuration.stairsMemory {
+            (margin, needed) = (configuration.floorSwitchMargin, configuration.floorSwitchUpdatesByStairs)
+        } else if !established {
+            // The floor was never the evidence's clear choice (chosen from a tag's first, noisy readings): it
+            // holds nothing against the evidence.
+            (margin, needed) = (configuration.floorSwitchMargin, configuration.floorSwitchUpdates)
+        } else {
+            (margin, needed) = (
+                configuration.floorSwitchMarginAwayFromStairs, configuration.floorSwitchUpdatesAwayFromStairs
+            )
+        }
+        guard best.value >= currentScore + margin else {
+            // Away from stairs and not by the wider margin: the floor stays contested, but the run starts again.
+            state.floorChallengerCount = 0
+            return current
+        }
+        state.floorChallengerCount += 1
+        if state.floorChallengerCount >= needed {
+            state.floor = best.key
+            state.floorChallenger = nil
+            state.floorChallengerCount = 0
+            state.floorLeadCount = 0
         }
         return state.floor
+    }
+
+    /// The stairs (or lift) from one floor to another nearest `position` (any of them without one), if the map
+    /// gives one.
+    func stairs(from floor: UInt16, to other: UInt16, near position: Point?) -> Stairs? {
+        var nearest: Stairs?
+        var nearestDistance = Double.infinity
+        for stairs in map.stairs where stairs.floors.contains(floor) && stairs.floors.contains(other) {
+            let distance = position.map { stairs.position.distance(to: $0) } ?? 0
+            if nearest == nil || distance < nearestDistance {
+                nearest = stairs
+                nearestDistance = distance
+            }
+        }
+        return nearest
     }
 }
 

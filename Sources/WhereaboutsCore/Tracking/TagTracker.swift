@@ -462,6 +462,13 @@ struct TagState: Sendable {
     var floor: UInt16?
     var floorChallenger: UInt16?
     var floorChallengerCount = 0
+    /// When an estimate last placed the tag by stairs or a lift of its floor.
+    var atStairs = -Double.infinity
+    /// Updates in a row its floor led every other by the switch margin, since it came onto it (counted up to
+    /// ``LocatorEngine/Configuration/floorSwitchUpdatesAwayFromStairs``: then the floor is established).
+    var floorLeadCount = 0
+    /// Where its last estimate put it, on its floor.
+    var lastPosition: Point?
     var track: TrackFilter?
     var trackFloor: UInt16?
     var moving = true
