@@ -57,9 +57,9 @@ public struct GridFilter: Sendable {
         public var margin: Double = 0.5
         /// A (re)started window spans this far (metres) around the loudest agents.
         public var initialRadius: Double = 10
-        /// A tag that changes floor by stairs or a lift the map gives starts on the new floor within this far
-        /// (metres) of them: a person arrives where the stairs are, and has walked a few metres from them by the
-        /// time the floor change is decided.
+        /// A tag that changes floor by stairs or a lift the map gives starts on the new floor about this far
+        /// (metres, 1σ) from them: a person arrives where the stairs are, and has walked a few metres from them by
+        /// the time the floor change is decided.
         public var stairsRadius: Double = 5
         /// Each agent's path gains are tabled this far around it (metres); it weighs in only on windows inside.
         public var gainRadius: Double = 30
@@ -150,8 +150,8 @@ public struct GridFilter: Sendable {
     /// ``Configuration/astrayUpdates`` updates in a row restarts the window around the loudest agents.
     ///
     /// `entry` is where the tag came onto this floor, if it was on another one until now and the map gives the
-    /// stairs or lift it took: the window starts there (``Configuration/stairsRadius``), not around the loudest
-    /// agents.
+    /// stairs or lift it took: the restarted window then reaches around them too, and its cells are weighed by how
+    /// near them they are (``Configuration/stairsRadius``).
     ///
     /// With ``Configuration/lag`` above 0 the summary is that of an earlier update, smoothed (see
     /// ``smooth(_:now:grids:)``), or nil when no update is old enough yet.
@@ -204,9 +204,7 @@ public struct GridFilter: Sendable {
             predict(&previous, elapsed: now - previous.time, grid: grid)
             posterior = previous
         } else {
-            let changedFloor = taken.map { $0.gridIndex != gridIndex } ?? false
-            posterior = start(
-                grid: grid, gridIndex: gridIndex, previous: taken, around: changedFloor ? entry : nil, now: now)
+            posterior = start(grid: grid, gridIndex: gridIndex, previous: taken, around: entry, now: now)
         }
         posterior.time = now
         trimWork()

@@ -306,9 +306,8 @@ struct TagEstimator: Sendable {
     /// garage and parked under a bedroom's agent stays in the garage, and strong evidence still moves a tag (a lift
     /// the map lacks). A floor is established when it led every other by the switch margin on as many updates in
     /// a row since the tag came onto it: a floor chosen wrong from a tag's first, noisy readings never was, and
-    /// holds nothing against the evidence. Where the map
-    /// gives no stairs on the tag's floor, another floor takes over after
-    /// ``LocatorEngine/Configuration/floorSwitchUpdates`` anywhere.
+    /// holds nothing against the evidence. Where the map gives no stairs on the tag's floor, another floor takes
+    /// over after ``LocatorEngine/Configuration/floorSwitchUpdates`` anywhere.
     private func chooseFloor(
         _ state: inout TagState, ranges: [AgentRange], radio: RadioConstants, now: Double
     ) -> UInt16? {
@@ -386,16 +385,9 @@ struct TagEstimator: Sendable {
     /// The stairs (or lift) from one floor to another nearest `position` (any of them without one), if the map
     /// gives one.
     func stairs(from floor: UInt16, to other: UInt16, near position: Point?) -> Stairs? {
-        var nearest: Stairs?
-        var nearestDistance = Double.infinity
-        for stairs in map.stairs where stairs.floors.contains(floor) && stairs.floors.contains(other) {
-            let distance = position.map { stairs.position.distance(to: $0) } ?? 0
-            if nearest == nil || distance < nearestDistance {
-                nearest = stairs
-                nearestDistance = distance
-            }
-        }
-        return nearest
+        let joining = map.stairs.lazy.filter { $0.floors.contains(floor) && $0.floors.contains(other) }
+        guard let position else { return joining.first }
+        return joining.min { $0.position.distance(to: position) < $1.position.distance(to: position) }
     }
 }
 
