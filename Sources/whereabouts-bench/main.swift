@@ -10,7 +10,7 @@ let usage = """
     commands:
       map            write the synthetic floor map (--agents N --out FILE)
       engine         readings per CPU second through LocatorEngine (--agents --tags --seconds [--problems FILE]
-                     [--positioning grid|trilateration] [--lag S] [--workers N]
+                     [--positioning grid|trilateration, default the engine's: grid] [--lag S] [--workers N]
                      [--cell-size M: the grid's cells, default per floor from its zones])
       tags           the engine's resident memory under a flood of new tag ids (--ids 1000000 [--maximum-tags N])
       decode         HCI events per CPU second through the agent's decoder (--fixture hci_events.jsonl)

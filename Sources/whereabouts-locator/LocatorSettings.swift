@@ -35,9 +35,8 @@ struct LocatorSettings {
                                    the same for a tag standing still (default 1; at most as often as
                                    --estimate-interval; 0: as often as a moving tag; both 0: every tag at
                                    every update)
-          --positioning MODE       grid: a Bayes filter over the floor's cells; trilateration; automatic: the
-                                   grid when the map carries a radio map or --lag is set, else trilateration
-                                   (default)
+          --positioning MODE       grid: a Bayes filter over the floor's cells (default; automatic is the
+                                   same); trilateration: ranges and a Kalman track
           --lag SECONDS            report each tag's position this much later, smoothed with the readings
                                    that came since (0-10; grid filter only; default 0: no delay)
           --workers N              threads an update may split its estimates among (default: the cores online;

@@ -11,9 +11,9 @@ enum ReplayCommand {
         usage: whereabouts replay --map M --readings R.jsonl [--interval 1] --positions P.jsonl [--events E.jsonl]
                                   [--positioning automatic|grid|trilateration] [--lag S] [--workers N]
 
-        --positioning and --lag choose the tracker as the locator's flags do (default automatic: the grid filter when
-        the map carries a radio map or a lag is set, else trilateration; with --lag S, each position is of S seconds
-        before, smoothed with the readings since).
+        --positioning and --lag choose the tracker as the locator's flags do (default: the grid filter, which
+        `automatic` also names; with --lag S, each position is of S seconds before, smoothed with the readings
+        since).
 
         --workers N splits each tick's estimates among N threads (default: the cores online); the output is the same
         with any number.

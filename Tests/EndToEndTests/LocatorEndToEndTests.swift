@@ -291,7 +291,9 @@ struct LocatorEndToEndTests {
         try await withSite { broker, collector, agents, scratch in
             let locator = try LocatorProcess(map: mapPath, broker: broker, scratch: scratch, extra: ["--warm-up", "1"])
             try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
-            for _ in 0..<16 {
+            // 5 s of rounds: the grid filter estimates a tag once a second, and its first zone takes a dwell of a
+            // second between two estimates that readings still come for.
+            for _ in 0..<25 {
                 _ = try await sendRound(agents, position: Point(x: 35, y: 5), time: now())
                 try await Task.sleep(for: .milliseconds(200))
             }

@@ -33,7 +33,9 @@ struct LocatorLifecycleTests {
                 map: mapPath, broker: broker, scratch: scratch, extra: ["--warm-up", "1", "--record", record])
             let topics = tests.topics
             try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
-            for _ in 0..<8 {
+            // 4 s of rounds: the grid filter estimates a tag once a second, and its first zone takes a dwell of a
+            // second between two estimates that readings still come for.
+            for _ in 0..<16 {
                 _ = try await tests.sendRound(agents, position: Point(x: 35, y: 5), time: now())
                 try await Task.sleep(for: .milliseconds(250))
             }

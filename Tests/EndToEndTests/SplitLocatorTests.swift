@@ -85,9 +85,11 @@ struct SplitLocatorTests {
                 agents.allSatisfy { split.last(topics.agentStatus(agent: $0.id).name) == "online" }
             }
             // Each locator estimates a tag at every update here, as the three would otherwise each estimate it on
-            // the phase of their own 0.5 s estimate interval: what is compared is the share and the handover, not
-            // how three clocks happen to interleave with the batches.
-            let extra = ["--warm-up", "1", "--no-discovery", "--estimate-interval", "0"]
+            // the phase of their own estimate interval (the grid filter's is the still one, 1 s): what is compared
+            // is the share and the handover, not how three clocks happen to interleave with the batches.
+            let extra = [
+                "--warm-up", "1", "--no-discovery", "--estimate-interval", "0", "--still-estimate-interval", "0",
+            ]
             let reference = try LocatorProcess(
                 map: mapPath, broker: edge, scratch: scratch, clientID: "locator-whole", extra: extra)
             let lower = try LocatorProcess(

@@ -201,13 +201,17 @@ struct LocatorEngineTests {
     /// A tag at (5, 4), or walking east from (3, 4) at 1 m/s, heard by agents reporting once a second each at its
     /// own phase, as live agents do, through an engine updated every 20 ms for 22 s: when it was estimated, when
     /// its readings arrived, its zone at the end and its last position.
+    /// Trilateration by default: the estimate interval's rules for moving and still tags are its own (the grid
+    /// filter, the default tracker, waits the larger interval for both, and `estimateInterval` runs it too).
     func runEvery20ms(
-        interval: Double, stillInterval: Double, walking: Bool = false
+        interval: Double, stillInterval: Double, walking: Bool = false,
+        positioning: LocatorEngine.Configuration.Positioning = .trilateration
     ) throws -> Every20msRun {
         let map = try loadShippedMap("demo-office.json")
         let tag = demoTag(1)
         let generator = ReadingGenerator(map: map)
         var configuration = LocatorEngine.Configuration()
+        configuration.positioning = positioning
         configuration.estimateInterval = interval
         configuration.stillEstimateInterval = stillInterval
         var engine = LocatorEngine(map: map, configuration: configuration)
@@ -247,6 +251,7 @@ struct LocatorEngineTests {
             }
         }
         run.readingTimes = queued.map(\.time)
+        run.readingFloors = queued.map { map.agents[$0.agentIndex].floor }
         run.zone = engine.zone(of: tag)
         return run
     }
@@ -291,6 +296,8 @@ struct LocatorEngineTests {
         var estimateTimes: [Double] = []
         var urgent: [Bool] = []
         var readingTimes: [Double] = []
+        /// The floor of the agent that sent each reading.
+        var readingFloors: [UInt16] = []
         /// When a zone change was decided, and when it was due.
         var decisions: [(time: Double, due: Double)] = []
         var zone: ZoneKey?
@@ -309,11 +316,13 @@ struct LocatorEngineTests {
         var regularCount: Int { urgent.filter { !$0 }.count }
     }
 
-    @Test("updated every 20 ms, a tag is estimated at most once per estimate interval and no reading waits longer")
-    func estimateInterval() throws {
+    @Test(
+        "updated every 20 ms, a tag is estimated at most once per estimate interval and no reading waits longer",
+        arguments: [LocatorEngine.Configuration.Positioning.trilateration, .grid])
+    func estimateInterval(_ positioning: LocatorEngine.Configuration.Positioning) throws {
         // Still tags at the same interval as moving ones here; the next test has the longer one for still tags.
         func run(interval: Double) throws -> Every20msRun {
-            try runEvery20ms(interval: interval, stillInterval: 0)
+            try runEvery20ms(interval: interval, stillInterval: 0, positioning: positioning)
         }
         let everyUpdate = try run(interval: 0)
         let coalesced = try run(interval: 0.5)
@@ -324,8 +333,11 @@ struct LocatorEngineTests {
         for (gap, urgent) in coalesced.gaps where !urgent {
             #expect(gap >= 0.5 - 1e-6, "estimated again after \(gap) s")
         }
-        // Every reading is in an estimate within the interval (and one update) of its arrival.
-        for time in coalesced.readingTimes {
+        // Every reading is in an estimate within the interval (and one update) of its arrival. The grid weighs only
+        // the readings of agents on the tag's floor: an update that brings only the floor above's (heard through the
+        // slab) goes to the floor choice, and makes no estimate of a position.
+        for (time, floor) in zip(coalesced.readingTimes, coalesced.readingFloors)
+        where positioning == .trilateration || floor == 1 {
             let taken = coalesced.estimateTimes.first { $0 >= time - 1e-9 }
             #expect(taken.map { $0 - time <= 0.5 + 0.02 + 1e-6 } == true, "reading at \(time - start) s waited")
         }

@@ -3,10 +3,18 @@ import WhereaboutsCore
 
 @Suite("Zone hysteresis")
 struct ZoneHysteresisTests {
+    /// Trilateration, whose zone is decided from the position (0.5 m past a boundary for 1 s); the grid filter, the
+    /// default, decides on its zone probabilities (`ZoneProbabilityTests` below).
+    static var trilateration: LocatorEngine.Configuration {
+        var configuration = LocatorEngine.Configuration()
+        configuration.positioning = .trilateration
+        return configuration
+    }
+
     /// Simulates a still tag for an hour, one reading per agent per second with 4 dB noise, and counts how often
     /// its reported zone changes.
     func zoneChangesOverAnHour(
-        at position: Point, seed: UInt64, configuration: LocatorEngine.Configuration = .init()
+        at position: Point, seed: UInt64, configuration: LocatorEngine.Configuration = Self.trilateration
     ) throws -> (changes: Int, finalZone: ZoneKey?) {
         let map = try loadShippedMap("demo-office.json")
         var engine = LocatorEngine(map: map, configuration: configuration)
@@ -53,7 +61,7 @@ struct ZoneHysteresisTests {
     @Test(
         "a tag that walks across a boundary is reported in the new zone within 5 s", arguments: [UInt64(1), 2, 3, 4, 5])
     func walkAcross(seed: UInt64) throws {
-        try walkAcross(seed: seed, configuration: LocatorEngine.Configuration())
+        try walkAcross(seed: seed, configuration: Self.trilateration)
     }
 
     func walkAcross(seed: UInt64, configuration: LocatorEngine.Configuration) throws {

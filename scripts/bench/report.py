@@ -65,7 +65,7 @@ def main():
     reference_uncached = best("bluetooth_data_tools_decode", lambda line: line["uncached"]["events_per_cpu_second"])
     latency = first("latency")
     realtime = first("latency_10000")
-    realtime_grid = first("latency_10000_grid")
+    realtime_trilateration = first("latency_10000_trilateration")
     agent = first("agent")
     scale = first("scale")
     loop = best("loop", lambda line: line["loop_readings_per_cpu_second"])
@@ -113,12 +113,12 @@ def main():
         "realtime_10000_locator_share_of_cores": realtime["locator_cpu_share_of_cores"],
         "realtime_10000_locator_cpu_us_per_reading": realtime["locator_cpu_us_per_reading"],
         "realtime_10000_headroom": 1 / max(realtime["locator_cpu_share_of_cores"], 1e-9),
-        "realtime_10000_grid_p50_ms": realtime_grid["p50_ms"],
-        "realtime_10000_grid_p99_ms": realtime_grid["p99_ms"],
-        "realtime_10000_grid_samples": realtime_grid["samples"],
-        "realtime_10000_grid_locator_share_of_cores": realtime_grid["locator_cpu_share_of_cores"],
-        "realtime_10000_grid_locator_cpu_us_per_reading": realtime_grid["locator_cpu_us_per_reading"],
-        "realtime_10000_grid_headroom": 1 / max(realtime_grid["locator_cpu_share_of_cores"], 1e-9),
+        "realtime_10000_trilateration_p50_ms": realtime_trilateration["p50_ms"],
+        "realtime_10000_trilateration_p99_ms": realtime_trilateration["p99_ms"],
+        "realtime_10000_trilateration_samples": realtime_trilateration["samples"],
+        "realtime_10000_trilateration_locator_share_of_cores": realtime_trilateration["locator_cpu_share_of_cores"],
+        "realtime_10000_trilateration_locator_cpu_us_per_reading": realtime_trilateration["locator_cpu_us_per_reading"],
+        "realtime_10000_trilateration_headroom": 1 / max(realtime_trilateration["locator_cpu_share_of_cores"], 1e-9),
         "decode_events_per_cpu_second": decode["events_per_cpu_second"],
         "bdt_events_per_cpu_second": reference["cached"]["events_per_cpu_second"],
         "bdt_uncached_events_per_cpu_second": reference_uncached["uncached"]["events_per_cpu_second"],
@@ -143,7 +143,8 @@ def main():
     }
     f = figures
     targets = [
-        ("Engine throughput", f["engine_readings_per_cpu_second"] >= 1_000_000, "≥ 1,000,000 readings/s per core"),
+        ("Engine throughput, trilateration", f["engine_readings_per_cpu_second"] >= 1_000_000,
+         "≥ 1,000,000 readings/s per core"),
         ("Engine against scipy", f["engine_vs_scipy_readings"] >= 50, "≥ 50× the scipy reference"),
         ("Engine throughput, grid filter (issue 11)", f["grid_readings_per_cpu_second"] >= 1_000_000,
          "≥ 1,000,000 readings/s per core"),
@@ -167,17 +168,17 @@ def main():
         return "-" if value is None else f"{value:.0f} ms"
 
     rows = [
-        ("Engine (1,000 tags, 50 agents)",
+        ("Engine, trilateration (1,000 tags, 50 agents; `--positioning trilateration`)",
          f"{f['engine_readings_per_cpu_second']:,.0f} readings/s per core; {f['engine_solves_per_cpu_second']:,.0f} "
          f"tag fixes/s ({f['readings_per_solve']:.1f} readings each)",
          f"scipy least_squares: {f['scipy_solves_per_cpu_second']:,.0f} fixes/s = "
          f"{f['scipy_readings_per_cpu_second']:,.0f} readings/s",
          f"{f['engine_vs_scipy_readings']:.1f}× readings/s, {f['engine_vs_scipy_solves']:.1f}× fixes/s"),
-        (f"Engine on {f['engine_workers']:.0f} workers (1,000 tags, 50 agents; `--workers`)",
+        (f"Engine on {f['engine_workers']:.0f} workers (1,000 tags, 50 agents; grid filter; `--workers`)",
          f"{f['engine_workers_readings_per_wall_second']:,.0f} readings per wall second",
          f"the same engine on one worker: {f['engine_one_worker_readings_per_wall_second']:,.0f}",
          f"{f['engine_workers_speedup']:.2f}×"),
-        ("Engine, grid filter (1,000 tags, 50 agents; `--positioning grid`, cells per floor)",
+        ("Engine, grid filter, the default tracker (1,000 tags, 50 agents; cells per floor)",
          f"{f['grid_readings_per_cpu_second']:,.0f} readings/s per core (median error "
          f"{f['grid_median_error_m']:.2f} m)",
          f"trilateration, the first row: {f['engine_readings_per_cpu_second']:,.0f} (median error "
@@ -185,7 +186,7 @@ def main():
         ("Engine, grid filter at 10,000 tags (50 agents)",
          f"VmHWM {f['grid_10000_tags_vmhwm_mb']:.0f} MB (the bench process: engine and synthetic load); "
          f"{f['grid_10000_tags_readings_per_cpu_second']:,.0f} readings/s per core", "—", "—"),
-        ("Engine cost per reading, 100 → 10,000 tags",
+        ("Engine cost per reading, 100 → 10,000 tags (grid filter)",
          f"{f['engine_readings_per_cpu_second_100_tags']:,.0f} → {f['engine_readings_per_cpu_second_10000_tags']:,.0f}"
          " readings/s per core", "the same engine at 100 tags",
          f"{f['cost_per_reading_10000_vs_100_tags']:.3f}× the cost"),
@@ -204,12 +205,12 @@ def main():
          f"({f['realtime_10000_locator_cpu_us_per_reading']:.1f} µs per reading); latency p50 "
          f"{milliseconds(f['realtime_10000_p50_ms'])}, p99 {milliseconds(f['realtime_10000_p99_ms'])} "
          f"({f['realtime_10000_samples']:.0f} samples)", "—", f"{f['realtime_10000_headroom']:.1f}× headroom"),
-        ("The same with the grid filter (`--positioning grid`, what a map with a radio map runs)",
-         f"locator CPU {100 * f['realtime_10000_grid_locator_share_of_cores']:.1f} % of the cores "
-         f"({f['realtime_10000_grid_locator_cpu_us_per_reading']:.1f} µs per reading); latency p50 "
-         f"{milliseconds(f['realtime_10000_grid_p50_ms'])}, p99 {milliseconds(f['realtime_10000_grid_p99_ms'])} "
-         f"({f['realtime_10000_grid_samples']:.0f} samples)", "—",
-         f"{f['realtime_10000_grid_headroom']:.1f}× headroom"),
+        ("The same with trilateration (`--positioning trilateration`)",
+         f"locator CPU {100 * f['realtime_10000_trilateration_locator_share_of_cores']:.1f} % of the cores "
+         f"({f['realtime_10000_trilateration_locator_cpu_us_per_reading']:.1f} µs per reading); latency p50 "
+         f"{milliseconds(f['realtime_10000_trilateration_p50_ms'])}, p99 {milliseconds(f['realtime_10000_trilateration_p99_ms'])} "
+         f"({f['realtime_10000_trilateration_samples']:.0f} samples)", "—",
+         f"{f['realtime_10000_trilateration_headroom']:.1f}× headroom"),
         ("Agent decoding (287 captured HCI events)",
          f"{f['decode_events_per_cpu_second']:,.0f} events/s per core",
          f"bluetooth-data-tools: {f['bdt_events_per_cpu_second']:,.0f} events/s (uncached parser "
@@ -234,7 +235,7 @@ def main():
                 "by `scripts/bench.sh`.", "", "| Figure | Result | Reference, same run | Ratio |", "|---|---|---|---|"]
     markdown += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     results = {
-        "Engine throughput": f"{f['engine_readings_per_cpu_second']:,.0f} readings/s",
+        "Engine throughput, trilateration": f"{f['engine_readings_per_cpu_second']:,.0f} readings/s",
         "Engine against scipy": f"{f['engine_vs_scipy_readings']:.1f}×",
         "Engine throughput, grid filter (issue 11)": f"{f['grid_readings_per_cpu_second']:,.0f} readings/s",
         "Grid filter at 10,000 tags (issue 11)": f"{f['grid_10000_tags_vmhwm_mb']:.0f} MB (VmHWM)",

@@ -197,15 +197,18 @@ public struct GridFilter: Sendable {
         var posterior: GridPosterior
         // Moved out, not copied: one reference to the probabilities, so that they are rewritten in place.
         var taken = state.take()
+        let misplaced = taken.map { isMisplaced($0, loudest: loudest, grid: grid) } ?? false
         if let previous = taken, previous.gridIndex == gridIndex, now - previous.time <= configuration.resetAfter,
-            previous.astray < configuration.astrayUpdates, var previous = taken.take()
+            previous.astray < configuration.astrayUpdates, !misplaced, var previous = taken.take()
         {
             elapsed = now - previous.time
             predict(&previous, elapsed: now - previous.time, grid: grid)
             posterior = previous
         } else {
-            posterior = start(grid: grid, gridIndex: gridIndex, previous: taken, around: entry, now: now)
+            posterior = start(
+                grid: grid, gridIndex: gridIndex, previous: taken, around: entry, keepOffset: !misplaced, now: now)
         }
+        posterior.updates += 1
         posterior.time = now
         trimWork()
         let window = work
@@ -224,6 +227,7 @@ public struct GridFilter: Sendable {
         }
         let kept = keep(&posterior, grid: grid)
         let summary = summarise(posterior, grid: grid, gridIndex: gridIndex)
+        posterior.mean = summary.mean
         // Even when its table misses the window: an agent heard loudest far from a window it cannot weigh in on is
         // what says the window is in the wrong place.
         if let loudest {
@@ -239,6 +243,20 @@ public struct GridFilter: Sendable {
         let smoothed = smooth(&posterior, now: now, grids: grids)
         state = posterior
         return smoothed
+    }
+
+    /// Whether a young window, started from fewer agents than this update brings, is far from the agent heard
+    /// loudest now: then it restarts at once, not after ``Configuration/astrayUpdates`` updates.
+    ///
+    /// Live, a new tag is estimated on the first batch that names it, often a far agent's alone, and its window
+    /// starts around that agent; the next update brings the agents that hear it well. Left to the astray count, the
+    /// window took three more updates (three seconds, one estimate a second) to go where they say, and a tag
+    /// heard for four seconds was never placed in its room (`LocatorLifecycleTests`, SIGHUP).
+    private func isMisplaced(_ posterior: GridPosterior, loudest: Int?, grid: FloorGrid) -> Bool {
+        guard posterior.updates < configuration.astrayUpdates, chosen.count > posterior.startAgents,
+            let loudest, let mean = posterior.mean
+        else { return false }
+        return grid.tables[loudest].agentPosition.distance(to: mean) > 1.5 * configuration.initialRadius
     }
 
     // MARK: - Fixed lag
@@ -377,13 +395,15 @@ public struct GridFilter: Sendable {
     }
 
     /// A window around the loudest agents, uniform over its free cells, into the work buffer; the tag's learned
-    /// power offset carries over. With `entry` (the stairs by which the tag came onto the floor), the window
-    /// reaches around them too, and the cells are weighed by how near them they are (``weight(around:grid:)``).
+    /// power offset carries over unless `keepOffset` is false (a young window in the wrong place learned it there).
+    /// With `entry` (the stairs by which the tag came onto the floor), the window reaches around them too, and the
+    /// cells are weighed by how near them they are (``weight(around:grid:)``).
     private mutating func start(
         grid: FloorGrid,
         gridIndex: Int,
         previous: GridPosterior?,
         around entry: Point? = nil,
+        keepOffset: Bool = true,
         now: Double
     ) -> GridPosterior {
         let radius = configuration.initialRadius
@@ -422,11 +442,12 @@ public struct GridFilter: Sendable {
         var probabilities = previous?.probabilities ?? []
         probabilities.removeAll(keepingCapacity: true)
         let full = configuration.offsetSigma * configuration.offsetSigma
+        let learned = keepOffset ? previous : nil
         return GridPosterior(
             gridIndex: gridIndex, column0: work.column0, row0: work.row0, columns: work.columns, rows: work.rows,
-            probabilities: probabilities, offset: previous?.offset ?? 0,
-            offsetVariance: previous.map { min($0.offsetVariance + 4, full) } ?? full,
-            time: now, astray: 0,
+            probabilities: probabilities, offset: learned?.offset ?? 0,
+            offsetVariance: learned.map { min($0.offsetVariance + 4, full) } ?? full,
+            time: now, astray: 0, startAgents: chosen.count,
             // Updates not reported yet stay, to be reported as they fall due, unless the tag was silent past the
             // restart's limit: then they are old news.
             steps: (previous?.steps ?? []).filter { now - $0.time <= configuration.lag + configuration.resetAfter })
@@ -1155,6 +1176,11 @@ struct GridPosterior: Sendable {
     var time: Double
     /// Updates in a row loudest at an agent far from the estimate.
     var astray: Int
+    /// How many agents weighed in on the update that started the window, and how many updates the window has had.
+    var startAgents = 0
+    var updates = 0
+    /// The posterior mean after its last update.
+    var mean: Point?
     /// With a fixed lag: the updates not reported yet, oldest first (the newest is this posterior).
     var steps: [GridStep] = []
 }
