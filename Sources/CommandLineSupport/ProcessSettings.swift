@@ -72,8 +72,8 @@ extension Settings {
         return Int(count)
     }
 
-    /// `--positioning automatic|grid|trilateration` and `--lag S`: which tracker positions the tags, and the grid
-    /// filter's fixed lag in seconds (0–10; a lag makes `automatic` the grid filter, the only one with a lag).
+    /// `--positioning automatic|grid|trilateration` and `--lag S`: which tracker positions the tags (`automatic`,
+    /// the default, is the grid filter), and the grid filter's fixed lag in seconds (0–10; trilateration has none).
     public func applyTracker(to configuration: inout LocatorEngine.Configuration) throws(SettingsError) {
         if let text = value("positioning") {
             guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: text) else {

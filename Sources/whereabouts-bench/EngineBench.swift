@@ -39,6 +39,10 @@ enum EngineBench {
         guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: positioningName) else {
             throw UsageError("--positioning automatic, grid or trilateration")
         }
+        // The problems are trilateration's fixes, which scipy solves again: the grid makes none.
+        guard problemsPath == nil || positioning == .trilateration else {
+            throw UsageError("--problems needs --positioning trilateration")
+        }
         guard agents >= 3, tagCount >= 1, seconds >= 1, warmUp >= 0, (1...256).contains(workers) else {
             throw UsageError("--agents ≥ 3, --tags ≥ 1, --seconds ≥ 1, --warm-up ≥ 0, --workers 1…256")
         }

@@ -20,8 +20,8 @@ enum CalibrateCommand {
           --folds K         time blocks for the held-out error (2…20, default 5)
           --window S        seconds per sample and (agent, tag) (default 1)
           --no-tag-power    do not write tags' measured power (the walk's tags are not ones you track)
-          --no-radio-map    do not write a radio map (each agent's residual surface; with one, the locator uses
-                            the grid tracker: docs/calibration.md)
+          --no-radio-map    do not write a radio map (each agent's residual surface, which the grid tracker
+                            weighs readings against: docs/calibration.md)
 
         Agents with too little data (under 30 samples, or under 2 m of distance spread) keep their map values and
         are named; if no agent can be fitted, nothing is written and the exit status is 2.

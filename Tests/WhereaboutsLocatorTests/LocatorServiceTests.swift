@@ -122,6 +122,7 @@ struct LocatorServiceTests {
         #expect(harness.sent.last == Publication(topic: statusTopic, payload: "offline", qos: 1, retain: true))
         let metrics = harness.batches.pipeline.topics.locatorMetrics
         #expect(harness.sent[beforeStop...].dropLast().contains { $0.topic == metrics })
+        #expect(harness.sent[beforeStop...].contains { $0.topic.name.hasSuffix("/position") }, "the last update")
         #expect(!harness.sent[beforeStop...].dropLast().contains { $0.topic == statusTopic })
         #expect(!harness.disconnectAsked)
         harness.acknowledgeAll(at: stop)
@@ -146,9 +147,11 @@ struct LocatorServiceTests {
         #expect(published.dropFirst().allSatisfy { $0 == 0 })
         // The burst's readings wait in the tag's filters until its estimate interval has passed since the first
         // batch's estimate (with the grid filter, the default tracker, the larger of the moving and still intervals:
-        // 1 s by default); the first tick after that publishes the update.
+        // 1 s by default; trilateration's moving tag, 0.5 s); the first tick after that publishes the update.
         let engine = LocatorEngine.Configuration()
-        let interval = max(engine.estimateInterval, engine.stillEstimateInterval)
+        let interval =
+            engine.resolvedPositioning(for: harness.batches.map) == .grid
+            ? max(engine.estimateInterval, engine.stillEstimateInterval) : engine.estimateInterval
         let tick = ServiceTime(now: start + interval, monotonic: interval)
         let sentBefore = harness.sent.count
         harness.perform(harness.state.tick(at: tick), at: tick)

@@ -194,21 +194,24 @@ public struct GridFilter: Sendable {
             chosen.sort { $0.level > $1.level }
             chosen.removeLast(chosen.count - configuration.maximumAgentsPerUpdate)
         }
+        // The agents this update brings (up to the cap), before those whose tables miss the window are set aside.
+        let heard = chosen.count
         var posterior: GridPosterior
         // Moved out, not copied: one reference to the probabilities, so that they are rewritten in place.
         var taken = state.take()
-        let misplaced = taken.map { isMisplaced($0, loudest: loudest, grid: grid) } ?? false
-        if let previous = taken, previous.gridIndex == gridIndex, now - previous.time <= configuration.resetAfter,
-            previous.astray < configuration.astrayUpdates, !misplaced, var previous = taken.take()
+        let continuing = taken.map { $0.gridIndex == gridIndex && now - $0.time <= configuration.resetAfter } ?? false
+        let misplaced = continuing && isMisplaced(taken, heard: heard, loudest: loudest, grid: grid)
+        if continuing, let previous = taken, previous.astray < configuration.astrayUpdates, !misplaced,
+            var previous = taken.take()
         {
             elapsed = now - previous.time
             predict(&previous, elapsed: now - previous.time, grid: grid)
             posterior = previous
         } else {
             posterior = start(
-                grid: grid, gridIndex: gridIndex, previous: taken, around: entry, keepOffset: !misplaced, now: now)
+                grid: grid, gridIndex: gridIndex, previous: taken, around: entry, keepOffset: !misplaced,
+                heard: heard, now: now)
         }
-        posterior.updates += 1
         posterior.time = now
         trimWork()
         let window = work
@@ -220,7 +223,7 @@ public struct GridFilter: Sendable {
         warmTables(grid: grid)
         if !chosen.isEmpty, !weigh(&posterior, grid: grid) {
             // Nothing in the window fits at all: start again around the loudest agents.
-            posterior = start(grid: grid, gridIndex: gridIndex, previous: posterior, now: now)
+            posterior = start(grid: grid, gridIndex: gridIndex, previous: posterior, heard: heard, now: now)
             elapsed = nil
             if lagged { clearLikelihoods() }
             _ = weigh(&posterior, grid: grid)
@@ -228,6 +231,7 @@ public struct GridFilter: Sendable {
         let kept = keep(&posterior, grid: grid)
         let summary = summarise(posterior, grid: grid, gridIndex: gridIndex)
         posterior.mean = summary.mean
+        posterior.updates += 1
         // Even when its table misses the window: an agent heard loudest far from a window it cannot weigh in on is
         // what says the window is in the wrong place.
         if let loudest {
@@ -245,15 +249,16 @@ public struct GridFilter: Sendable {
         return smoothed
     }
 
-    /// Whether a young window, started from fewer agents than this update brings, is far from the agent heard
-    /// loudest now: then it restarts at once, not after ``Configuration/astrayUpdates`` updates.
+    /// Whether a young window (fewer than ``Configuration/astrayUpdates`` updates since it started), started from
+    /// fewer agents than the `heard` this update brings, is far from the agent heard loudest over the tag's recent
+    /// readings (`loudest`): then it restarts at once, not after ``Configuration/astrayUpdates`` updates astray.
     ///
     /// Live, a new tag is estimated on the first batch that names it, often a far agent's alone, and its window
     /// starts around that agent; the next update brings the agents that hear it well. Left to the astray count, the
     /// window took three more updates (three seconds, one estimate a second) to go where they say, and a tag
     /// heard for four seconds was never placed in its room (`LocatorLifecycleTests`, SIGHUP).
-    private func isMisplaced(_ posterior: GridPosterior, loudest: Int?, grid: FloorGrid) -> Bool {
-        guard posterior.updates < configuration.astrayUpdates, chosen.count > posterior.startAgents,
+    private func isMisplaced(_ posterior: GridPosterior?, heard: Int, loudest: Int?, grid: FloorGrid) -> Bool {
+        guard let posterior, posterior.updates < configuration.astrayUpdates, heard > posterior.startAgents,
             let loudest, let mean = posterior.mean
         else { return false }
         return grid.tables[loudest].agentPosition.distance(to: mean) > 1.5 * configuration.initialRadius
@@ -396,6 +401,7 @@ public struct GridFilter: Sendable {
 
     /// A window around the loudest agents, uniform over its free cells, into the work buffer; the tag's learned
     /// power offset carries over unless `keepOffset` is false (a young window in the wrong place learned it there).
+    /// `heard` is how many agents the update brought.
     /// With `entry` (the stairs by which the tag came onto the floor), the window reaches around them too, and the
     /// cells are weighed by how near them they are (``weight(around:grid:)``).
     private mutating func start(
@@ -404,6 +410,7 @@ public struct GridFilter: Sendable {
         previous: GridPosterior?,
         around entry: Point? = nil,
         keepOffset: Bool = true,
+        heard: Int,
         now: Double
     ) -> GridPosterior {
         let radius = configuration.initialRadius
@@ -447,7 +454,7 @@ public struct GridFilter: Sendable {
             gridIndex: gridIndex, column0: work.column0, row0: work.row0, columns: work.columns, rows: work.rows,
             probabilities: probabilities, offset: learned?.offset ?? 0,
             offsetVariance: learned.map { min($0.offsetVariance + 4, full) } ?? full,
-            time: now, astray: 0, startAgents: chosen.count,
+            time: now, astray: 0, startAgents: heard,
             // Updates not reported yet stay, to be reported as they fall due, unless the tag was silent past the
             // restart's limit: then they are old news.
             steps: (previous?.steps ?? []).filter { now - $0.time <= configuration.lag + configuration.resetAfter })
@@ -1176,7 +1183,8 @@ struct GridPosterior: Sendable {
     var time: Double
     /// Updates in a row loudest at an agent far from the estimate.
     var astray: Int
-    /// How many agents weighed in on the update that started the window, and how many updates the window has had.
+    /// How many agents the update that started the window brought (up to the update's cap, whether or not their
+    /// tables reached the window), and how many updates the window has had since.
     var startAgents = 0
     var updates = 0
     /// The posterior mean after its last update.
