@@ -112,6 +112,51 @@ struct FreeSpaceTrackingTests {
         return cells
     }
 
+    @Test("a floor 20 km across gets cells coarse enough to stay within the cell budget, and still places a tag")
+    func hugeFloor() throws {
+        // Map coordinates reach 100 km; a floor this size at the zones' 1 m cells asked for 400 million cells, and
+        // the locator died allocating them.
+        let text = """
+            {
+              "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Campus"},
+              "floors": [{"major": 1, "name": "Ground", "outline": [[0,0],[20000,0],[20000,20000],[0,20000]]}],
+              "zones": [
+                {"floor": 1, "minor": 1, "name": "Yard", "polygon": [[0,0],[200,0],[200,200],[0,200]]},
+                {"floor": 1, "minor": 2, "name": "Far field", "polygon": [[5000,5000],[6000,5000],[6000,6000],[5000,6000]]}
+              ],
+              "agents": [
+                {"id": "a", "floor": 1, "x": 60, "y": 60, "z": 2.4}, {"id": "b", "floor": 1, "x": 140, "y": 60, "z": 2.4},
+                {"id": "c", "floor": 1, "x": 60, "y": 140, "z": 2.4}, {"id": "d", "floor": 1, "x": 140, "y": 140, "z": 2.4}
+              ]
+            }
+            """
+        let map = try FloorMap.parse(Array(text.utf8)).get()
+        let size = FloorGrid.cellSize(1, width: 20_000, height: 20_000)
+        let cells = { (size: Double) in ((20_000 / size).rounded(.up) * (20_000 / size).rounded(.up)) }
+        #expect(cells(size) <= Double(FloorGrid.maximumCells))
+        #expect(cells(size - 0.25) > Double(FloorGrid.maximumCells), "the smallest step that fits: \(size)")
+        #expect(FloorGrid.cellSize(0.75, width: 100, height: 50) == 0.75, "a floor within the budget keeps its cells")
+        var engine = LocatorEngine(map: map)
+        let generator = ReadingGenerator(map: map)
+        var random = SplitMix64(seed: 5)
+        let tag = demoTag(1)
+        let truth = Point(x: 80, y: 100)
+        var last: TagEstimate?
+        for second in 0..<10 {
+            let now = 1_000_000 + Double(second)
+            for (agentIndex, reading) in generator.readings(tag: tag, at: truth, floor: 1, time: now, using: &random) {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+            last = engine.update(now: now).estimates.first ?? last
+        }
+        let posterior = try #require(engine.posterior(of: tag))
+        #expect(posterior.cellSize == size)
+        let estimate = try #require(last)
+        print("huge floor: \(size) m cells, estimate \(estimate.position) for a tag at \(truth)")
+        #expect(estimate.position.distance(to: truth) < 2 * size)
+        #expect(engine.zone(of: tag) == ZoneKey(floor: 1, minor: 1))
+    }
+
     @Test("the motion model moves no mass through a wall that blocks walking, nor into an obstacle")
     func motionRespectsWalls() throws {
         // Next to the wall, 6 m from the door, for 3 s: people walk 2 m (1 σ) in that time.

@@ -103,13 +103,15 @@ struct FloorGrid: Sendable {
         configuration: GridFilter.Configuration
     ) {
         major = floor.major
-        let cellSize = configuration.cellSize ?? Self.automaticCellSize(zones: floorZones)
+        let (low, high) = floor.outline.bounds
+        let cellSize = Self.cellSize(
+            configuration.cellSize ?? Self.automaticCellSize(zones: floorZones), width: high.x - low.x,
+            height: high.y - low.y)
         self.cellSize = cellSize
         self.walls = walls
         gainRadius = configuration.gainRadius
         sigma = configuration.rssiSigma
         sigmaPerMetre = configuration.rssiSigmaPerMetre
-        let (low, high) = floor.outline.bounds
         origin = low
         columns = max(Int(((high.x - low.x) / cellSize).rounded(.up)), 1)
         rows = max(Int(((high.y - low.y) / cellSize).rounded(.up)), 1)
@@ -119,8 +121,20 @@ struct FloorGrid: Sendable {
         var zoneShareOfCell = [Float](repeating: 0, count: count)
         var secondZoneOfCell = [Int16](repeating: -1, count: count)
         var secondZoneShareOfCell = [Float](repeating: 0, count: count)
-        func zone(at point: Point) -> Int { floorZones.firstIndex { $0.polygon.contains(point) } ?? -1 }
+        // The zones that reach a row's band, in the map's order (the first that holds a point is its zone): a large
+        // floor's cells are many, and so may its zones be.
+        var rowZones: [Int] = []
+        func zone(at point: Point) -> Int {
+            for index in rowZones where floorZones[index].polygon.contains(point) { return index }
+            return -1
+        }
         for row in 0..<rows {
+            let bandLow = low.y + Double(row) * cellSize - 1e-9
+            let bandHigh = bandLow + cellSize + 2e-9
+            rowZones = floorZones.indices.filter {
+                let (minimum, maximum) = floorZones[$0].polygon.bounds
+                return maximum.y >= bandLow && minimum.y <= bandHigh
+            }
             for column in 0..<columns {
                 let corner = Point(x: low.x + Double(column) * cellSize, y: low.y + Double(row) * cellSize)
                 let centre = Point(x: corner.x + 0.5 * cellSize, y: corner.y + 0.5 * cellSize)
@@ -172,14 +186,20 @@ struct FloorGrid: Sendable {
             Point(x: low.x + (Double(column) + 0.5) * cellSize, y: low.y + (Double(row) + 0.5) * cellSize)
         }
         let width = columns
+        // The barriers that may cross a row's (or a column's) steps: those that reach its line of centres.
+        var lineBarriers: [Segment] = []
         func joined(_ column: Int, _ row: Int, _ nextColumn: Int, _ nextRow: Int) -> Bool {
             guard free[row * width + column], free[nextRow * width + nextColumn] else { return false }
             let step = Segment(centre(column, row), centre(nextColumn, nextRow))
-            return !barriers.contains { $0.intersects(step) }
+            return !lineBarriers.contains { $0.intersects(step) }
         }
         var eastRunFirst = [Int32](repeating: 0, count: count)
         var eastRunLast = [Int32](repeating: 0, count: count)
         for row in 0..<rows {
+            let y = centre(0, row).y
+            lineBarriers = barriers.filter {
+                min($0.start.y, $0.end.y) <= y + 1e-6 && max($0.start.y, $0.end.y) >= y - 1e-6
+            }
             var first = 0
             for column in 0..<columns {
                 if column == 0 || !joined(column - 1, row, column, row) { first = column }
@@ -194,6 +214,10 @@ struct FloorGrid: Sendable {
         var northRunFirst = [Int32](repeating: 0, count: count)
         var northRunLast = [Int32](repeating: 0, count: count)
         for column in 0..<columns {
+            let x = centre(column, 0).x
+            lineBarriers = barriers.filter {
+                min($0.start.x, $0.end.x) <= x + 1e-6 && max($0.start.x, $0.end.x) >= x - 1e-6
+            }
             var first = 0
             for row in 0..<rows {
                 if row == 0 || !joined(column, row - 1, column, row) { first = row }
@@ -227,6 +251,23 @@ struct FloorGrid: Sendable {
                     columns: columns, rows: rows, radius: gainRadius, sigma: sigma, sigmaPerMetre: sigmaPerMetre))
         }
         slotOfAgent = slots
+    }
+
+    /// At most this many cells a floor (a square kilometre of 1 m cells, 29 MB of tables beside the agents'): a
+    /// floor larger than its cells allow gets coarser ones. Map coordinates reach 100 km, and a floor 20 km across
+    /// at 1 m asked for 400 million cells: the locator died allocating them.
+    static let maximumCells = 1_000_000
+
+    /// `preferred`, or the smallest multiple of 0.25 m above it that keeps a `width` × `height` floor within
+    /// ``maximumCells``.
+    static func cellSize(_ preferred: Double, width: Double, height: Double) -> Double {
+        func cells(_ size: Double) -> Double {
+            max((width / size).rounded(.up), 1) * max((height / size).rounded(.up), 1)
+        }
+        guard cells(preferred) > Double(maximumCells) else { return preferred }
+        var size = max(((width * height / Double(maximumCells)).squareRoot() / 0.25).rounded(.up) * 0.25, preferred)
+        while cells(size) > Double(maximumCells) { size += 0.25 }
+        return size
     }
 
     /// The centre of a cell.
