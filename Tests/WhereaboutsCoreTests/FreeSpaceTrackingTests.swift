@@ -136,6 +136,11 @@ struct FreeSpaceTrackingTests {
         #expect(cells(size) <= Double(FloorGrid.maximumCells))
         #expect(cells(size - 0.25) > Double(FloorGrid.maximumCells), "the smallest step that fits: \(size)")
         #expect(FloorGrid.cellSize(0.75, width: 100, height: 50) == 0.75, "a floor within the budget keeps its cells")
+        #expect(FloorGrid.cellSize(0.5, width: 200, height: 100, agents: 200) == 0.5, "the bench's 200 agents fit")
+        // 100,000 agents on one floor: their tables would have taken 1.5 billion cells at 0.5 m.
+        let crowded = FloorGrid.cellSize(0.5, width: 1_000, height: 1_000, agents: 100_000)
+        let reach = (60 / crowded).rounded(.up) + 2
+        #expect(100_000 * reach * reach <= Double(FloorGrid.maximumTableCells), "\(crowded) m")
         var engine = LocatorEngine(map: map)
         let generator = ReadingGenerator(map: map)
         var random = SplitMix64(seed: 5)

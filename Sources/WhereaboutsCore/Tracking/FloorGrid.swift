@@ -106,7 +106,8 @@ struct FloorGrid: Sendable {
         let (low, high) = floor.outline.bounds
         let cellSize = Self.cellSize(
             configuration.cellSize ?? Self.automaticCellSize(zones: floorZones), width: high.x - low.x,
-            height: high.y - low.y)
+            height: high.y - low.y, agents: map.agents.count { $0.floor == floor.major },
+            gainRadius: configuration.gainRadius)
         self.cellSize = cellSize
         self.walls = walls
         gainRadius = configuration.gainRadius
@@ -253,20 +254,31 @@ struct FloorGrid: Sendable {
         slotOfAgent = slots
     }
 
-    /// At most this many cells a floor (a square kilometre of 1 m cells, 29 MB of tables beside the agents'): a
-    /// floor larger than its cells allow gets coarser ones. Map coordinates reach 100 km, and a floor 20 km across
-    /// at 1 m asked for 400 million cells: the locator died allocating them.
+    /// At most this many cells a floor (a square kilometre of 1 m cells, 29 MB of per-cell arrays): a floor larger
+    /// than its cells allow gets coarser ones. Map coordinates reach 100 km, and a floor 20 km across at 1 m asked
+    /// for 400 million cells: the locator died allocating them.
     static let maximumCells = 1_000_000
+    /// At most this many cells in a floor's agents' gain tables together (12 bytes each: 120 MB). A map file may
+    /// name hundreds of thousands of agents; 200 agents at 0.5 m cells take 3 million.
+    static let maximumTableCells = 10_000_000
 
     /// `preferred`, or the smallest multiple of 0.25 m above it that keeps a `width` × `height` floor within
-    /// ``maximumCells``.
-    static func cellSize(_ preferred: Double, width: Double, height: Double) -> Double {
-        func cells(_ size: Double) -> Double {
-            max((width / size).rounded(.up), 1) * max((height / size).rounded(.up), 1)
+    /// ``maximumCells`` and its `agents`' tables (each reaching `gainRadius` around its agent) within
+    /// ``maximumTableCells``.
+    static func cellSize(
+        _ preferred: Double, width: Double, height: Double, agents: Int = 0, gainRadius: Double = 30
+    ) -> Double {
+        func fits(_ size: Double) -> Bool {
+            let columns = max((width / size).rounded(.up), 1)
+            let rows = max((height / size).rounded(.up), 1)
+            let reach = (2 * gainRadius / size).rounded(.up) + 2
+            let table = min(columns, reach) * min(rows, reach)
+            return columns * rows <= Double(maximumCells) && Double(agents) * table <= Double(maximumTableCells)
         }
-        guard cells(preferred) > Double(maximumCells) else { return preferred }
+        guard !fits(preferred) else { return preferred }
         var size = max(((width * height / Double(maximumCells)).squareRoot() / 0.25).rounded(.up) * 0.25, preferred)
-        while cells(size) > Double(maximumCells) { size += 0.25 }
+        // Bounded: past a table of one cell per agent nothing coarser helps (a map file holds fewer agents than that).
+        while !fits(size), size < max(width, height, 2 * gainRadius) { size += 0.25 }
         return size
     }
 
