@@ -243,13 +243,15 @@ struct FloorGrid: Sendable {
         agentHeightAboveTag = map.agents.map { $0.height - map.model.tagHeight }
         var slots = [Int](repeating: -1, count: map.agents.count)
         tables = []
+        let wallSegments = walls.map(\.segment)
         for (index, agent) in map.agents.enumerated() where agent.floor == floor.major {
             slots[index] = tables.count
             tables.append(
                 Self.table(
                     agentIndex: index, agent: agent, heightAboveTag: agentHeightAboveTag[index],
-                    exponent: radio.pathLossExponent(ofAgent: index), walls: walls, origin: low, cellSize: cellSize,
-                    columns: columns, rows: rows, radius: gainRadius, sigma: sigma, sigmaPerMetre: sigmaPerMetre))
+                    exponent: radio.pathLossExponent(ofAgent: index), walls: walls, wallSegments: wallSegments,
+                    origin: low, cellSize: cellSize, columns: columns, rows: rows, radius: gainRadius, sigma: sigma,
+                    sigmaPerMetre: sigmaPerMetre))
         }
         slotOfAgent = slots
     }
@@ -262,9 +264,9 @@ struct FloorGrid: Sendable {
     /// name hundreds of thousands of agents; 200 agents at 0.5 m cells take 3 million.
     static let maximumTableCells = 10_000_000
 
-    /// `preferred`, or the smallest multiple of 0.25 m above it that keeps a `width` × `height` floor within
-    /// ``maximumCells`` and its `agents`' tables (each reaching `gainRadius` around its agent) within
-    /// ``maximumTableCells``.
+    /// `preferred`, or the first coarser size that keeps a `width` × `height` floor within ``maximumCells`` and its
+    /// `agents`' tables (each reaching `gainRadius` around its agent) within ``maximumTableCells``: from what the
+    /// floor's area alone needs (a multiple of 0.25 m), in steps of 0.25 m.
     static func cellSize(
         _ preferred: Double, width: Double, height: Double, agents: Int = 0, gainRadius: Double = 30
     ) -> Double {
@@ -296,6 +298,7 @@ struct FloorGrid: Sendable {
 
     /// Remakes the tables of agents whose exponent changed (calibration set new constants).
     mutating func refresh(radio: RadioConstants, map: FloorMap) {
+        let wallSegments = walls.map(\.segment)
         for slot in tables.indices {
             let table = tables[slot]
             let exponent = radio.pathLossExponent(ofAgent: table.agentIndex)
@@ -303,8 +306,8 @@ struct FloorGrid: Sendable {
             tables[slot] = Self.table(
                 agentIndex: table.agentIndex, agent: map.agents[table.agentIndex],
                 heightAboveTag: agentHeightAboveTag[table.agentIndex], exponent: exponent, walls: walls,
-                origin: origin, cellSize: cellSize, columns: columns, rows: rows, radius: gainRadius, sigma: sigma,
-                sigmaPerMetre: sigmaPerMetre)
+                wallSegments: wallSegments, origin: origin, cellSize: cellSize, columns: columns, rows: rows,
+                radius: gainRadius, sigma: sigma, sigmaPerMetre: sigmaPerMetre)
         }
     }
 
@@ -314,6 +317,7 @@ struct FloorGrid: Sendable {
         heightAboveTag: Double,
         exponent: Double,
         walls: [Wall],
+        wallSegments: [Segment],
         origin: Point,
         cellSize: Double,
         columns: Int,
@@ -338,6 +342,21 @@ struct FloorGrid: Sendable {
         var logSigmas = [Float](repeating: 0, count: width * height)
         let dz2 = heightAboveTag * heightAboveTag
         let surface = agent.radioSurface
+        // Only walls that reach the box of the agent and the table's cells can cross a path between them: a large
+        // floor's walls are many, and each cell's path was tested against all of them.
+        let low = Point(
+            x: min(origin.x + Double(column0) * cellSize, agent.position.x),
+            y: min(origin.y + Double(row0) * cellSize, agent.position.y))
+        let high = Point(
+            x: max(origin.x + Double(column1) * cellSize, agent.position.x),
+            y: max(origin.y + Double(row1) * cellSize, agent.position.y))
+        // (Through `wallSegments`, the walls' segments in the same order: a wall holds its doors, and copying each
+        // wall to test it cost a retain and a release per wall and agent.)
+        let walls = wallSegments.indices.filter {
+            let segment = wallSegments[$0]
+            return max(segment.start.x, segment.end.x) >= low.x && min(segment.start.x, segment.end.x) <= high.x
+                && max(segment.start.y, segment.end.y) >= low.y && min(segment.start.y, segment.end.y) <= high.y
+        }.map { walls[$0] }
         for row in 0..<height {
             for column in 0..<width {
                 let centre = Point(
