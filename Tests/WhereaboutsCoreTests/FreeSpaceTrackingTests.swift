@@ -54,11 +54,21 @@ struct FreeSpaceTrackingTests {
         return try FloorMap.parse(Array(text.utf8)).get()
     }
 
-    /// Runs a tag along `truth` (a position per second) through a grid-filter engine; returns its estimates.
-    func track(map: FloorMap, seconds: Int, seed: UInt64, truth: (Double) -> Point) async -> [Point] {
+    /// An engine on `map` with the grid filter (named, not left to the default), its estimate intervals `interval`
+    /// when given.
+    static func gridEngine(_ map: FloorMap, estimateInterval interval: Double? = nil) -> LocatorEngine {
         var configuration = LocatorEngine.Configuration()
         configuration.positioning = .grid
-        var engine = LocatorEngine(map: map, configuration: configuration)
+        if let interval {
+            configuration.estimateInterval = interval
+            configuration.stillEstimateInterval = interval
+        }
+        return LocatorEngine(map: map, configuration: configuration)
+    }
+
+    /// Runs a tag along `truth` (a position per second) through a grid-filter engine; returns its estimates.
+    func track(map: FloorMap, seconds: Int, seed: UInt64, truth: (Double) -> Point) async -> [Point] {
+        var engine = Self.gridEngine(map)
         let generator = ReadingGenerator(map: map)
         var random = SplitMix64(seed: seed)
         let tag = demoTag(1)
@@ -141,7 +151,7 @@ struct FreeSpaceTrackingTests {
         let crowded = FloorGrid.cellSize(0.5, width: 1_000, height: 1_000, agents: 100_000)
         let reach = (60 / crowded).rounded(.up) + 2
         #expect(100_000 * reach * reach <= Double(FloorGrid.maximumTableCells), "\(crowded) m")
-        var engine = LocatorEngine(map: map)
+        var engine = Self.gridEngine(map)
         let generator = ReadingGenerator(map: map)
         var random = SplitMix64(seed: 5)
         let tag = demoTag(1)
@@ -263,9 +273,7 @@ struct FreeSpaceTrackingTests {
         // window restarts there at once. Left to the astray count, the second and third estimates were at x = 11-14 m,
         // 21-24 m from the tag (and this test failed).
         let map = try Self.corridor()
-        var configuration = LocatorEngine.Configuration()
-        configuration.positioning = .grid
-        var engine = LocatorEngine(map: map, configuration: configuration)
+        var engine = Self.gridEngine(map)
         let generator = ReadingGenerator(map: map)
         var random = SplitMix64(seed: seed)
         let tag = demoTag(1)
@@ -298,11 +306,7 @@ struct FreeSpaceTrackingTests {
         // in four hold only agents 15–30 m away. Taken as "the loudest heard", they made the filter believe it was
         // astray and restart its window every second, around the one reading it had.
         let map = try Self.corridor()
-        var configuration = LocatorEngine.Configuration()
-        configuration.positioning = .grid
-        configuration.estimateInterval = 0.1
-        configuration.stillEstimateInterval = 0.1
-        var engine = LocatorEngine(map: map, configuration: configuration)
+        var engine = Self.gridEngine(map, estimateInterval: 0.1)
         let generator = ReadingGenerator(map: map)
         var random = SplitMix64(seed: seed)
         let tag = demoTag(1)
@@ -369,9 +373,7 @@ struct FreeSpaceTrackingTests {
     )
     func posteriorOfTag() throws {
         let map = try Self.map(blocksWalking: true)
-        var configuration = LocatorEngine.Configuration()
-        configuration.positioning = .grid
-        var engine = LocatorEngine(map: map, configuration: configuration)
+        var engine = Self.gridEngine(map)
         var trilaterating = LocatorEngine.Configuration()
         trilaterating.positioning = .trilateration
         var trilateration = LocatorEngine(map: map, configuration: trilaterating)
