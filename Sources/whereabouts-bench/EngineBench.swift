@@ -124,7 +124,7 @@ enum EngineBench {
         errors.sort()
         Measure.emit([
             ("figure", .string("engine")),
-            ("positioning", .string(configuration.resolvedPositioning(for: map).rawValue)),
+            ("positioning", .string(configuration.resolvedPositioning.rawValue)),
             ("workers", .number(Double(workers))),
             ("lag", .number(lag)),
             ("agents", .number(Double(map.agents.count))),

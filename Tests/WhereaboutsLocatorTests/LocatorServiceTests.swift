@@ -148,10 +148,7 @@ struct LocatorServiceTests {
         // The burst's readings wait in the tag's filters until its estimate interval has passed since the first
         // batch's estimate (with the grid filter, the default tracker, the larger of the moving and still intervals:
         // 1 s by default; trilateration's moving tag, 0.5 s); the first tick after that publishes the update.
-        let engine = LocatorEngine.Configuration()
-        let interval =
-            engine.resolvedPositioning(for: harness.batches.map) == .grid
-            ? max(engine.estimateInterval, engine.stillEstimateInterval) : engine.estimateInterval
+        let interval = LocatorEngine.Configuration().movingEstimateInterval
         let tick = ServiceTime(now: start + interval, monotonic: interval)
         let sentBefore = harness.sent.count
         harness.perform(harness.state.tick(at: tick), at: tick)

@@ -26,9 +26,16 @@ public struct LocatorEngine: Sendable {
             case automatic
         }
 
-        /// What ``positioning`` comes to for a map: trilateration only when asked for, the grid filter otherwise.
-        public func resolvedPositioning(for map: FloorMap) -> Positioning {
+        /// What ``positioning`` comes to: trilateration only when asked for, the grid filter otherwise.
+        public var resolvedPositioning: Positioning {
             positioning == .trilateration ? .trilateration : .grid
+        }
+
+        /// How long a moving tag's readings may wait for its next estimate: ``estimateInterval`` with trilateration;
+        /// with the grid filter the larger of it and ``stillEstimateInterval``, as for a still tag (see
+        /// ``estimateInterval``).
+        public var movingEstimateInterval: Double {
+            resolvedPositioning == .grid ? max(estimateInterval, stillEstimateInterval) : estimateInterval
         }
 
         /// How positions are estimated: by default the grid filter, weighing readings against the radio map that

@@ -18,7 +18,7 @@ struct TagEstimator: Sendable {
         self.configuration = configuration
         gridRadio = radio
         wallsByFloor = configuration.usesWalls ? Dictionary(grouping: map.walls, by: \.floor) : [:]
-        if configuration.resolvedPositioning(for: map) == .grid {
+        if configuration.resolvedPositioning == .grid {
             for floor in map.floors {
                 gridIndexByFloor[floor.major] = grids.count
                 grids.append(

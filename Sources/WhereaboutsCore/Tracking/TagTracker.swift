@@ -195,12 +195,11 @@ struct TagTracker: Sendable {
     /// update (a tenth of a second's readings wait, 50 updates a second).
     private func dirtyTag(_ index: Int) -> DirtyTag {
         let entry = schedule[index]
-        let interval = configuration.estimateInterval
-        let stillInterval = max(configuration.stillEstimateInterval, interval)
+        let stillInterval = max(configuration.stillEstimateInterval, configuration.estimateInterval)
         // The grid filter weighs each reading once: estimated more often than the agents' windows come, a tag's
         // update holds only some agents' readings, and costs a whole prediction for a wider posterior. So with the
         // grid, a moving tag waits as long as a still one.
-        let wait = entry.moving && !estimator.usesGrid ? interval : stillInterval
+        let wait = entry.moving ? configuration.movingEstimateInterval : stillInterval
         let due = min(entry.nextEstimate(wait: wait, offset: entry.phase * stillInterval), entry.decisionDue - wait)
         return DirtyTag(index: index, due: due, lastEstimated: entry.lastEstimated)
     }
