@@ -221,14 +221,18 @@ public struct GridFilter: Sendable {
         }
         if lagged { clearLikelihoods() }
         warmTables(grid: grid)
-        if !chosen.isEmpty, !weigh(&posterior, grid: grid) {
-            // Nothing in the window fits at all: start again around the loudest agents.
-            posterior = start(grid: grid, gridIndex: gridIndex, previous: posterior, heard: heard, now: now)
-            elapsed = nil
-            if lagged { clearLikelihoods() }
-            _ = weigh(&posterior, grid: grid)
+        var peak: Float?
+        if !chosen.isEmpty {
+            peak = weigh(&posterior, grid: grid)
+            if peak == nil {
+                // Nothing in the window fits at all: start again around the loudest agents.
+                posterior = start(grid: grid, gridIndex: gridIndex, previous: posterior, heard: heard, now: now)
+                elapsed = nil
+                if lagged { clearLikelihoods() }
+                peak = weigh(&posterior, grid: grid)
+            }
         }
-        let kept = keep(&posterior, grid: grid)
+        let kept = keep(&posterior, grid: grid, peak: peak)
         let summary = summarise(posterior, grid: grid, gridIndex: gridIndex)
         posterior.mean = summary.mean
         posterior.updates += 1
@@ -719,14 +723,14 @@ public struct GridFilter: Sendable {
     }
 
     /// The box, in the work window's cells, of the cells at least `ratio` of the peak, grown by `margin` cells within
-    /// the window; nil when every cell is 0.
-    private func boundingBox(ratio: Float, margin: Int) -> Window? {
+    /// the window; nil when every cell is 0. `peak` is the largest cell, when the caller knows it.
+    private func boundingBox(ratio: Float, margin: Int, peak knownPeak: Float? = nil) -> Window? {
         let window = work
         let columns = window.columns
         var first = (column: columns, row: window.rows)
         var last = (column: -1, row: -1)
         workProbabilities.withUnsafeBufferPointer { p in
-            let peak = largest(UnsafeBufferPointer(rebasing: p[0..<window.count]))
+            let peak = knownPeak ?? largest(UnsafeBufferPointer(rebasing: p[0..<window.count]))
             guard peak > 0 else { return }
             let threshold = peak * ratio
             for row in 0..<window.rows {
@@ -782,12 +786,13 @@ public struct GridFilter: Sendable {
     }
 
     /// Multiplies in the readings' likelihood over the work window, the tag's power offset marginalised per cell,
-    /// and learns the offset. Returns false when no cell of the window has any probability left.
+    /// and learns the offset. Returns the largest probability left in the window (not normalised), or nil when no
+    /// cell has any.
     ///
     /// At a cell, reading i differs from the model by e_i with variance σ_i²; the offset δ, a priori N(0, V) around
     /// the learned one, is taken at its most likely value there, δ = Σ(e_i/σ_i²) / (Σ 1/σ_i² + 1/V), and each reading
     /// is weighed by the robust mixture at (e_i − δ)/σ_i. For Gaussian readings that is the exact marginal.
-    private mutating func weigh(_ posterior: inout GridPosterior, grid: FloorGrid) -> Bool {
+    private mutating func weigh(_ posterior: inout GridPosterior, grid: FloorGrid) -> Float? {
         let window = work
         let columns = window.columns
         let rows = window.rows
@@ -868,10 +873,11 @@ public struct GridFilter: Sendable {
                 }
             }
         }
-        guard maximum.isFinite else { return false }
+        guard maximum.isFinite else { return nil }
         // Learn the offset as if the readings were fewer: shadowing makes consecutive ones agree more than chance.
         let correlation = Float(configuration.readingCorrelation)
         var totals = SIMD4<Float>.zero  // probability, × offset, × offset², × readings' precision
+        var peak: Float = 0
         workProbabilities.withUnsafeMutableBufferPointer { p in
             sums.withUnsafeMutableBufferPointer { sums in
                 weights.withUnsafeMutableBufferPointer { weights in
@@ -884,17 +890,13 @@ public struct GridFilter: Sendable {
                             weights[index] = readings
                         }
                     }
-                    totals = weightedMoments(
+                    (totals, peak) = weightedMoments(
                         UnsafeBufferPointer(rebasing: p[0..<count]), UnsafeBufferPointer(rebasing: sums[0..<count]),
                         UnsafeBufferPointer(rebasing: weights[0..<count]))
                 }
             }
-            let total = totals[0]
-            if total > 0, total.isFinite {
-                let inverse = 1 / total
-                for index in 0..<count { p[index] *= inverse }
-            }
         }
+        // Not normalised here: ``keep(_:grid:)`` normalises the cells it keeps, and nothing reads the others.
         if configuration.lag > 0 {
             // The smoother's copy of the likelihood, made only with a lag (the loop above is the filter's hot path).
             logs.withUnsafeBufferPointer { l in
@@ -907,26 +909,26 @@ public struct GridFilter: Sendable {
         let deltaMean = totals[1]
         let deltaSquare = totals[2]
         let precisionMean = totals[3]
-        guard total > 0, total.isFinite else { return false }
+        guard total > 0, total.isFinite else { return nil }
         let mean = Double(deltaMean / total)
         let spread = max(Double(deltaSquare / total) - mean * mean, 0)
         posterior.offset += mean
         let minimum = configuration.minimumOffsetSigma * configuration.minimumOffsetSigma
         posterior.offsetVariance = max(
             1 / (1 / variance + Double(precisionMean / total) / Double(correlation)) + spread, minimum)
-        return true
+        return peak
     }
 
     /// Makes the work window the tag's posterior, without the cells far below the peak (a margin kept around the
-    /// rest), normalised.
+    /// rest), normalised. `peak` is the window's largest cell, when the weighing found it.
     @discardableResult
-    private func keep(_ posterior: inout GridPosterior, grid: FloorGrid) -> Window {
+    private func keep(_ posterior: inout GridPosterior, grid: FloorGrid, peak: Float?) -> Window {
         let window = work
         let columns = window.columns
         let margin = Int((configuration.margin / grid.cellSize).rounded(.up))
         // Nothing above the threshold (an all-zero window): keep it all.
         let box =
-            boundingBox(ratio: Float(configuration.pruneRatio), margin: margin)
+            boundingBox(ratio: Float(configuration.pruneRatio), margin: margin, peak: peak)
             ?? Window(column0: 0, row0: 0, columns: columns, rows: window.rows)
         let column0 = box.column0
         let row0 = box.row0
@@ -945,16 +947,14 @@ public struct GridFilter: Sendable {
             posterior.probabilities.removeAll(keepingCapacity: true)
         }
         posterior.probabilities.reserveCapacity(keptCount)
-        var total: Float = 0
         workProbabilities.withUnsafeBufferPointer { p in
             for row in row0..<row1 {
                 let base = row * columns
-                for column in column0..<column1 {
-                    total += p[base + column]
-                    posterior.probabilities.append(p[base + column])
-                }
+                posterior.probabilities.append(
+                    contentsOf: UnsafeBufferPointer(rebasing: p[base + column0..<base + column1]))
             }
         }
+        let total = posterior.probabilities.withUnsafeBufferPointer { sum($0) }
         if total > 0 {
             let inverse = 1 / total
             posterior.probabilities.withUnsafeMutableBufferPointer { p in
@@ -1065,14 +1065,15 @@ private func accumulateLikelihood(
     }
 }
 
-/// Σp, Σp·d, Σp·d², Σp·r over the cells, four lanes at a time (a plain loop would add one cell at a time: floating
-/// point sums are not reordered for us).
+/// Σp, Σp·d, Σp·d², Σp·r over the cells, and the largest p, four lanes at a time (a plain loop would add one cell
+/// at a time: floating point sums are not reordered for us).
 @inline(__always)
 private func weightedMoments(
     _ p: UnsafeBufferPointer<Float>,
     _ d: UnsafeBufferPointer<Float>,
     _ r: UnsafeBufferPointer<Float>
-) -> SIMD4<Float> {
+) -> (moments: SIMD4<Float>, largest: Float) {
+    var largest = SIMD4<Float>.zero
     var total = SIMD4<Float>.zero
     var first = SIMD4<Float>.zero
     var second = SIMD4<Float>.zero
@@ -1084,6 +1085,7 @@ private func weightedMoments(
         let delta = SIMD4(d[index], d[index &+ 1], d[index &+ 2], d[index &+ 3])
         let readings = SIMD4(r[index], r[index &+ 1], r[index &+ 2], r[index &+ 3])
         let weighted = mass * delta
+        largest.replace(with: mass, where: mass .> largest)
         total += mass
         first += weighted
         second += weighted * delta
@@ -1091,8 +1093,28 @@ private func weightedMoments(
         index &+= 4
     }
     var result = SIMD4(total.sum(), first.sum(), second.sum(), precision.sum())
+    var peak = largest.max()
     while index < p.count {
         result += SIMD4(p[index], p[index] * d[index], p[index] * d[index] * d[index], p[index] * r[index])
+        peak = max(peak, p[index])
+        index &+= 1
+    }
+    return (result, peak)
+}
+
+/// The sum of `values`, four lanes at a time.
+@inline(__always)
+private func sum(_ values: UnsafeBufferPointer<Float>) -> Float {
+    var lanes = SIMD4<Float>.zero
+    let whole = values.count & ~3
+    var index = 0
+    while index < whole {
+        lanes += SIMD4(values[index], values[index &+ 1], values[index &+ 2], values[index &+ 3])
+        index &+= 4
+    }
+    var result = lanes.sum()
+    while index < values.count {
+        result += values[index]
         index &+= 1
     }
     return result
