@@ -727,29 +727,69 @@ public struct GridFilter: Sendable {
     private func boundingBox(ratio: Float, margin: Int, peak knownPeak: Float? = nil) -> Window? {
         let window = work
         let columns = window.columns
-        var first = (column: columns, row: window.rows)
-        var last = (column: -1, row: -1)
-        workProbabilities.withUnsafeBufferPointer { p in
+        let rows = window.rows
+        // The first and last rows with a cell at the threshold are found by whole rows from each end; the rows
+        // between them can only widen the box, so each is read only outside the columns the box already spans
+        // (most of the window is inside it: this was a scan of every cell, 5 % of the engine).
+        let box: (left: Int, right: Int, top: Int, bottom: Int)? = workProbabilities.withUnsafeBufferPointer { p in
             let peak = knownPeak ?? largest(UnsafeBufferPointer(rebasing: p[0..<window.count]))
-            guard peak > 0 else { return }
+            guard peak > 0 else { return nil }
             let threshold = peak * ratio
-            for row in 0..<window.rows {
-                let base = row * columns
-                var column = 0
-                while column < columns, p[base + column] < threshold { column += 1 }
-                guard column < columns else { continue }
-                var end = columns - 1
-                while p[base + end] < threshold { end -= 1 }
-                first = (min(first.column, column), min(first.row, row))
-                last = (max(last.column, end), max(last.row, row))
+            /// The first column in `from..<to` of `row` at the threshold or above.
+            func first(_ row: Int, _ from: Int, _ to: Int) -> Int? {
+                let base = row &* columns
+                var column = from
+                while column < to {
+                    if !(p[base &+ column] < threshold) { return column }
+                    column &+= 1
+                }
+                return nil
             }
+            /// The last column in `from..<to` of `row` at the threshold or above.
+            func last(_ row: Int, _ from: Int, _ to: Int) -> Int? {
+                let base = row &* columns
+                var column = to &- 1
+                while column >= from {
+                    if !(p[base &+ column] < threshold) { return column }
+                    column &-= 1
+                }
+                return nil
+            }
+            var top = 0
+            var left = columns
+            var right = -1
+            while top < rows {
+                if let column = first(top, 0, columns) {
+                    left = column
+                    right = last(top, column, columns) ?? column
+                    break
+                }
+                top += 1
+            }
+            guard top < rows else { return nil }
+            var bottom = rows - 1
+            while bottom > top {
+                if let column = first(bottom, 0, columns) {
+                    left = min(left, column)
+                    right = max(right, last(bottom, column, columns) ?? column)
+                    break
+                }
+                bottom -= 1
+            }
+            var row = top + 1
+            while row < bottom {
+                if left > 0, let column = first(row, 0, left) { left = column }
+                if right < columns - 1, let column = last(row, right + 1, columns) { right = column }
+                row += 1
+            }
+            return (left, right, top, bottom)
         }
-        guard last.column >= 0 else { return nil }
-        let column0 = max(first.column - margin, 0)
-        let row0 = max(first.row - margin, 0)
+        guard let box else { return nil }
+        let column0 = max(box.left - margin, 0)
+        let row0 = max(box.top - margin, 0)
         return Window(
-            column0: column0, row0: row0, columns: min(last.column + margin + 1, columns) - column0,
-            rows: min(last.row + margin + 1, window.rows) - row0)
+            column0: column0, row0: row0, columns: min(box.right + margin + 1, columns) - column0,
+            rows: min(box.bottom + margin + 1, rows) - row0)
     }
 
     /// Reads a float of every cache line of the table rows that ``weigh(_:grid:)`` will read, before it does.
