@@ -172,6 +172,35 @@ struct FreeSpaceTrackingTests {
         #expect(engine.zone(of: tag) == ZoneKey(floor: 1, minor: 1))
     }
 
+    @Test("a gain table remade for a new exponent takes its old place, as if the floor had been built with it")
+    func refreshedTable() throws {
+        // The floor's tables share one array: a remade table is written over its old planes, in place.
+        let map = try Self.map(blocksWalking: true)
+        let configuration = GridFilter.Configuration()
+        let floor = try #require(map.floor(major: 1))
+        func grid(_ radio: RadioConstants) -> FloorGrid {
+            FloorGrid(
+                floor: floor, map: map, zones: map.zones(onFloor: 1), walls: map.walls,
+                obstacles: map.obstacles.map(\.polygon), barriers: map.walls.flatMap(\.barriers), radio: radio,
+                configuration: configuration)
+        }
+        var refitted = RadioConstants(map: map)
+        let agent = try #require(map.agentIndex(of: "w3"))
+        refitted.set(agent, rssiOffset: 0, pathLossExponent: 3.1)
+        var refreshed = grid(RadioConstants(map: map))
+        let before = refreshed.tableValues
+        refreshed.refresh(radio: refitted, map: map)
+        let built = grid(refitted)
+        #expect(refreshed.tableValues == built.tableValues)
+        #expect(refreshed.tables.map(\.exponent) == built.tables.map(\.exponent))
+        // Only the agent's own planes changed (the check can fail: the exponent moves every gain but its own cell's).
+        let table = refreshed.tables[refreshed.slotOfAgent[agent]]
+        let planes = table.start..<table.start + 3 * table.count
+        let changed = refreshed.tableValues.indices.filter { refreshed.tableValues[$0] != before[$0] }
+        #expect(!changed.isEmpty)
+        #expect(changed.allSatisfy { planes.contains($0) })
+    }
+
     @Test("the motion model moves no mass through a wall that blocks walking, nor into an obstacle")
     func motionRespectsWalls() throws {
         // Next to the wall, 6 m from the door, for 3 s: people walk 2 m (1 σ) in that time.

@@ -21,14 +21,15 @@ struct FloorGrid: Sendable {
         let rows: Int
         /// The exponent the table was made with.
         let exponent: Double
-        /// Gain in dB per cell of the box, row by row (0 or less).
-        let gains: [Float]
-        /// 1 / σ per cell of the box: σ² is the filter's RSSI variance plus what the model's error adds with
-        /// distance.
-        let inverseSigmas: [Float]
-        /// log σ per cell of the box, for the likelihood's normalisation. (1/σ² is not tabled: squaring 1/σ is
-        /// cheaper than reading another table.)
-        let logSigmas: [Float]
+        /// Where the table's three planes start in the floor's ``FloorGrid/tableValues``, each a value per cell of
+        /// the box, row by row: the gain in dB (0 or less) from `start`; 1 / σ from `start + count`, σ² being the
+        /// filter's RSSI variance plus what the model's error adds with distance; log σ from `start + 2 × count`,
+        /// for the likelihood's normalisation. (1/σ² is not tabled: squaring 1/σ is cheaper than reading another
+        /// plane.)
+        let start: Int
+
+        /// Cells in the box: the length of each plane.
+        var count: Int { columns * rows }
 
         /// Whether the box holds every cell of a window.
         func covers(column0 c0: Int, row0 r0: Int, columns w: Int, rows h: Int) -> Bool {
@@ -65,6 +66,9 @@ struct FloorGrid: Sendable {
     let zones: [ZoneKey]
     /// Per agent on this floor, its gain table; in map order.
     private(set) var tables: [GainTable]
+    /// Every table's planes (``GainTable/start``), in one array: the weighing reads many tables at once, and one
+    /// array is borrowed in one closure.
+    private(set) var tableValues: [Float]
     /// The slot in ``tables`` of each map agent, or -1 when it is on another floor.
     let slotOfAgent: [Int]
 
@@ -243,15 +247,17 @@ struct FloorGrid: Sendable {
         agentHeightAboveTag = map.agents.map { $0.height - map.model.tagHeight }
         var slots = [Int](repeating: -1, count: map.agents.count)
         tables = []
+        tableValues = []
         let wallSegments = walls.map(\.segment)
         for (index, agent) in map.agents.enumerated() where agent.floor == floor.major {
             slots[index] = tables.count
-            tables.append(
-                Self.table(
-                    agentIndex: index, agent: agent, heightAboveTag: agentHeightAboveTag[index],
-                    exponent: radio.pathLossExponent(ofAgent: index), walls: walls, wallSegments: wallSegments,
-                    origin: low, cellSize: cellSize, columns: columns, rows: rows, radius: gainRadius, sigma: sigma,
-                    sigmaPerMetre: sigmaPerMetre))
+            let (table, values) = Self.table(
+                agentIndex: index, agent: agent, heightAboveTag: agentHeightAboveTag[index],
+                exponent: radio.pathLossExponent(ofAgent: index), walls: walls, wallSegments: wallSegments,
+                origin: low, cellSize: cellSize, columns: columns, rows: rows, radius: gainRadius, sigma: sigma,
+                sigmaPerMetre: sigmaPerMetre, start: tableValues.count)
+            tables.append(table)
+            tableValues.append(contentsOf: values)
         }
         slotOfAgent = slots
     }
@@ -303,11 +309,14 @@ struct FloorGrid: Sendable {
             let table = tables[slot]
             let exponent = radio.pathLossExponent(ofAgent: table.agentIndex)
             guard exponent != table.exponent else { continue }
-            tables[slot] = Self.table(
+            // The same box (it does not depend on the exponent), so the new planes take the old ones' place.
+            let (remade, values) = Self.table(
                 agentIndex: table.agentIndex, agent: map.agents[table.agentIndex],
                 heightAboveTag: agentHeightAboveTag[table.agentIndex], exponent: exponent, walls: walls,
                 wallSegments: wallSegments, origin: origin, cellSize: cellSize, columns: columns, rows: rows,
-                radius: gainRadius, sigma: sigma, sigmaPerMetre: sigmaPerMetre)
+                radius: gainRadius, sigma: sigma, sigmaPerMetre: sigmaPerMetre, start: table.start)
+            tables[slot] = remade
+            tableValues.replaceSubrange(table.start..<table.start + 3 * table.count, with: values)
         }
     }
 
@@ -324,8 +333,9 @@ struct FloorGrid: Sendable {
         rows: Int,
         radius: Double,
         sigma: Double,
-        sigmaPerMetre: Double
-    ) -> GainTable {
+        sigmaPerMetre: Double,
+        start: Int
+    ) -> (table: GainTable, values: [Float]) {
         let reach = Int((radius / cellSize).rounded(.up))
         let home = (
             column: Int(((agent.position.x - origin.x) / cellSize).rounded(.down)),
@@ -337,9 +347,9 @@ struct FloorGrid: Sendable {
         let row1 = max(min(home.row + reach + 1, rows), row0 + 1)
         let width = column1 - column0
         let height = row1 - row0
-        var gains = [Float](repeating: 0, count: width * height)
-        var inverseSigmas = [Float](repeating: 0, count: width * height)
-        var logSigmas = [Float](repeating: 0, count: width * height)
+        // The three planes, one after the other.
+        let count = width * height
+        var values = [Float](repeating: 0, count: 3 * count)
         let dz2 = heightAboveTag * heightAboveTag
         let surface = agent.radioSurface
         // Only walls that reach the box of the agent and the table's cells can cross a path between them: a large
@@ -377,15 +387,15 @@ struct FloorGrid: Sendable {
                     let growth = sigmaPerMetre * max((dx * dx + dy * dy + dz2).squareRoot(), 0.1)
                     variance = sigma * sigma + growth * growth
                 }
-                gains[row * width + column] = Float(gain)
+                values[row * width + column] = Float(gain)
                 let cellSigma = variance.squareRoot()
-                inverseSigmas[row * width + column] = Float(1 / cellSigma)
-                logSigmas[row * width + column] = Float(naturalLog(cellSigma))
+                values[count + row * width + column] = Float(1 / cellSigma)
+                values[2 * count + row * width + column] = Float(naturalLog(cellSigma))
             }
         }
-        return GainTable(
+        let table = GainTable(
             agentIndex: agentIndex, agentPosition: agent.position, column0: column0, row0: row0, columns: width,
-            rows: height, exponent: exponent,
-            gains: gains, inverseSigmas: inverseSigmas, logSigmas: logSigmas)
+            rows: height, exponent: exponent, start: start)
+        return (table, values)
     }
 }

@@ -804,21 +804,16 @@ public struct GridFilter: Sendable {
         let columns = window.columns
         guard columns > 0 else { return }
         var sum: Float = 0
-        for observation in chosen {
-            let table = grid.tables[observation.slot]
-            table.gains.withUnsafeBufferPointer { gains in
-                table.inverseSigmas.withUnsafeBufferPointer { inverse in
-                    table.logSigmas.withUnsafeBufferPointer { logSigmas in
-                        for row in 0..<window.rows {
-                            let from = (window.row0 + row - table.row0) * table.columns + window.column0 - table.column0
-                            // 16 floats to a 64-byte line; the row's last float, for the line it may end on.
-                            for index in stride(from: from, to: from + columns, by: 16) {
-                                sum += gains[index] + inverse[index] + logSigmas[index]
-                            }
-                            let last = from + columns - 1
-                            sum += gains[last] + inverse[last] + logSigmas[last]
-                        }
+        withTableRows(of: chosen, grid: grid, column0: window.column0, row0: window.row0, offset: 0) { tables in
+            for table in tables {
+                for row in 0..<window.rows {
+                    let from = row * table.stride
+                    // 16 floats to a 64-byte line; the row's last float, for the line it may end on.
+                    for index in stride(from: from, to: from + columns, by: 16) {
+                        sum += table.gains[index] + table.inverseSigmas[index] + table.logSigmas[index]
                     }
+                    let last = from + columns - 1
+                    sum += table.gains[last] + table.inverseSigmas[last] + table.logSigmas[last]
                 }
             }
         }
@@ -850,65 +845,25 @@ public struct GridFilter: Sendable {
         let column0 = window.column0
         let row0 = window.row0
         var maximum = -Float.infinity
-        let observations = chosen
-        sums.withUnsafeMutableBufferPointer { sums in
-            weights.withUnsafeMutableBufferPointer { weights in
-                logs.withUnsafeMutableBufferPointer { logs in
-                    for index in 0..<count {
-                        sums[index] = 0
-                        weights[index] = priorPrecision
-                    }
-                    // First pass: the precision-weighted residuals at each cell, for the offset's estimate there.
-                    for observation in observations {
-                        let table = grid.tables[observation.slot]
-                        let level = Float(observation.level - offset)
-                        table.gains.withUnsafeBufferPointer { gains in
-                            table.inverseSigmas.withUnsafeBufferPointer { inverse in
-                                for row in 0..<rows {
-                                    let from = (row0 + row - table.row0) * table.columns + column0 - table.column0
-                                    let to = row * columns
-                                    accumulateResiduals(
-                                        level: level,
-                                        gains: UnsafeBufferPointer(rebasing: gains[from..<from + columns]),
-                                        inverseSigmas: UnsafeBufferPointer(rebasing: inverse[from..<from + columns]),
-                                        sums: UnsafeMutableBufferPointer(rebasing: sums[to..<to + columns]),
-                                        weights: UnsafeMutableBufferPointer(rebasing: weights[to..<to + columns]))
-                                }
-                            }
+        withTableRows(of: chosen, grid: grid, column0: column0, row0: row0, offset: offset) { tables in
+            sums.withUnsafeMutableBufferPointer { sums in
+                weights.withUnsafeMutableBufferPointer { weights in
+                    logs.withUnsafeMutableBufferPointer { logs in
+                        // (Never nil: the buffers hold the window's cells, and a window has one at least.)
+                        guard let deltas = sums.baseAddress, let totals = weights.baseAddress,
+                            let logBase = logs.baseAddress
+                        else { return }
+                        let cells = WeighedCells(
+                            tables: tables, priorPrecision: priorPrecision, penalty: penalty, floor: outlierLog,
+                            deltas: deltas, weights: totals, logs: logBase)
+                        for row in 0..<rows {
+                            cells.weighRow(row, columns: columns, at: row * columns)
                         }
-                    }
-                    for index in 0..<count {
-                        let delta = sums[index] / weights[index]
-                        sums[index] = delta
-                        logs[index] = -penalty * delta * delta
-                    }
-                    // Second pass: each reading's robust likelihood, around the cell's offset.
-                    for observation in observations {
-                        let table = grid.tables[observation.slot]
-                        let level = Float(observation.level - offset)
-                        table.gains.withUnsafeBufferPointer { gains in
-                            table.inverseSigmas.withUnsafeBufferPointer { inverse in
-                                table.logSigmas.withUnsafeBufferPointer { logSigmas in
-                                    for row in 0..<rows {
-                                        let from = (row0 + row - table.row0) * table.columns + column0 - table.column0
-                                        let to = row * columns
-                                        accumulateLikelihood(
-                                            level: level, floor: outlierLog,
-                                            gains: UnsafeBufferPointer(rebasing: gains[from..<from + columns]),
-                                            inverseSigmas: UnsafeBufferPointer(
-                                                rebasing: inverse[from..<from + columns]),
-                                            logSigmas: UnsafeBufferPointer(rebasing: logSigmas[from..<from + columns]),
-                                            deltas: UnsafeBufferPointer(rebasing: sums[to..<to + columns]),
-                                            logs: UnsafeMutableBufferPointer(rebasing: logs[to..<to + columns]))
-                                    }
-                                }
-                            }
+                        workProbabilities.withUnsafeBufferPointer { p in
+                            maximum = largest(
+                                UnsafeBufferPointer(rebasing: logs[0..<count]),
+                                whereAbove0: UnsafeBufferPointer(rebasing: p[0..<count]))
                         }
-                    }
-                    workProbabilities.withUnsafeBufferPointer { p in
-                        maximum = largest(
-                            UnsafeBufferPointer(rebasing: logs[0..<count]),
-                            whereAbove0: UnsafeBufferPointer(rebasing: p[0..<count]))
                     }
                 }
             }
@@ -1070,38 +1025,141 @@ private func addScaled(_ a: Float, _ x: UnsafeBufferPointer<Float>, to y: Unsafe
     for index in 0..<y.count { y[index] += a * x[index] }
 }
 
-/// The first pass of the weighing, along one row of cells: each reading's precision-weighted residual, and its
-/// precision.
-@inline(__always)
-private func accumulateResiduals(
-    level: Float,
-    gains: UnsafeBufferPointer<Float>,
-    inverseSigmas: UnsafeBufferPointer<Float>,
-    sums: UnsafeMutableBufferPointer<Float>,
-    weights: UnsafeMutableBufferPointer<Float>
+/// One agent's table under the work window, for the weighing: its three planes from the window's first cell, the
+/// table's row stride, and the reading's level less the tag's learned offset.
+private struct TableRows {
+    let gains: UnsafePointer<Float>
+    let inverseSigmas: UnsafePointer<Float>
+    let logSigmas: UnsafePointer<Float>
+    let stride: Int
+    let level: Float
+}
+
+/// Calls `body` with the tables of `observations` under the window whose first cell is (`column0`, `row0`), every
+/// pointer valid for the call; each table must cover the window.
+private func withTableRows(
+    of observations: [GridFilter.Observation],
+    grid: FloorGrid,
+    column0: Int,
+    row0: Int,
+    offset: Double,
+    _ body: (UnsafeBufferPointer<TableRows>) -> Void
 ) {
-    for index in 0..<sums.count {
-        let precision = inverseSigmas[index] * inverseSigmas[index]
-        sums[index] += precision * (level - gains[index])
-        weights[index] += precision
+    grid.tables.withUnsafeBufferPointer { tables in
+        grid.tableValues.withUnsafeBufferPointer { values in
+            // (Never nil: a floor with agents has tables, and a table a cell at least.)
+            guard let base = values.baseAddress else { return }
+            withUnsafeTemporaryAllocation(of: TableRows.self, capacity: observations.count) { rows in
+                for (index, observation) in observations.enumerated() {
+                    let table = tables[observation.slot]
+                    let gains =
+                        base + table.start + (row0 - table.row0) * table.columns + column0
+                        - table.column0
+                    rows.initializeElement(
+                        at: index,
+                        to: TableRows(
+                            gains: gains, inverseSigmas: gains + table.count, logSigmas: gains + 2 * table.count,
+                            stride: table.columns, level: Float(observation.level - offset)))
+                }
+                body(UnsafeBufferPointer(rows))
+            }
+        }
     }
 }
 
-/// The second pass of the weighing, along one row of cells: the reading's robust log likelihood around each
-/// cell's offset.
-@inline(__always)
-private func accumulateLikelihood(
-    level: Float,
-    floor: Float,
-    gains: UnsafeBufferPointer<Float>,
-    inverseSigmas: UnsafeBufferPointer<Float>,
-    logSigmas: UnsafeBufferPointer<Float>,
-    deltas: UnsafeBufferPointer<Float>,
-    logs: UnsafeMutableBufferPointer<Float>
-) {
-    for index in 0..<logs.count {
-        let z = (level - gains[index] - deltas[index]) * inverseSigmas[index]
-        logs[index] += max(-0.5 * z * z - logSigmas[index], floor)
+/// The weighing of the work window's cells (``GridFilter/weigh(_:grid:)``), a row at a time: per cell, the offset
+/// its readings imply, their precision plus the prior's, and their robust log likelihood around that offset.
+///
+/// A group of cells takes every reading in turn, twice, while its accumulators stay in registers and its table
+/// rows in the cache: the precision-weighted residuals first, for the offset, then each reading's likelihood. (Two
+/// passes over the whole window, reading by reading, wrote and read every cell's sums back once per reading.) The
+/// arithmetic per cell is the same, in the same order, as one cell at a time.
+private struct WeighedCells {
+    let tables: UnsafeBufferPointer<TableRows>
+    let priorPrecision: Float
+    let penalty: Float
+    let floor: Float
+    let deltas: UnsafeMutablePointer<Float>
+    let weights: UnsafeMutablePointer<Float>
+    let logs: UnsafeMutablePointer<Float>
+
+    /// Row `row` of the window, `columns` cells, its results from index `output` on, four cells at a time; a row's
+    /// last four overlap the four before rather than run past the row (a cell is computed from the tables alone,
+    /// so one done twice comes out the same).
+    @inline(__always)
+    func weighRow(_ row: Int, columns: Int, at output: Int) {
+        guard columns >= 4 else {
+            weigh(FirstLanes(count: columns), row: row, column: 0, at: output)
+            return
+        }
+        var column = 0
+        while column < columns {
+            let start = min(column, columns - 4)
+            weigh(AllLanes(), row: row, column: start, at: output + start)
+            column += 4
+        }
+    }
+
+    /// Four cells of row `row` from `column` (those `lanes` reaches).
+    @inline(__always)
+    private func weigh<Lanes: CellLanes>(_ lanes: Lanes, row: Int, column: Int, at output: Int) {
+        var sums = SIMD4<Float>.zero
+        var weights = SIMD4<Float>(repeating: priorPrecision)
+        for table in tables {
+            let at = row &* table.stride &+ column
+            let inverse = lanes.load(table.inverseSigmas + at)
+            let precision = inverse * inverse
+            sums += precision * (SIMD4(repeating: table.level) - lanes.load(table.gains + at))
+            weights += precision
+        }
+        let deltas = sums / weights
+        var logs = SIMD4(repeating: -penalty) * deltas * deltas
+        let floor = SIMD4(repeating: self.floor)
+        for table in tables {
+            let at = row &* table.stride &+ column
+            let z =
+                (SIMD4(repeating: table.level) - lanes.load(table.gains + at) - deltas)
+                * lanes.load(table.inverseSigmas + at)
+            let log = SIMD4(repeating: -0.5) * z * z - lanes.load(table.logSigmas + at)
+            logs += log.replacing(with: floor, where: log .< floor)
+        }
+        lanes.store(deltas, to: self.deltas + output)
+        lanes.store(weights, to: self.weights + output)
+        lanes.store(logs, to: self.logs + output)
+    }
+}
+
+/// How ``WeighedCells`` reads and writes a group of four cells.
+private protocol CellLanes {
+    func load(_ pointer: UnsafePointer<Float>) -> SIMD4<Float>
+    func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<Float>)
+}
+
+/// Four cells, all in the window.
+private struct AllLanes: CellLanes {
+    @inline(__always)
+    func load(_ pointer: UnsafePointer<Float>) -> SIMD4<Float> {
+        UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Float>.self)
+    }
+
+    @inline(__always)
+    func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: value, as: SIMD4<Float>.self)
+    }
+}
+
+/// The first `count` of four cells (a window under four cells wide); the other lanes read 0 and are not written.
+private struct FirstLanes: CellLanes {
+    let count: Int
+
+    func load(_ pointer: UnsafePointer<Float>) -> SIMD4<Float> {
+        var value = SIMD4<Float>.zero
+        for lane in 0..<count { value[lane] = pointer[lane] }
+        return value
+    }
+
+    func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<Float>) {
+        for lane in 0..<count { pointer[lane] = value[lane] }
     }
 }
 
