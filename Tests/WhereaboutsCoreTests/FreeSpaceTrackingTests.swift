@@ -273,6 +273,51 @@ struct FreeSpaceTrackingTests {
         #expect(result.column0 >= 0)
     }
 
+    @Test("a tag walking a corridor narrower than four cells is followed", arguments: [UInt64(1), 2, 3])
+    func narrowCorridor(seed: UInt64) async throws {
+        // A 1.5 m wide corridor running north: every window is one to three cells wide, which the weighing takes a
+        // cell at a time rather than four at once (`FirstLanes`). The tag walks from y = 5 to y = 35 at 1 m/s.
+        let text = """
+            {
+              "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Narrow"},
+              "model": {"measured_power": -59, "path_loss_exponent": 2.0},
+              "floors": [{"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[1.5,0],[1.5,40],[0,40]]}],
+              "zones": [
+                {"floor": 1, "minor": 1, "name": "South", "polygon": [[0,0],[1.5,0],[1.5,20],[0,20]]},
+                {"floor": 1, "minor": 2, "name": "North", "polygon": [[0,20],[1.5,20],[1.5,40],[0,40]]}
+              ],
+              "agents": [
+                {"id": "a", "floor": 1, "x": 0.75, "y": 5, "z": 2.4}, {"id": "b", "floor": 1, "x": 0.75, "y": 15, "z": 2.4},
+                {"id": "c", "floor": 1, "x": 0.75, "y": 25, "z": 2.4}, {"id": "d", "floor": 1, "x": 0.75, "y": 35, "z": 2.4}
+              ]
+            }
+            """
+        let map = try FloorMap.parse(Array(text.utf8)).get()
+        var engine = Self.gridEngine(map)
+        let generator = ReadingGenerator(map: map)
+        var random = SplitMix64(seed: seed)
+        let tag = demoTag(1)
+        var errors: [Double] = []
+        var widest = 0
+        for second in 0..<36 {
+            let now = 1_000_000 + Double(second)
+            let truth = Point(x: 0.75, y: 5 + Double(second) * 30 / 35)
+            for (agentIndex, reading) in generator.readings(tag: tag, at: truth, floor: 1, time: now, using: &random) {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+            let estimate = try #require(engine.update(now: now).estimates.first, "an estimate every second")
+            let posterior = try #require(engine.posterior(of: tag))
+            widest = max(widest, Set(posterior.cells.map(\.centre.x)).count)
+            if second >= 5 { errors.append(estimate.position.distance(to: truth)) }
+            if second % 10 == 0 { await Task.yield() }
+        }
+        let median = errors.sorted()[errors.count / 2]
+        print("narrow corridor, seed \(seed): median error \(median) m, windows at most \(widest) cells wide")
+        #expect(widest < 4, "the corridor must make every window narrower than four cells")
+        #expect(median < 2)
+        #expect(errors.allSatisfy { $0 < 6 })
+    }
+
     @Test(
         "a tag that turns up 30 m away, by an agent whose table misses its window, is found there",
         arguments: [UInt64(1), 2])
