@@ -246,6 +246,42 @@ struct FreeSpaceTrackingTests {
         #expect(summary.mean.x > 0 && summary.mean.y > 0)
     }
 
+    @Test("a window that restarts after nothing in it fits is weighed only by agents whose tables cover the new one")
+    func restartReadsCoveringTables() throws {
+        // A window with no mass left (nothing fits) restarts around the loudest agents: here the west and east
+        // agents of the 40 m corridor, whose tables (30 m around each) both covered the old window by x = 10 but
+        // neither covers the new one, which spans the corridor. The weighing must not read them there (it read
+        // past their tables: a debug build traps on that) and the middle agents, whose tables cover it, weigh in.
+        let map = try Self.corridor()
+        let configuration = GridFilter.Configuration()
+        let floor = try #require(map.floor(major: 1))
+        let grid = FloorGrid(
+            floor: floor, map: map, zones: map.zones(onFloor: 1), walls: [], obstacles: [], barriers: [],
+            radio: RadioConstants(map: map), configuration: configuration)
+        #expect(grid.cellSize == 1)
+        var filter = GridFilter(configuration: configuration)
+        var posterior: GridPosterior? = GridPosterior(
+            gridIndex: 0, column0: 10, row0: 4, columns: 2, rows: 2, probabilities: [0, 0, 0, 0], offset: 0,
+            offsetVariance: 1, time: 0, astray: 0)
+        func observation(_ id: String, metres: Double) throws -> GridFilter.Observation {
+            let agent = try #require(map.agentIndex(of: id))
+            return GridFilter.Observation(slot: grid.slotOfAgent[agent], level: -20 * logarithm10(metres))
+        }
+        let observations = [
+            try observation("west", metres: 3), try observation("east", metres: 3.5),
+            try observation("mid-a", metres: 15),
+        ]
+        let summary = try #require(
+            filter.update(
+                &posterior, observations: observations, loudest: observations[0].slot, grids: [grid], gridIndex: 0,
+                now: 1))
+        let result = try #require(posterior)
+        // The restarted window spans both loud agents (so neither table covers it) and holds all the mass.
+        #expect(result.column0 < 5 && result.column0 + result.columns > 36)
+        #expect(abs(result.probabilities.reduce(0, +) - 1) < 1e-4)
+        #expect(summary.spread.isFinite)
+    }
+
     @Test("a window clipped by the grid's edge, its mass far from the edge, is predicted within the grid")
     func clippedWindow() throws {
         // One row from the west edge, its mass 6 cells in: every massive cell reaches the whole kernel in its run,

@@ -315,6 +315,8 @@ struct FloorGrid: Sendable {
                 heightAboveTag: agentHeightAboveTag[table.agentIndex], exponent: exponent, walls: walls,
                 wallSegments: wallSegments, origin: origin, cellSize: cellSize, columns: columns, rows: rows,
                 radius: gainRadius, sigma: sigma, sigmaPerMetre: sigmaPerMetre, start: table.start)
+            // (A table of another size would move every later table's planes.)
+            precondition(values.count == 3 * table.count, "a remade gain table changed its box")
             tables[slot] = remade
             tableValues.replaceSubrange(table.start..<table.start + 3 * table.count, with: values)
         }

@@ -97,7 +97,7 @@ public struct GridFilter: Sendable {
     }
 
     /// A box of cells on a grid: first column and row, and size.
-    private struct Window {
+    fileprivate struct Window {
         var column0: Int
         var row0: Int
         var columns: Int
@@ -188,12 +188,7 @@ public struct GridFilter: Sendable {
         let lagged = configuration.lag > 0
         /// Seconds walked since the posterior's last update; nil when the window (re)starts.
         var elapsed: Double?
-        chosen.removeAll(keepingCapacity: true)
-        chosen.append(contentsOf: allObservations)
-        if chosen.count > configuration.maximumAgentsPerUpdate {
-            chosen.sort { $0.level > $1.level }
-            chosen.removeLast(chosen.count - configuration.maximumAgentsPerUpdate)
-        }
+        choose(from: allObservations)
         // The agents this update brings (up to the cap), before those whose tables miss the window are set aside.
         let heard = chosen.count
         var posterior: GridPosterior
@@ -214,22 +209,21 @@ public struct GridFilter: Sendable {
         }
         posterior.time = now
         trimWork()
-        let window = work
-        chosen.removeAll { observation in
-            !grid.tables[observation.slot].covers(
-                column0: window.column0, row0: window.row0, columns: window.columns, rows: window.rows)
-        }
+        setAsideTablesMissingWork(grid: grid)
         if lagged { clearLikelihoods() }
         warmTables(grid: grid)
         var peak: Float?
         if !chosen.isEmpty {
             peak = weigh(&posterior, grid: grid)
             if peak == nil {
-                // Nothing in the window fits at all: start again around the loudest agents.
+                // Nothing in the window fits at all: start again around the loudest agents, weighed by the agents
+                // whose tables cover the new window (the weighing reads every chosen table under the whole window).
                 posterior = start(grid: grid, gridIndex: gridIndex, previous: posterior, heard: heard, now: now)
                 elapsed = nil
                 if lagged { clearLikelihoods() }
-                peak = weigh(&posterior, grid: grid)
+                choose(from: allObservations)
+                setAsideTablesMissingWork(grid: grid)
+                if !chosen.isEmpty { peak = weigh(&posterior, grid: grid) }
             }
         }
         let kept = keep(&posterior, grid: grid, peak: peak)
@@ -251,6 +245,26 @@ public struct GridFilter: Sendable {
         let smoothed = smooth(&posterior, now: now, grids: grids)
         state = posterior
         return smoothed
+    }
+
+    /// Makes ``chosen`` the observations, at most ``Configuration/maximumAgentsPerUpdate``, the loudest.
+    private mutating func choose(from observations: [Observation]) {
+        chosen.removeAll(keepingCapacity: true)
+        chosen.append(contentsOf: observations)
+        if chosen.count > configuration.maximumAgentsPerUpdate {
+            chosen.sort { $0.level > $1.level }
+            chosen.removeLast(chosen.count - configuration.maximumAgentsPerUpdate)
+        }
+    }
+
+    /// Sets aside the chosen observations whose agent's table does not cover the work window: it cannot weigh in
+    /// there, and the weighing reads each chosen table under the whole window.
+    private mutating func setAsideTablesMissingWork(grid: FloorGrid) {
+        let window = work
+        chosen.removeAll { observation in
+            !grid.tables[observation.slot].covers(
+                column0: window.column0, row0: window.row0, columns: window.columns, rows: window.rows)
+        }
     }
 
     /// Whether a young window (fewer than ``Configuration/astrayUpdates`` updates since it started), started from
@@ -804,7 +818,7 @@ public struct GridFilter: Sendable {
         let columns = window.columns
         guard columns > 0 else { return }
         var sum: Float = 0
-        withTableRows(of: chosen, grid: grid, column0: window.column0, row0: window.row0, offset: 0) { tables in
+        withTableRows(of: chosen, grid: grid, window: window, offset: 0) { tables in
             for table in tables {
                 for row in 0..<window.rows {
                     let from = row * table.stride
@@ -842,10 +856,8 @@ public struct GridFilter: Sendable {
         let penalty = Float(1 / (2 * variance))
         let offset = posterior.offset
         let outlierLog = self.outlierLog
-        let column0 = window.column0
-        let row0 = window.row0
         var maximum = -Float.infinity
-        withTableRows(of: chosen, grid: grid, column0: column0, row0: row0, offset: offset) { tables in
+        withTableRows(of: chosen, grid: grid, window: window, offset: offset) { tables in
             sums.withUnsafeMutableBufferPointer { sums in
                 weights.withUnsafeMutableBufferPointer { weights in
                     logs.withUnsafeMutableBufferPointer { logs in
@@ -1035,13 +1047,12 @@ private struct TableRows {
     let level: Float
 }
 
-/// Calls `body` with the tables of `observations` under the window whose first cell is (`column0`, `row0`), every
-/// pointer valid for the call; each table must cover the window.
+/// Calls `body` with the tables of `observations` under `window`, every pointer valid for the call; each table must
+/// cover the window.
 private func withTableRows(
     of observations: [GridFilter.Observation],
     grid: FloorGrid,
-    column0: Int,
-    row0: Int,
+    window: GridFilter.Window,
     offset: Double,
     _ body: (UnsafeBufferPointer<TableRows>) -> Void
 ) {
@@ -1052,8 +1063,12 @@ private func withTableRows(
             withUnsafeTemporaryAllocation(of: TableRows.self, capacity: observations.count) { rows in
                 for (index, observation) in observations.enumerated() {
                     let table = tables[observation.slot]
+                    assert(
+                        table.covers(
+                            column0: window.column0, row0: window.row0, columns: window.columns, rows: window.rows),
+                        "a table read under a window it does not cover")
                     let gains =
-                        base + table.start + (row0 - table.row0) * table.columns + column0
+                        base + table.start + (window.row0 - table.row0) * table.columns + window.column0
                         - table.column0
                     rows.initializeElement(
                         at: index,
