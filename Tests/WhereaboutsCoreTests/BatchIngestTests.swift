@@ -1,3 +1,4 @@
+import TestFixtures
 import Testing
 import WhereaboutsMapFile
 
@@ -6,7 +7,7 @@ import WhereaboutsMapFile
 /// A batch of one agent's readings is looked up a few dozen readings at a time before they are taken
 /// (`LocatorEngine.ingest(_:agentIndex:now:)` with an array). Whatever a batch holds, the engine must end where the
 /// same readings taken one by one leave it.
-@Suite("Batches of readings taken together (issue 16)")
+@Suite("Batches of readings taken together (issue 16)", .ownThread)
 struct BatchIngestTests {
     /// A 40 × 20 m floor with 24 agents: more than the 16 links a tag's directory lists.
     static func map() throws -> FloorMap {

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Testing
 import WhereaboutsCore
 
@@ -32,7 +33,7 @@ enum BruteForce {
     }
 }
 
-@Suite("Indexed polygons")
+@Suite("Indexed polygons", .ownThread)
 struct EdgeIndexTests {
     /// A star-shaped outline around (50, 50): simple unless `jitter` makes radii cross.
     func star(_ count: Int, jitter: Double, using generator: inout SplitMix64) -> [Point] {

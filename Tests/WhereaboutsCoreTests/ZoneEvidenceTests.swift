@@ -1,8 +1,9 @@
+import TestFixtures
 import Testing
 
 @testable import WhereaboutsCore
 
-@Suite("Zone probabilities from a position and its accuracy")
+@Suite("Zone probabilities from a position and its accuracy", .ownThread)
 struct ZoneEvidenceTests {
     static let lobby = ZoneKey(floor: 1, minor: 1)
     static let reception = ZoneKey(floor: 1, minor: 2)

@@ -1,7 +1,8 @@
+import TestFixtures
 import Testing
 import WhereaboutsCore
 
-@Suite("Zone hysteresis")
+@Suite("Zone hysteresis", .ownThread)
 struct ZoneHysteresisTests {
     /// Trilateration, whose zone is decided from the position (0.5 m past a boundary for 1 s); the grid filter, the
     /// default, decides on its zone probabilities (`ZoneProbabilityTests` below).
@@ -104,7 +105,7 @@ struct ZoneHysteresisTests {
     }
 }
 
-@Suite("Zone probabilities from the grid filter")
+@Suite("Zone probabilities from the grid filter", .ownThread)
 struct ZoneProbabilityTests {
     static var grid: LocatorEngine.Configuration {
         var configuration = LocatorEngine.Configuration()

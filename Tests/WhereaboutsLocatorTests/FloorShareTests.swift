@@ -17,7 +17,7 @@ extension LocatorAction {
     }
 }
 
-@Suite("Locators split by floor")
+@Suite("Locators split by floor", .ownThread)
 struct FloorShareTests {
     static func fiveFloors() throws -> FloorMap {
         try FloorMap.parse(TestFixtures.bytes("split/five-floors.json")).get()

@@ -1,3 +1,4 @@
+import TestFixtures
 import Testing
 import WhereaboutsCore
 import WhereaboutsJSON
@@ -5,7 +6,7 @@ import WhereaboutsJSON
 @testable import WhereaboutsWire
 
 /// The fast path must agree with the tree decoder on everything, and must be the one that reads what agents send.
-@Suite("Batch decoding without a JSON tree")
+@Suite("Batch decoding without a JSON tree", .ownThread)
 struct BatchFastPathTests {
     let agent = WireFixtures.agent
     let now = WireFixtures.now

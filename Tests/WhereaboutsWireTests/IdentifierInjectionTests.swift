@@ -1,9 +1,10 @@
+import TestFixtures
 import Testing
 import WhereaboutsCore
 import WhereaboutsWire
 
 /// Reliability plan S2: random identifiers never smuggle anything into a topic.
-@Suite("Identifier injection")
+@Suite("Identifier injection", .ownThread)
 struct IdentifierInjectionTests {
     /// Characters hostile identifiers are made of: the whitelist, MQTT and path syntax, controls, and Unicode
     /// look-alikes and combiners.
