@@ -233,9 +233,7 @@ public struct GridFilter: Sendable {
         // Even when its table misses the window: an agent heard loudest far from a window it cannot weigh in on is
         // what says the window is in the wrong place.
         if let loudest {
-            let agent = grid.tables[loudest].agentPosition
-            let far = agent.distance(to: summary.mean) > 1.5 * configuration.initialRadius
-            posterior.astray = far ? posterior.astray + 1 : 0
+            posterior.astray = isFar(summary.mean, from: loudest, grid: grid) ? posterior.astray + 1 : 0
         }
         guard lagged else {
             state = posterior
@@ -279,7 +277,13 @@ public struct GridFilter: Sendable {
         guard let posterior, posterior.updates < configuration.astrayUpdates, heard > posterior.startAgents,
             let loudest, let mean = posterior.mean
         else { return false }
-        return grid.tables[loudest].agentPosition.distance(to: mean) > 1.5 * configuration.initialRadius
+        return isFar(mean, from: loudest, grid: grid)
+    }
+
+    /// Whether `point` is farther than 1.5 × ``Configuration/initialRadius`` from the agent whose table is at
+    /// `slot`: farther than a window started around that agent reaches.
+    private func isFar(_ point: Point, from slot: Int, grid: FloorGrid) -> Bool {
+        grid.tables[slot].agentPosition.distance(to: point) > 1.5 * configuration.initialRadius
     }
 
     // MARK: - Fixed lag
@@ -862,12 +866,12 @@ public struct GridFilter: Sendable {
                 weights.withUnsafeMutableBufferPointer { weights in
                     logs.withUnsafeMutableBufferPointer { logs in
                         // (Never nil: the buffers hold the window's cells, and a window has one at least.)
-                        guard let deltas = sums.baseAddress, let totals = weights.baseAddress,
-                            let logBase = logs.baseAddress
+                        guard let sumCells = sums.baseAddress, let weightCells = weights.baseAddress,
+                            let logCells = logs.baseAddress
                         else { return }
                         let cells = WeighedCells(
                             tables: tables, priorPrecision: priorPrecision, penalty: penalty, floor: outlierLog,
-                            deltas: deltas, weights: totals, logs: logBase)
+                            deltas: sumCells, weights: weightCells, logs: logCells)
                         for row in 0..<rows {
                             cells.weighRow(row, columns: columns, at: row * columns)
                         }

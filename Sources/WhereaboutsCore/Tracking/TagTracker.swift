@@ -196,9 +196,7 @@ struct TagTracker: Sendable {
     private func dirtyTag(_ index: Int) -> DirtyTag {
         let entry = schedule[index]
         let stillInterval = max(configuration.stillEstimateInterval, configuration.estimateInterval)
-        // The grid filter weighs each reading once: estimated more often than the agents' windows come, a tag's
-        // update holds only some agents' readings, and costs a whole prediction for a wider posterior. So with the
-        // grid, a moving tag waits as long as a still one.
+        // (With the grid filter a moving tag waits as long as a still one: ``LocatorEngine/Configuration/estimateInterval``.)
         let wait = entry.moving ? configuration.movingEstimateInterval : stillInterval
         let due = min(entry.nextEstimate(wait: wait, offset: entry.phase * stillInterval), entry.decisionDue - wait)
         return DirtyTag(index: index, due: due, lastEstimated: entry.lastEstimated)
