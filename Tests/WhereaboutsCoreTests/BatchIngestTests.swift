@@ -127,8 +127,43 @@ struct BatchIngestTests {
         #expect(state.link(of: 70_002) == nil)
         #expect(state.link(of: 1) == nil)
         #expect(state.links.allSatisfy { $0.fast.time == 40 && $0.slow.time == 40 })
-        // Both filters' state and the agent in 48 bytes (TagState.Link).
-        #expect(MemoryLayout<TagState.Link>.stride == 48)
+        // Both filters' state, the agent and the grid filter's sums in one 64-byte line (TagState.Link).
+        #expect(MemoryLayout<TagState.Link>.stride == 64)
+    }
+
+    @Test("the grid filter's sums since the last update: a mean per agent, weighed by adverts, kept until taken")
+    func pendingSums() {
+        let filter = RSSIFilter.Configuration()
+        var state = TagState(identity: demoTag(1), name: nil, measuredPowerOverride: nil)
+        func take(agent: Int, time: Double, rssi: Double, count: Int) {
+            state.take(
+                Reading(tag: state.identity, time: time, rssi: rssi, count: count), agentIndex: agent, link: nil,
+                fast: filter, slow: filter, summingForGrid: true)
+        }
+        take(agent: 7, time: 10, rssi: -60, count: 1)
+        take(agent: 3, time: 10, rssi: -80, count: 2)
+        take(agent: 7, time: 11, rssi: -70, count: 3)
+        // Agent 3 was last heard at 10 s: past the age limit at 25 s, but its sums are not taken yet, so it stays.
+        state.dropLinks(notHeardWithin: 10, of: 25)
+        #expect(state.links.map(\.agentIndex) == [7, 3])
+        var taken: [(Int, Double)] = []
+        state.takePending { taken.append(($0, $1)) }
+        // In the order of the links; agent 7's mean is (−60 × 1 − 70 × 3) / 4.
+        #expect(taken.map(\.0) == [7, 3])
+        #expect(taken.map(\.1) == [-67.5, -80])
+        // Taken, the sums start afresh, and the stale link goes.
+        taken.removeAll()
+        state.takePending { taken.append(($0, $1)) }
+        #expect(taken.isEmpty)
+        state.dropLinks(notHeardWithin: 10, of: 25)
+        #expect(state.links.isEmpty)
+        // Trilateration's readings are not summed.
+        take(agent: 5, time: 30, rssi: -65, count: 1)
+        state.take(
+            Reading(tag: state.identity, time: 30, rssi: -65), agentIndex: 6, link: nil, fast: filter, slow: filter,
+            summingForGrid: false)
+        state.takePending { taken.append(($0, $1)) }
+        #expect(taken.map(\.0) == [5])
     }
 
     @Test("links not heard within the age limit go at the tag's next estimate; the rest are still found")

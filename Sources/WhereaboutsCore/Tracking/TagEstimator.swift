@@ -152,14 +152,12 @@ struct TagEstimator: Sendable {
         let slotOfAgent = grids[gridIndex].slotOfAgent
         let power = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
         scratch.observations.removeAll(keepingCapacity: true)
-        for pending in state.pending {
-            let slot = slotOfAgent[pending.agentIndex]
-            guard slot >= 0 else { continue }
-            let rssi = pending.rssiSum / Double(pending.count)
+        state.takePending { agentIndex, rssi in
+            let slot = slotOfAgent[agentIndex]
+            guard slot >= 0 else { return }
             scratch.observations.append(
-                GridFilter.Observation(slot: slot, level: rssi + radio.rssiOffsets[pending.agentIndex] - power))
+                GridFilter.Observation(slot: slot, level: rssi + radio.rssiOffsets[agentIndex] - power))
         }
-        state.pending.removeAll(keepingCapacity: true)
         // The loudest agent by the smoothed RSSIs of the last seconds: live, an update may hold only the one or two
         // agents whose batches came since the last (a zone change about to be decided is estimated with every
         // batch), and the loudest of those alone is often a far one. Taken from such updates, three in a row

@@ -367,12 +367,13 @@ struct TagTracker: Sendable {
 /// The fields every reading touches come first, so that a reading of one of 10,000 tags mostly costs the state's
 /// first cache lines (see ``LinkDirectory``).
 struct TagState: Sendable {
-    /// The fast and slow filters of one agent's readings of the tag, in 48 bytes.
+    /// The fast and slow filters of one agent's readings of the tag, and the grid filter's sums of them since the
+    /// tag's last update, in 64 bytes.
     ///
     /// Both filters take the same readings, so they always have the same time, kept once; with the agent's index in
-    /// 32 bits and the outlier runs in 16, a link is 48 bytes where two ``RSSIFilter``s and an index were 72. Every
-    /// reading updates its link, which at 10,000 tags is not in the cache: a 72-byte link always spanned two cache
-    /// lines, a 48-byte one spans one half the time.
+    /// 32 bits and the outlier runs in 16, the filters take 48 bytes where two ``RSSIFilter``s and an index were 72.
+    /// Every reading updates its link, which at 10,000 tags is not in the cache; the sums, in an array of their own
+    /// before, cost a second miss.
     struct Link: Sendable {
         private var fastRSSI: Double
         private var fastVariance: Double
@@ -384,6 +385,11 @@ struct TagState: Sendable {
         // Saturated at ±32,767: a run only matters up to `outlierRunToFollow` (3 by default).
         private var fastOutlierRun: Int16
         private var slowOutlierRun: Int16
+        /// The grid filter's: the RSSI × advert count and the adverts of the agent's readings since the tag's last
+        /// update. Here, not in an array of their own, because a reading writes its link anyway: at 10,000 tags
+        /// that array's first load was three quarters of the time `take` spent.
+        private var pendingSum = 0.0
+        private var pendingCount = 0.0
 
         /// The agent's index in the map (a map file of at most 64 MB lists far fewer than 2^31 agents).
         var agentIndex: Int { Int(agent) }
@@ -423,8 +429,30 @@ struct TagState: Sendable {
             slow.update(
                 rssi: reading.rssi, count: reading.count, variance: reading.variance, time: reading.time,
                 configuration: slowConfiguration)
-            self = Link(agentIndex: agentIndex, fast: fast, slow: slow)
+            fastRSSI = fast.rssi
+            fastVariance = fast.variance
+            slowRSSI = slow.rssi
+            slowVariance = slow.variance
+            time = fast.time
+            fastOutlierRun = Int16(clamping: fast.outlierRun)
+            slowOutlierRun = Int16(clamping: slow.outlierRun)
         }
+
+        /// Adds a reading's RSSI, weighed by its adverts, to the sums since the tag's last update.
+        mutating func addPending(rssi: Double, weight: Double) {
+            pendingSum += rssi * weight
+            pendingCount += weight
+        }
+
+        /// The mean RSSI of the readings summed since the tag's last update, if any; starts the sums afresh.
+        mutating func takePending() -> Double? {
+            guard pendingCount > 0 else { return nil }
+            defer { (pendingSum, pendingCount) = (0, 0) }
+            return pendingSum / pendingCount
+        }
+
+        /// Whether readings were summed since the tag's last update.
+        var hasPending: Bool { pendingCount > 0 }
 
         /// Whether it was heard within `maxAge` of `now` (a clock stepped back counts as heard): the links estimates
         /// read, and the ones ``TagState/dropLinks(notHeardWithin:of:)`` keeps.
@@ -452,8 +480,6 @@ struct TagState: Sendable {
     var advertisedPower: Double?
     /// Which link is whose, for the first links.
     private var directory = LinkDirectory()
-    // The grid filter's: readings since the last update, summed per agent, and the posterior.
-    var pending: [PendingReading] = []
     let name: String?
     let measuredPowerOverride: Double?
     var floor: UInt16?
@@ -492,9 +518,11 @@ struct TagState: Sendable {
     /// and motion test skip them). A tag that walks through a building hears a few agents at a time but, over a
     /// day, nearly all of them; kept, their links were scanned by every estimate and, past the directory's
     /// capacity, by every reading. A link dropped starts afresh with the agent's next reading, as the first did.
+    ///
+    /// A link whose readings the grid filter has not taken yet stays until it has.
     mutating func dropLinks(notHeardWithin maxAge: Double, of now: Double) {
         let count = links.count
-        links.removeAll { !$0.isHeard(within: maxAge, of: now) }
+        links.removeAll { !$0.isHeard(within: maxAge, of: now) && !$0.hasPending }
         if links.count != count { directory = LinkDirectory(listing: links) }
     }
 
@@ -513,19 +541,11 @@ struct TagState: Sendable {
     ) {
         if let power = reading.measuredPower { advertisedPower = power }
         lastHeard = max(lastHeard, reading.time)
-        if summingForGrid {
-            // Only the grid filter reads the sums; trilateration works from the filters alone.
-            let weight = Double(reading.count)
-            if let slot = pending.firstIndex(where: { $0.agentIndex == agentIndex }) {
-                pending[slot].rssiSum += reading.rssi * weight
-                pending[slot].count += weight
-            } else {
-                pending.append(PendingReading(agentIndex: agentIndex, rssiSum: reading.rssi * weight, count: weight))
-            }
-        }
         // A link found before an earlier reading of the same batch made it is found now.
         if let index = link ?? self.link(of: agentIndex) {
             links[index].update(reading, fast: fast, slow: slow)
+            // Only the grid filter reads the sums; trilateration works from the filters alone.
+            if summingForGrid { links[index].addPending(rssi: reading.rssi, weight: Double(reading.count)) }
             return
         }
         let filter = RSSIFilter(
@@ -535,8 +555,19 @@ struct TagState: Sendable {
             time: reading.time,
             configuration: fast
         )
+        var link = Link(agentIndex: agentIndex, fast: filter, slow: filter)
+        if summingForGrid { link.addPending(rssi: reading.rssi, weight: Double(reading.count)) }
         directory.note(agentIndex, at: links.count)
-        links.append(Link(agentIndex: agentIndex, fast: filter, slow: filter))
+        links.append(link)
+    }
+
+    /// Hands the grid filter each agent's mean RSSI since the tag's last update, in the order of the links, and
+    /// starts the sums afresh.
+    mutating func takePending(_ body: (_ agentIndex: Int, _ rssi: Double) -> Void) {
+        for index in links.indices {
+            guard let rssi = links[index].takePending() else { continue }
+            body(links[index].agentIndex, rssi)
+        }
     }
 }
 
@@ -668,13 +699,4 @@ struct TagBits: Sendable {
         guard word < words.count else { return }
         words[word] &= ~(1 << UInt64(index & 63))
     }
-}
-
-/// One agent's readings of a tag since the tracker's last update.
-struct PendingReading: Sendable {
-    var agentIndex: Int
-    /// Sum of RSSI × advert count.
-    var rssiSum: Double
-    /// Adverts summed.
-    var count: Double
 }
