@@ -45,9 +45,12 @@ struct LocatorCrashTests {
                 if index % 50 == 49 { try await Task.sleep(for: .milliseconds(20)) }
             }
             try await Task.sleep(for: .milliseconds(500))
-            // Restart, let it work for a second, and kill it.
+            // Restart, let it record part of the backlog, and kill it. Waited for, not slept for: on two busy cores
+            // a debug build can take over a second to start, connect and record its first batch.
+            let sizeBeforeVictim = Self.size(record)
             let victim = try LocatorProcess(map: tests.mapPath, broker: broker, scratch: scratch, extra: arguments)
-            try await Task.sleep(for: .seconds(1))
+            try await waitFor("the victim to record part of the backlog") { Self.size(record) > sizeBeforeVictim }
+            try await Task.sleep(for: .milliseconds(300))
             await victim.kill()
             let afterKill = try Self.recorded(record)
             // A last run takes what the broker still holds, then stops cleanly.
@@ -79,6 +82,7 @@ struct LocatorCrashTests {
                 "locator kill -9 in a backlog: \(sent.count) readings sent, \(afterKill.count) recorded before the "
                     + "kill, \(lost) lost (\(lost / Self.readingsPerBatch) batches)")
             #expect(afterKill.count > 0, "the victim should have recorded some of the backlog before the kill")
+            #expect(afterKill.count < sent.count, "the kill should have come in the middle of the backlog")
             // At most what `LocatorService.inboxLimit` names: the inbox, the one libmosquitto holds in its callback
             // (acknowledged before the callback runs), and the four the runner has taken (decoded ahead of the loop,
             // `ServiceRunner`'s feed limit). The bound said two of those until this test lost 36 batches in a run.

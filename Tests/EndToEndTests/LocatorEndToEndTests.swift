@@ -107,6 +107,20 @@ struct LocatorEndToEndTests {
         }
     }
 
+    /// Waits until the recording has at least `lines` lines (a reading each), for up to 60 s, then half a second
+    /// more for any duplicate to show. Not a fixed sleep: on a loaded machine a locator that restarted or reconnected
+    /// takes a while to catch up with what the broker held. Never fails itself: the test's own checks then say what
+    /// is missing.
+    func waitForRecording(_ record: String, lines: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
+            if text.utf8.lazy.filter({ $0 == UInt8(ascii: "\n") }).count >= lines { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+    }
+
     /// Reads the readings a locator recorded, keyed by (agent, time) so that a duplicate shows.
     func recorded(_ path: String) throws -> [String: Int] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -152,7 +166,7 @@ struct LocatorEndToEndTests {
                 }
                 try await Task.sleep(for: .milliseconds(150))
             }
-            try await Task.sleep(for: .seconds(4))
+            try await waitForRecording(record, lines: expected(sent).count)
             #expect(await locator.stop() == 0)
             let counts = try recorded(record)
             let wanted = expected(sent)
@@ -275,7 +289,7 @@ struct LocatorEndToEndTests {
             try await waitFor("the locator to reconnect", timeout: .seconds(40)) {
                 locator.log.components(separatedBy: "connected to").count >= 3
             }
-            try await Task.sleep(for: .seconds(2))
+            try await waitForRecording(record, lines: expected(sent).count)
             #expect(await locator.stop() == 0)
             let counts = try recorded(record)
             let wanted = expected(sent)

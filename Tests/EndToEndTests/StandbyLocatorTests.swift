@@ -105,11 +105,13 @@ struct StandbyLocatorTests {
             let topics = tests.topics
             let zone = topics.occupancy(floor: 1, zone: 1).name
             let killed = ContinuousClock.now
+            let killedAt = now()
             let before = collector.messages.count
             holder.process.send(SIGKILL)
-            // Measured by polling every 5 ms: each figure is at most 5 ms late.
+            // Seen by polling every 5 ms: each figure is at most 5 ms late, plus however long this test's task waits
+            // for a core.
             var claimed: Duration?
-            var published: Duration?
+            var published: (seen: Duration, payload: String)?
             while published == nil, ContinuousClock.now - killed < .seconds(60) {
                 let after = collector.messages.dropFirst(before)
                 if let claim = after.firstIndex(where: {
@@ -117,21 +119,25 @@ struct StandbyLocatorTests {
                         && LocatorLease(bytes: $0.payload)?.holder == standby.id
                 }) {
                     if claimed == nil { claimed = ContinuousClock.now - killed }
-                    if after[claim...].contains(where: { $0.topic == zone }) {
-                        published = ContinuousClock.now - killed
+                    if let first = after[claim...].first(where: { $0.topic == zone }) {
+                        published = (ContinuousClock.now - killed, String(decoding: first.payload, as: UTF8.self))
                     }
                 }
                 try await Task.sleep(for: .milliseconds(5))
             }
             let claimTime = try #require(claimed, "the standby never claimed the lease")
-            let publishTime = try #require(published, "the standby never published the West room's occupancy")
+            let publication = try #require(published, "the standby never published the West room's occupancy")
+            // When the standby made its first publication, by its own stamp (the same host's clock): what the goal
+            // is about, whether or not this test's task was waiting for a core when it came.
+            let stamped = try ZoneOccupancy(payload: publication.payload).updated - killedAt
             print(
                 "standby take-over after kill -9 of the active: lease claimed after \(claimTime), West room occupancy "
-                    + "published after \(publishTime) (lease 3 s, renewed every 0.75 s)")
+                    + "stamped \(stamped) s after the kill, seen after \(publication.seen) (lease 3 s, renewed every "
+                    + "0.75 s)")
             // Expected: the standby claims a lease (3 s) after the last renewal it heard, so 2.25–3 s after the kill,
             // and publishes a settle time (0.25 s) after its claim came back: about 3.3 s at worst on an idle
             // machine. The 5 s goal leaves 1.7 s for a loaded CI machine to deschedule the standby.
-            #expect(publishTime < .seconds(5))
+            #expect(stamped > 0 && stamped < 5)
             // Traffic goes on through and after the take-over; the new active follows it.
             try await Task.sleep(for: .seconds(2))
             let occupancies = collector.all(zone).compactMap { try? ZoneOccupancy(payload: $0) }
