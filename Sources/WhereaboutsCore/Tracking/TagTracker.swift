@@ -375,16 +375,17 @@ struct TagState: Sendable {
     /// Every reading updates its link, which at 10,000 tags is not in the cache; the sums, in an array of their own
     /// before, cost a second miss.
     struct Link: Sendable {
-        private var fastRSSI: Double
-        private var fastVariance: Double
-        private var slowRSSI: Double
-        private var slowVariance: Double
+        // Zero only until the initialiser stores the filters (`store`, which updates use too).
+        private var fastRSSI = 0.0
+        private var fastVariance = 0.0
+        private var slowRSSI = 0.0
+        private var slowVariance = 0.0
         /// When both filters last took a reading.
-        private var time: Double
-        private var agent: Int32
+        private var time = 0.0
+        private let agent: Int32
         // Saturated at ±32,767: a run only matters up to `outlierRunToFollow` (3 by default).
-        private var fastOutlierRun: Int16
-        private var slowOutlierRun: Int16
+        private var fastOutlierRun: Int16 = 0
+        private var slowOutlierRun: Int16 = 0
         /// The grid filter's: the RSSI × advert count and the adverts of the agent's readings since the tag's last
         /// update. Here, not in an array of their own, because a reading writes its link anyway: at 10,000 tags
         /// that array's first load was three quarters of the time `take` spent.
@@ -404,8 +405,14 @@ struct TagState: Sendable {
 
         /// The agent's filters, which must have the same time (they take the same readings).
         init(agentIndex: Int, fast: RSSIFilter, slow: RSSIFilter) {
-            assert(fast.time == slow.time, "a link's filters at different times")
             agent = Int32(agentIndex)
+            store(fast: fast, slow: slow)
+        }
+
+        /// Keeps the filters' state, which must have the same time (they take the same readings).
+        @inline(__always)
+        private mutating func store(fast: RSSIFilter, slow: RSSIFilter) {
+            assert(fast.time == slow.time, "a link's filters at different times")
             fastRSSI = fast.rssi
             fastVariance = fast.variance
             slowRSSI = slow.rssi
@@ -429,13 +436,7 @@ struct TagState: Sendable {
             slow.update(
                 rssi: reading.rssi, count: reading.count, variance: reading.variance, time: reading.time,
                 configuration: slowConfiguration)
-            fastRSSI = fast.rssi
-            fastVariance = fast.variance
-            slowRSSI = slow.rssi
-            slowVariance = slow.variance
-            time = fast.time
-            fastOutlierRun = Int16(clamping: fast.outlierRun)
-            slowOutlierRun = Int16(clamping: slow.outlierRun)
+            store(fast: fast, slow: slow)
         }
 
         /// Adds a reading's RSSI, weighed by its adverts, to the sums since the tag's last update.
