@@ -107,6 +107,12 @@ struct LocatorEndToEndTests {
         }
     }
 
+    /// The lines of the recording so far (a reading each; 0 before it exists).
+    func recordedLines(_ record: String) -> Int {
+        let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
+        return text.utf8.lazy.filter { $0 == UInt8(ascii: "\n") }.count
+    }
+
     /// Waits until the recording has at least `lines` lines (a reading each), for up to 60 s, then half a second
     /// more for any duplicate to show. Not a fixed sleep: on a loaded machine a locator that restarted or reconnected
     /// takes a while to catch up with what the broker held. Never fails itself: the test's own checks then say what
@@ -114,8 +120,7 @@ struct LocatorEndToEndTests {
     func waitForRecording(_ record: String, lines: Int) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
-            if text.utf8.lazy.filter({ $0 == UInt8(ascii: "\n") }).count >= lines { break }
+            if recordedLines(record) >= lines { break }
             try await Task.sleep(for: .milliseconds(200))
         }
         try await Task.sleep(for: .milliseconds(500))
@@ -232,10 +237,7 @@ struct LocatorEndToEndTests {
             // (on a loaded machine that takes a while), then a little longer for any duplicate to show.
             let wanted = expected(sent)
             do {
-                try await waitFor("every reading recorded") {
-                    let text = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
-                    return text.utf8.lazy.filter { $0 == UInt8(ascii: "\n") }.count >= wanted.count
-                }
+                try await waitFor("every reading recorded") { recordedLines(record) >= wanted.count }
             } catch {
                 // Say which: readings lost (and whether the broker dropped any queued for the stopped locator's
                 // session, past its max_queued_messages), or a locator too slow to take them in time.
