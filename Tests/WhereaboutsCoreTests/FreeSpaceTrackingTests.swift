@@ -67,7 +67,11 @@ struct FreeSpaceTrackingTests {
     }
 
     /// Runs a tag along `truth` (a position per second) through a grid-filter engine; returns its estimates.
-    func track(map: FloorMap, seconds: Int, seed: UInt64, truth: (Double) -> Point) async -> [Point] {
+    /// `observe` is called with the engine after each second's update.
+    func track(
+        map: FloorMap, seconds: Int, seed: UInt64, truth: (Double) -> Point,
+        observe: (LocatorEngine) throws -> Void = { _ in }
+    ) async rethrows -> [Point] {
         var engine = Self.gridEngine(map)
         let generator = ReadingGenerator(map: map)
         var random = SplitMix64(seed: seed)
@@ -81,6 +85,7 @@ struct FreeSpaceTrackingTests {
                 engine.ingest(reading, agentIndex: agentIndex, now: now)
             }
             if let estimate = engine.update(now: now).estimates.first { estimates.append(estimate.position) }
+            try observe(engine)
             if second % 10 == 0 { await Task.yield() }
         }
         return estimates
@@ -329,24 +334,14 @@ struct FreeSpaceTrackingTests {
             }
             """
         let map = try FloorMap.parse(Array(text.utf8)).get()
-        var engine = Self.gridEngine(map)
-        let generator = ReadingGenerator(map: map)
-        var random = SplitMix64(seed: seed)
-        let tag = demoTag(1)
-        var errors: [Double] = []
+        let truth = { (t: Double) in Point(x: 0.75, y: 5 + t * 30 / 35) }
         var widest = 0
-        for second in 0..<36 {
-            let now = 1_000_000 + Double(second)
-            let truth = Point(x: 0.75, y: 5 + Double(second) * 30 / 35)
-            for (agentIndex, reading) in generator.readings(tag: tag, at: truth, floor: 1, time: now, using: &random) {
-                engine.ingest(reading, agentIndex: agentIndex, now: now)
-            }
-            let estimate = try #require(engine.update(now: now).estimates.first, "an estimate every second")
-            let posterior = try #require(engine.posterior(of: tag))
+        let estimates = try await track(map: map, seconds: 36, seed: seed, truth: truth) { engine in
+            let posterior = try #require(engine.posterior(of: demoTag(1)))
             widest = max(widest, Set(posterior.cells.map(\.centre.x)).count)
-            if second >= 5 { errors.append(estimate.position.distance(to: truth)) }
-            if second % 10 == 0 { await Task.yield() }
         }
+        try #require(estimates.count == 36, "an estimate every second")
+        let errors = (5..<36).map { estimates[$0].distance(to: truth(Double($0))) }
         let median = errors.sorted()[errors.count / 2]
         print("narrow corridor, seed \(seed): median error \(median) m, windows at most \(widest) cells wide")
         #expect(widest < 4, "the corridor must make every window narrower than four cells")
@@ -363,7 +358,7 @@ struct FreeSpaceTrackingTests {
         // count as the loudest agent far from the estimate, so that the window restarts by it after three updates
         // instead of creeping east on the far agents' say.
         let map = try Self.corridor()
-        let estimates = await track(map: map, seconds: 27, seed: seed) { t in
+        let estimates = try await track(map: map, seconds: 27, seed: seed) { t in
             t < 20 ? Point(x: 5, y: 5) : Point(x: 35, y: 5)
         }
         #expect(estimates.count == 27, "an estimate every second")
@@ -472,7 +467,7 @@ struct FreeSpaceTrackingTests {
             }
             return route[route.count - 1]
         }
-        let walled = await track(map: try Self.map(blocksWalking: true), seconds: 60, seed: seed, truth: truth)
+        let walled = try await track(map: try Self.map(blocksWalking: true), seconds: 60, seed: seed, truth: truth)
         let last = try #require(walled.last)
         print("free space, seed \(seed): walked through the door, last estimate \(last)")
         #expect(last.x > 10.5, "still at \(last)")
