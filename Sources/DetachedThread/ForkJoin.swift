@@ -23,7 +23,7 @@ public enum ForkJoin {
             var threads: [pthread_t] = []
             var inline: [Int] = []
             for index in 1..<count {
-                switch DetachedThread.make({ body(index) }) {
+                switch DetachedThread.make(name: "estimate-\(index)", { body(index) }) {
                 case .success(let thread): threads.append(thread)
                 case .failure: inline.append(index)
                 }

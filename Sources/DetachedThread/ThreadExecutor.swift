@@ -29,13 +29,14 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let wake: UnsafeMutablePointer<sem_t>
     private let thread = Mutex<pthread_t?>(nil)
 
-    /// Starts the executor's thread; nil when the system will not make one.
-    public init?() {
+    /// Starts the executor's thread, named `name` (as `top -H` shows it; 15 bytes at most); nil when the system will
+    /// not make one.
+    public init?(name: String = "executor") {
         wake = .allocate(capacity: 1)
         sem_init(wake, 0, 0)
         // Unretained: the thread ends in `shutdown()`, which `deinit` calls and waits for.
         let this = Unmanaged.passUnretained(self)
-        switch DetachedThread.make({ this.takeUnretainedValue().serve() }) {
+        switch DetachedThread.make(name: name, { this.takeUnretainedValue().serve() }) {
         case .success(let made): thread.withLock { $0 = made }
         case .failure: return nil
         }

@@ -48,7 +48,7 @@ public final class HCIHost: Sendable {
     public init(transport: any HCITransport, commandTimeoutMilliseconds: Int = 2000) {
         self.transport = transport
         self.commandTimeoutMilliseconds = commandTimeoutMilliseconds
-        let started = DetachedThread.start { [self] in readLoop() }
+        let started = DetachedThread.start(name: "hci-read") { [self] in readLoop() }
         if started != 0 {
             end(failure: .systemCall("pthread_create", errno: started, message: "no thread to read \(transport.name)"))
             transport.close()

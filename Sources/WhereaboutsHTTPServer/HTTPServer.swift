@@ -163,7 +163,7 @@ public final class HTTPServer: Sendable {
 
     /// Runs `body` on a thread of its own (``DetachedThread``): the loop blocks in `poll`.
     private static func startThread(_ body: @escaping @Sendable () -> Void) throws(HTTPServerError) {
-        let result = DetachedThread.start(body)
+        let result = DetachedThread.start(name: "http-poll", body)
         guard result == 0 else { throw .system(call: "pthread_create", errno: result) }
     }
 

@@ -107,7 +107,7 @@ public final class MQTTClient: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 // A thread of its own: the loop blocks in select() for the client's whole life.
-                let started = DetachedThread.start {
+                let started = DetachedThread.start(name: "mqtt-loop") {
                     do {
                         try self.serve()
                         continuation.resume()

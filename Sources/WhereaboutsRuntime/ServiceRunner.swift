@@ -88,7 +88,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         // The preparation (the locator's decoding) on a thread of its own: on Swift's shared workers it was seen to
         // take turns with the loop instead of running beside it. Nil (the shared workers) when there is none to run,
         // or no thread to be had.
-        let preparationExecutor = initial.pipeline.preparation == nil ? nil : ThreadExecutor()
+        let preparationExecutor = initial.pipeline.preparation == nil ? nil : ThreadExecutor(name: "prepare")
         defer { preparationExecutor?.shutdown() }
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         let (credits, creditContinuation) = AsyncStream.makeStream(of: Void.self)

@@ -75,4 +75,29 @@ struct ThreadExecutorTests {
         #expect(record.runs == 1_000)
         #expect(!record.overlapped.isSet)
     }
+
+    @Test("its thread, and every thread started by name, carries that name as top -H and perf show it")
+    func namesItsThreads() async throws {
+        let executor = try #require(ThreadExecutor(name: "prepare"))
+        defer { executor.shutdown() }
+        let onExecutor = await Task(executorPreference: executor) { Self.threadName() }.value
+        #expect(onExecutor == "prepare")
+        // Linux keeps 15 bytes of a name; a longer one is cut there, not refused (a refused one would leave the
+        // creator's, one of Swift's shared workers').
+        let (names, continuation) = AsyncStream.makeStream(of: String.self)
+        #expect(DetachedThread.start(name: "a-name-longer-than-fifteen") { continuation.yield(Self.threadName()) } == 0)
+        var iterator = names.makeAsyncIterator()
+        #expect(await iterator.next() == "a-name-longer-t")
+    }
+
+    /// The calling thread's name, from `/proc/thread-self/comm`.
+    static func threadName() -> String {
+        let file = open("/proc/thread-self/comm", O_RDONLY)
+        guard file >= 0 else { return "" }
+        defer { close(file) }
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = bytes.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+        // The kernel ends the name with a newline.
+        return String(decoding: bytes.prefix(max(count, 0)).filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+    }
 }
