@@ -105,6 +105,8 @@ public struct LocatorPipeline: Sendable {
     /// The zones published `unknown` because no batch came for an agent timeout after the start.
     private var unheardZones: Set<ZoneKey> = []
     private var lastMetrics = -Double.infinity
+    /// The counters the last metrics told, for ``hasUntoldCounts(now:)``.
+    private var countersAtLastMetrics = Counters()
     private var lastPositions: [TagIdentity: PublishedPosition] = [:]
     private var latencies: [Double] = []
     private var pendingReceiveTimes: [Double] = []
@@ -703,6 +705,7 @@ public struct LocatorPipeline: Sendable {
         pendingReceiveTimes.removeAll(keepingCapacity: true)
         if now - lastMetrics >= configuration.metricsInterval {
             lastMetrics = now
+            countersAtLastMetrics = counters
             let metrics = metrics(now: now)
             actions += behindWarning(metrics, now: now)
             actions.append(.publish(metricsPublication(metrics)))
@@ -932,6 +935,14 @@ public struct LocatorPipeline: Sendable {
                 ))
         }
         return lines
+    }
+
+    /// Whether the metrics are due and the counters have moved since the last ones: a tick should then run, or the
+    /// last readings of a burst that ended just after a metrics message would wait for the idle second's update to be
+    /// told. (They did: the stream bench, which waits for the metrics to count every reading, measured most rounds
+    /// at about 0.9 M readings/s instead of 1.3-1.5 M, a second late in the metrics alone.)
+    public func hasUntoldCounts(now: Double) -> Bool {
+        now - lastMetrics >= configuration.metricsInterval && counters != countersAtLastMetrics
     }
 
     /// The metrics as of now (also published every ``Configuration/metricsInterval`` seconds).

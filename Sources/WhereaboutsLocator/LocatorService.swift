@@ -6,7 +6,8 @@ import WhereaboutsWire
 ///
 /// Messages are answered at once when the engine has not run within ``updateInterval`` (monotonic seconds), so a
 /// lone batch is not kept waiting for the ticker; a burst is coalesced into one update per interval; and the engine
-/// runs at least once a second of the service clock, so zones time out while nothing arrives.
+/// runs at least once a second of the service clock, so zones time out while nothing arrives, and sooner when the
+/// metrics are due with counts they have not told.
 ///
 /// With a ``LeaseKeeper`` (`--role auto`) the locator is one of a pair: it follows the readings either way (its
 /// engine fed, so a standby is warm), but publishes only while it holds the lease. A standby's publications are
@@ -154,7 +155,9 @@ public struct LocatorService: ServicePipeline {
             actions += leaseActions(lease?.tick(now: time.monotonic) ?? [], at: time)
         }
         actions += ledgerSave(at: time)
-        guard pendingSinceUpdate || time.now - lastUpdate >= 1 else { return actions }
+        guard pendingSinceUpdate || time.now - lastUpdate >= 1 || pipeline.hasUntoldCounts(now: time.now) else {
+            return actions
+        }
         return actions + update(at: time)
     }
 

@@ -99,6 +99,7 @@ enum StreamCommand {
             var sent = 0
             var bytes = 0
             var sentBefore: [Int] = []
+            var drained = 0.0
             for window in 0..<windows {
                 sentBefore.append(sent)
                 if let lead, window >= lead {
@@ -118,7 +119,9 @@ enum StreamCommand {
                     try await connection.publish(readingTopics[agent], payload)
                 }
                 sent += readingsPerWindow[window % distinct]
+                let drainStart = Measure.monotonic()
                 try await connection.drain(to: 2 * agents)
+                drained += Measure.monotonic() - drainStart
             }
             try await connection.drain(to: 0)
             let published = WallClock.now()
@@ -127,7 +130,7 @@ enum StreamCommand {
                 ("windows", .number(Double(windows))), ("messages", .number(Double(windows * agents))),
                 ("readings", .number(Double(sent))), ("bytes", .number(Double(bytes))),
                 ("readings_per_message", .number(Double(sent) / Double(windows * agents))),
-                ("start", .number(start)), ("published", .number(published)),
+                ("start", .number(start)), ("published", .number(published)), ("drain_seconds", .number(drained)),
             ]
             if waitsForLocator {
                 let deadline = Measure.monotonic() + 600

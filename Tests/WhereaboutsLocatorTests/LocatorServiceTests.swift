@@ -17,8 +17,11 @@ struct LocatorServiceHarness {
     var acknowledgesAsItGoes = true
     var batches: PipelineHarness
 
-    init(lease: LeaseKeeper.Configuration? = nil) throws {
-        batches = try PipelineHarness()
+    init(
+        lease: LeaseKeeper.Configuration? = nil,
+        configuration: LocatorPipeline.Configuration = LocatorPipeline.Configuration()
+    ) throws {
+        batches = try PipelineHarness(configuration: configuration)
         state = ServiceState(pipeline: LocatorService(pipeline: batches.pipeline, updateInterval: 0.02, lease: lease))
     }
 
@@ -155,6 +158,39 @@ struct LocatorServiceTests {
         #expect(
             harness.sent[sentBefore...].contains { $0.topic.name.hasSuffix("/position") },
             "the tick after the burst and the estimate interval publishes the update")
+    }
+
+    @Test("the metrics tell a burst's last readings within their interval, not at the idle second's update")
+    func metricsAfterBurst() throws {
+        var configuration = LocatorPipeline.Configuration()
+        configuration.metricsInterval = 0.1
+        var harness = try LocatorServiceHarness(configuration: configuration)
+        let metricsTopic = harness.batches.pipeline.topics.locatorMetrics
+        harness.connect(at: ServiceTime(now: start, monotonic: 0))
+        // The first batch runs the engine, whose update publishes the metrics; the rest of the burst follows within
+        // the metrics interval, and then nothing more arrives: the ticker goes on every 20 ms, as the runner's does.
+        let burst = harness.batches.batches(tag: try alice(), at: Point(x: 5, y: 4), floor: 1, time: start)
+        for (index, (topic, payload)) in burst.enumerated() {
+            let time = ServiceTime(now: start + 0.001 * Double(index), monotonic: 0.001 * Double(index))
+            harness.perform(harness.state.receive(topic: topic, payload: payload, at: time), at: time)
+        }
+        let accepted = harness.state.pipeline.pipeline.metrics(now: start).readingsAccepted
+        try #require(accepted > 1, "the burst's readings reached the engine")
+        var told: [(time: Double, accepted: Int)] = []
+        // Up to 0.9 s: short of the idle second's update, which publishes the metrics whatever they hold.
+        for step in 1...45 {
+            let offset = 0.02 * Double(step)
+            let time = ServiceTime(now: start + offset, monotonic: offset)
+            let before = harness.sent.count
+            harness.perform(harness.state.tick(at: time), at: time)
+            for publication in harness.sent[before...] where publication.topic == metricsTopic {
+                told.append((offset, try LocatorMetrics(payload: publication.payload).readingsAccepted))
+            }
+        }
+        // Before, the tick waited for the idle second's update, 1 s after the burst's last batch.
+        let first = try #require(told.first { $0.accepted == accepted }, "the metrics told the whole burst")
+        #expect(first.time <= 0.12 + 1e-9, "at the first tick a metrics interval after the first metrics")
+        #expect(told.count == 1, "and once: nothing has changed since")
     }
 
     @Test("one of a pair: a standby publishes nothing; a holder that lost its lease discards what it held")
