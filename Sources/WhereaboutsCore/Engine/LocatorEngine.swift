@@ -328,8 +328,9 @@ public struct LocatorEngine: Sendable {
             let position = estimates[index].position
             // Every estimate carries its zone probabilities: the grid filter's posterior masses, or those the
             // tracker made from a trilateration estimate's position and accuracy.
-            let evidence =
-                estimates[index].zoneEvidence
+            // Moved out, so that the probabilities reported are made in its own buffer.
+            var evidence =
+                estimates[index].zoneEvidence.take()
                 ?? zones.geometry.evidence(floor: floor, position: position, accuracy: estimates[index].accuracy)
             // At the estimate's time: with a lag (grid filter), an earlier update's, smoothed.
             let held = estimates[index].floorContested
@@ -343,8 +344,7 @@ public struct LocatorEngine: Sendable {
             tracker.setDecisionDue(ofEstimate: index, placed.decisionDue)
             estimates[index].zone = placed.zone
             estimates[index].zoneProbability = placed.probability
-            estimates[index].zoneProbabilities = evidence.reported
-            estimates[index].zoneEvidence = nil
+            estimates[index].zoneProbabilities = evidence.takeReported()
         }
         result.estimates = estimates
         if now >= nextSweep {

@@ -92,8 +92,8 @@ public struct GridFilter: Sendable {
         var mean: Point
         /// Root-mean-square distance of the posterior from its mean, in metres.
         var spread: Double
-        /// Per zone of the floor (in the grid's order): the posterior mass in it.
-        var zoneMass: [Double]
+        /// The zones of the floor that hold posterior mass, in the grid's order, with the mass in each.
+        var zoneMasses: [ZoneProbability]
     }
 
     /// A box of cells on a grid: first column and row, and size.
@@ -977,7 +977,18 @@ public struct GridFilter: Sendable {
 
     /// The posterior's mean, spread and mass per zone.
     func summarise(_ posterior: GridPosterior, grid: FloorGrid, gridIndex: Int) -> Summary {
-        var zoneMass = [Double](repeating: 0, count: grid.zones.count)
+        // Summed per zone of the floor in a temporary buffer (on the stack, for a floor of up to 128 zones at least),
+        // then only the zones with mass kept.
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: grid.zones.count) { zoneMass in
+            zoneMass.initialize(repeating: 0)
+            return summarise(posterior, grid: grid, gridIndex: gridIndex, zoneMass: zoneMass)
+        }
+    }
+
+    /// ``summarise(_:grid:gridIndex:)``, summing the mass per zone in `zoneMass` (zeroed, one per zone).
+    private func summarise(
+        _ posterior: GridPosterior, grid: FloorGrid, gridIndex: Int, zoneMass: UnsafeMutableBufferPointer<Double>
+    ) -> Summary {
         var sx = 0.0
         var sy = 0.0
         var sxx = 0.0
@@ -1018,7 +1029,7 @@ public struct GridFilter: Sendable {
             return Summary(
                 time: posterior.time, gridIndex: gridIndex,
                 mean: grid.centre(column: posterior.column0, row: posterior.row0), spread: .infinity,
-                zoneMass: zoneMass)
+                zoneMasses: [])
         }
         let mx = sx / total
         let my = sy / total
@@ -1030,8 +1041,13 @@ public struct GridFilter: Sendable {
         // A single cell still leaves the tag anywhere in it: add the cell's own spread.
         let spread = (variance * size * size + size * size / 6).squareRoot()
         let inverse = 1 / total
-        for index in zoneMass.indices { zoneMass[index] *= inverse }
-        return Summary(time: posterior.time, gridIndex: gridIndex, mean: mean, spread: spread, zoneMass: zoneMass)
+        var zoneMasses: [ZoneProbability] = []
+        zoneMasses.reserveCapacity(zoneMass.count { $0 > 0 })
+        for index in zoneMass.indices where zoneMass[index] > 0 {
+            zoneMasses.append(ZoneProbability(zone: grid.zones[index], probability: zoneMass[index] * inverse))
+        }
+        return Summary(
+            time: posterior.time, gridIndex: gridIndex, mean: mean, spread: spread, zoneMasses: zoneMasses)
     }
 }
 

@@ -53,7 +53,9 @@ struct TagEstimator: Sendable {
         state.dropLinks(notHeardWithin: map.model.readingMaxAge, of: now)
         let ranges = currentRanges(state, now: now, radio: radio, slow: false)
         guard !ranges.isEmpty else { return nil }
-        guard let floorMajor = chooseFloor(&state, ranges: ranges, radio: radio, now: now),
+        guard
+            let floorMajor = chooseFloor(
+                &state, ranges: ranges, radio: radio, now: now, strongest: &scratch.strongestByFloor),
             let floor = map.floor(major: floorMajor)
         else { return nil }
         updateMotion(&state, now: now)
@@ -186,7 +188,7 @@ struct TagEstimator: Sendable {
             ranges: ranges,
             quality: quality,
             time: summary.time,
-            zoneEvidence: ZoneEvidence(zones: grids[summary.gridIndex].zones, mass: summary.zoneMass)
+            zoneEvidence: ZoneEvidence(masses: summary.zoneMasses)
         )
     }
 
@@ -307,10 +309,12 @@ struct TagEstimator: Sendable {
     /// holds nothing against the evidence. Where the map gives no stairs on the tag's floor, another floor takes
     /// over after ``LocatorEngine/Configuration/floorSwitchUpdates`` anywhere.
     private func chooseFloor(
-        _ state: inout TagState, ranges: [AgentRange], radio: RadioConstants, now: Double
+        _ state: inout TagState, ranges: [AgentRange], radio: RadioConstants, now: Double,
+        strongest: inout [(floor: UInt16, first: Double, second: Double)]
     ) -> UInt16? {
-        // Per floor heard, its two strongest corrected RSSIs; a short array, as a tag is heard on a floor or two.
-        var strongest: [(floor: UInt16, first: Double, second: Double)] = []
+        // Per floor heard, its two strongest corrected RSSIs; a short list, as a tag is heard on a floor or two, in
+        // the worker's buffer (this list and its scores, made anew, were a fifth of an estimate's allocations).
+        strongest.removeAll(keepingCapacity: true)
         for range in ranges {
             let agentFloor = map.agents[range.agentIndex].floor
             let corrected = range.rssi + radio.rssiOffsets[range.agentIndex]
@@ -325,7 +329,7 @@ struct TagEstimator: Sendable {
                 strongest[slot].second = corrected
             }
         }
-        let scores = strongest.map { entry in
+        let scores = strongest.lazy.map { entry in
             (key: entry.floor, value: entry.second.isFinite ? (entry.first + entry.second) / 2 : entry.first - 3)
         }
         guard let best = scores.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) else { return nil }
@@ -389,10 +393,13 @@ struct TagEstimator: Sendable {
     }
 }
 
-/// A worker's working memory for estimates, kept from update to update: the grid filter's buffers.
+/// A worker's working memory for estimates, kept from update to update: the grid filter's buffers and the floor
+/// choice's.
 struct EstimateScratch: Sendable {
     var filter: GridFilter
     var observations: [GridFilter.Observation] = []
+    /// The floor choice's: per floor heard, its two strongest corrected RSSIs.
+    var strongestByFloor: [(floor: UInt16, first: Double, second: Double)] = []
 
     init(configuration: GridFilter.Configuration) {
         filter = GridFilter(configuration: configuration)

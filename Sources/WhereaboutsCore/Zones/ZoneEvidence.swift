@@ -17,37 +17,56 @@ public struct ZoneProbability: Sendable, Hashable {
 /// accuracy alone (the trilateration path), ``init(position:accuracy:zones:outline:obstacles:)``: an isotropic
 /// Gaussian around the position, cut to where a person can stand on the floor, integrated over each zone.
 struct ZoneEvidence: Sendable, Hashable {
-    /// Zones of the floor, in map order: all of them (the grid filter's), or those within reach of a position (the
-    /// trilateration path's); a zone not listed has no mass.
-    var zones: [ZoneKey]
-    /// The mass in each, in the same order; they sum to at most 1, and what is left is outside every zone.
-    var mass: [Double]
+    /// Zones of the floor with their mass, in map order: those with any (the grid filter's), or those within reach
+    /// of a position (the trilateration path's); a zone not listed has none. They sum to at most 1, and what is
+    /// left is outside every zone.
+    ///
+    /// One array of pairs, not one of zones and one of masses, and only the zones that may hold the tag: the grid
+    /// filter made one per estimate, and a dense array per floor zone, alive for the whole update, made malloc a
+    /// cost that grew with the tags (it no longer fit the allocator's caches).
+    var masses: [ZoneProbability]
 
     /// Zones less likely than this are left out of ``reported``: a payload lists the zones a tag may be in, not
     /// every zone of the floor.
     static let reportedProbability = 0.01
 
-    init(zones: [ZoneKey], mass: [Double]) {
-        self.zones = zones
-        self.mass = mass
+    init(masses: [ZoneProbability]) {
+        self.masses = masses
     }
 
+    init(zones: [ZoneKey], mass: [Double]) {
+        masses = zip(zones, mass).map { ZoneProbability(zone: $0, probability: $1) }
+    }
+
+    /// The zones listed, in map order.
+    var zones: LazyMapSequence<[ZoneProbability], ZoneKey> { masses.lazy.map(\.zone) }
+
+    /// The mass of each zone listed, in map order.
+    var mass: LazyMapSequence<[ZoneProbability], Double> { masses.lazy.map(\.probability) }
+
     /// The mass outside every zone.
-    var outside: Double { max(1 - mass.reduce(0, +), 0) }
+    var outside: Double { max(1 - masses.reduce(0) { $0 + $1.probability }, 0) }
 
     /// The mass of a zone, or of no zone for nil.
     func probability(of zone: ZoneKey?) -> Double {
         guard let zone else { return outside }
-        return zones.firstIndex(of: zone).map { mass[$0] } ?? 0
+        return masses.first { $0.zone == zone }?.probability ?? 0
     }
 
     /// The zones of at least ``reportedProbability``, most likely first (map order among equals).
     var reported: [ZoneProbability] {
-        var result: [ZoneProbability] = []
-        for index in zones.indices where mass[index] >= Self.reportedProbability {
-            result.append(ZoneProbability(zone: zones[index], probability: mass[index]))
-            // A handful at most: an insertion sort that passes no equal keeps map order among equals.
-            var slot = result.count - 1
+        var copy = self
+        return copy.takeReported()
+    }
+
+    /// ``reported``, made in place of ``masses``, which it leaves empty: no second array per estimate.
+    mutating func takeReported() -> [ZoneProbability] {
+        var result = masses
+        masses = []
+        result.removeAll { $0.probability < Self.reportedProbability }
+        // A handful at most: an insertion sort that passes no equal keeps map order among equals.
+        for index in result.indices.dropFirst() {
+            var slot = index
             while slot > 0, result[slot - 1].probability < result[slot].probability {
                 result.swapAt(slot - 1, slot)
                 slot -= 1
@@ -83,8 +102,7 @@ struct ZoneEvidence: Sendable, Hashable {
             minimum: Point(x: position.x - reach, y: position.y - reach),
             maximum: Point(x: position.x + reach, y: position.y + reach))
         // Only the zones the box reaches can have mass: a floor of 200 rooms lists a handful.
-        zones = []
-        mass = []
+        masses = []
         // The box inside the outline: by its corners for a rectangular outline, else by the polygon test.
         let insideOutline = floor.frame.map { $0.encloses(box) } ?? floor.outline.encloses(box.polygon)
         // Zones drawn as axis-aligned rectangles, on free floor (the box inside the outline, no obstacle near):
@@ -112,17 +130,16 @@ struct ZoneEvidence: Sendable, Hashable {
             exact = total > 0
         }
         for index in floor.bounds.indices where floor.bounds[index].overlaps(box) {
-            zones.append(floor.keys[index])
+            masses.append(ZoneProbability(zone: floor.keys[index], probability: 0))
             exact = exact && floor.rectangular[index]
             guard exact else { continue }
             let rectangle = floor.bounds[index]
-            mass.append(
-                min(
-                    share(rectangle.minimum.x, rectangle.maximum.x, position.x)
-                        * share(rectangle.minimum.y, rectangle.maximum.y, position.y) / total, 1))
+            masses[masses.count - 1].probability = min(
+                share(rectangle.minimum.x, rectangle.maximum.x, position.x)
+                    * share(rectangle.minimum.y, rectangle.maximum.y, position.y) / total, 1)
         }
         if exact { return }
-        mass = [Double](repeating: 0, count: zones.count)
+        for slot in masses.indices { masses[slot].probability = 0 }
         var lattice = 0.0
         let candidates = floor.bounds.indices.filter { floor.bounds[$0].overlaps(box) }
         let blocking = floor.obstacles.indices.filter { floor.obstacleBounds[$0].overlaps(box) }
@@ -134,7 +151,7 @@ struct ZoneEvidence: Sendable, Hashable {
             lattice += point.weight
             // Zones do not overlap (the map checks), so the first that holds the point is the one.
             for (slot, index) in candidates.enumerated() where floor.polygons[index].contains(sample) {
-                mass[slot] += point.weight
+                masses[slot].probability += point.weight
                 break
             }
         }
@@ -142,12 +159,11 @@ struct ZoneEvidence: Sendable, Hashable {
         // inside the outline): fall back to the zone it is in, if any.
         guard lattice > 0 else {
             if let index = floor.polygons.firstIndex(where: { $0.contains(position) }) {
-                zones = [floor.keys[index]]
-                mass = [1]
+                masses = [ZoneProbability(zone: floor.keys[index], probability: 1)]
             }
             return
         }
-        for index in mass.indices { mass[index] /= lattice }
+        for slot in masses.indices { masses[slot].probability /= lattice }
     }
 
     /// The standard normal's mass within the integral's reach, ±3σ.
