@@ -287,6 +287,36 @@ struct FreeSpaceTrackingTests {
         #expect(summary.spread.isFinite)
     }
 
+    @Test("a posterior's zone masses list only the zones that hold mass, in map order; the rest is outside")
+    func zoneMassesAreSparse() throws {
+        let map = try Self.corridor()
+        let configuration = GridFilter.Configuration()
+        let floor = try #require(map.floor(major: 1))
+        let grid = FloorGrid(
+            floor: floor, map: map, zones: map.zones(onFloor: 1), walls: [], obstacles: [], barriers: [],
+            radio: RadioConstants(map: map), configuration: configuration)
+        #expect(grid.cellSize == 1)
+        let filter = GridFilter(configuration: configuration)
+        let (west, east) = (ZoneKey(floor: 1, minor: 1), ZoneKey(floor: 1, minor: 3))
+        // One row of the 40 m corridor: cells at x = 2.5 (West), 20.5 (between the zones) and 35.5 (East).
+        func masses(west: Float, between: Float, east: Float) -> [ZoneProbability] {
+            var probabilities = [Float](repeating: 0, count: 40)
+            (probabilities[2], probabilities[20], probabilities[35]) = (west, between, east)
+            let posterior = GridPosterior(
+                gridIndex: 0, column0: 0, row0: 4, columns: 40, rows: 1, probabilities: probabilities, offset: 0,
+                offsetVariance: 1, time: 0, astray: 0)
+            return filter.summarise(posterior, grid: grid, gridIndex: 0).zoneMasses
+        }
+        let split = masses(west: 0.2, between: 0.3, east: 0.5)
+        #expect(split.map(\.zone) == [west, east])
+        #expect(abs(split[0].probability - 0.2) < 1e-6 && abs(split[1].probability - 0.5) < 1e-6)
+        #expect(abs(ZoneEvidence(masses: split).outside - 0.3) < 1e-6)
+        // Mass in one zone alone lists that zone alone, whatever the floor's other zones.
+        let eastOnly = masses(west: 0, between: 0, east: 1)
+        #expect(eastOnly.map(\.zone) == [east] && abs(eastOnly[0].probability - 1) < 1e-6)
+        #expect(masses(west: 0, between: 1, east: 0).isEmpty)
+    }
+
     @Test("a window clipped by the grid's edge, its mass far from the edge, is predicted within the grid")
     func clippedWindow() throws {
         // One row from the west edge, its mass 6 cells in: every massive cell reaches the whole kernel in its run,

@@ -188,9 +188,9 @@ public struct ZoneHysteresis: Sendable, Hashable {
     private static func likeliest(_ evidence: ZoneEvidence) -> (zone: ZoneKey?, mass: Double) {
         var likeliest: ZoneKey?
         var best = -1.0
-        for (zone, mass) in zip(evidence.zones, evidence.mass) where mass > best {
-            likeliest = zone
-            best = mass
+        for entry in evidence.masses where entry.probability > best {
+            likeliest = entry.zone
+            best = entry.probability
         }
         return (likeliest, best)
     }
