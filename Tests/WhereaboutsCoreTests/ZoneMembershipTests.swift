@@ -37,4 +37,37 @@ struct ZoneMembershipTests {
         #expect(membership.zone(of: tag) == boardroom)
         #expect(transitions.map(\.kind) == [.exit, .enter])
     }
+
+    @Test("a zone's members stay sorted by identity as tags come and go")
+    func membersStaySorted() throws {
+        var random = SplitMix64(seed: 0x2011E)
+        // Every kind of identity, so that the order across kinds is exercised too.
+        let uuid = try #require(BeaconUUID("f7826da6-4fa2-4e98-8024-bc5b71e0893e"))
+        let pool: [TagIdentity] = try (0..<40).map { n in
+            switch n % 4 {
+            case 0: .iBeacon(uuid: uuid, major: UInt16(n % 3), minor: UInt16(n))
+            case 1: .altBeacon(uuid: uuid, major: 1, minor: UInt16(n))
+            case 2: .address(UInt64(n) << 20)
+            default:
+                .eddystone(
+                    try #require(
+                        EddystoneUID(namespace: [UInt8](repeating: UInt8(n), count: 10), instance: [1, 2, 3, 4, 5, 6])))
+            }
+        }
+        var members = ZoneMembers()
+        var reference: Set<TagIdentity> = []
+        for _ in 0..<2_000 {
+            let tag = pool[Int(random.next() % UInt64(pool.count))]
+            if random.next() % 2 == 0 {
+                members.insert(tag)
+                reference.insert(tag)
+            } else {
+                members.remove(tag)
+                reference.remove(tag)
+            }
+            #expect(members.count == reference.count)
+        }
+        #expect(members.tags == reference.sorted())
+        #expect(pool.allSatisfy { members.contains($0) == reference.contains($0) })
+    }
 }

@@ -11,7 +11,7 @@ struct ZoneMembership: Sendable {
     /// zone's index in a few compares, where a dictionary hashed each key with SipHash.
     private let sortedKeys: [UInt32]
     private let indexOfSortedKey: [Int]
-    private var members: [Set<TagIdentity>]
+    private var members: [ZoneMembers]
     private var states: [ZoneState]
     private var changedZones: Set<Int> = []
     /// Each tag's zone decision and how likely its last estimate made the zone it is in: one entry, so that
@@ -33,7 +33,7 @@ struct ZoneMembership: Sendable {
         let unique = sorted.enumerated().filter { $0.offset == 0 || sorted[$0.offset - 1].key != $0.element.key }
         sortedKeys = unique.map(\.element.key)
         indexOfSortedKey = unique.map(\.element.index)
-        members = Array(repeating: [], count: map.zones.count)
+        members = Array(repeating: ZoneMembers(), count: map.zones.count)
         states = Array(repeating: .unknown, count: map.zones.count)
     }
 
@@ -230,7 +230,7 @@ struct ZoneMembership: Sendable {
     }
 
     private func occupancy(_ index: Int) -> Occupancy {
-        let tags = members[index].sorted()
+        let tags = members[index].tags
         return Occupancy(
             zone: zones[index].key, state: states[index], tags: tags,
             probabilities: tags.map { tagStates[$0]?.probability ?? 0 })
