@@ -54,6 +54,14 @@ struct FreeSpaceTrackingTests {
         return try FloorMap.parse(Array(text.utf8)).get()
     }
 
+    /// The grid of `map`'s floor 1 with its zones alone: no walls, obstacles or barriers.
+    static func plainGrid(_ map: FloorMap, configuration: GridFilter.Configuration) throws -> FloorGrid {
+        let floor = try #require(map.floor(major: 1))
+        return FloorGrid(
+            floor: floor, map: map, zones: map.zones(onFloor: 1), walls: [], obstacles: [], barriers: [],
+            radio: RadioConstants(map: map), configuration: configuration)
+    }
+
     /// An engine on `map` with the grid filter (named, not left to the default), its estimate intervals `interval`
     /// when given.
     static func gridEngine(_ map: FloorMap, estimateInterval interval: Double? = nil) -> LocatorEngine {
@@ -231,10 +239,7 @@ struct FreeSpaceTrackingTests {
         // past it. Such a row was once spread as if it had mass, out of the buffers.
         let map = try Self.map(blocksWalking: true)
         let configuration = GridFilter.Configuration()
-        let floor = try #require(map.floor(major: 1))
-        let grid = FloorGrid(
-            floor: floor, map: map, zones: map.zones(onFloor: 1), walls: [], obstacles: [], barriers: [],
-            radio: RadioConstants(map: map), configuration: configuration)
+        let grid = try Self.plainGrid(map, configuration: configuration)
         var filter = GridFilter(configuration: configuration)
         var posterior: GridPosterior? = GridPosterior(
             gridIndex: 0, column0: 0, row0: 0, columns: 2, rows: 2, probabilities: [0, 0, 0, 1], offset: 0,
@@ -259,10 +264,7 @@ struct FreeSpaceTrackingTests {
         // past their tables: a debug build traps on that) and the middle agents, whose tables cover it, weigh in.
         let map = try Self.corridor()
         let configuration = GridFilter.Configuration()
-        let floor = try #require(map.floor(major: 1))
-        let grid = FloorGrid(
-            floor: floor, map: map, zones: map.zones(onFloor: 1), walls: [], obstacles: [], barriers: [],
-            radio: RadioConstants(map: map), configuration: configuration)
+        let grid = try Self.plainGrid(map, configuration: configuration)
         #expect(grid.cellSize == 1)
         var filter = GridFilter(configuration: configuration)
         var posterior: GridPosterior? = GridPosterior(
@@ -291,10 +293,7 @@ struct FreeSpaceTrackingTests {
     func zoneMassesAreSparse() throws {
         let map = try Self.corridor()
         let configuration = GridFilter.Configuration()
-        let floor = try #require(map.floor(major: 1))
-        let grid = FloorGrid(
-            floor: floor, map: map, zones: map.zones(onFloor: 1), walls: [], obstacles: [], barriers: [],
-            radio: RadioConstants(map: map), configuration: configuration)
+        let grid = try Self.plainGrid(map, configuration: configuration)
         #expect(grid.cellSize == 1)
         let filter = GridFilter(configuration: configuration)
         let (west, east) = (ZoneKey(floor: 1, minor: 1), ZoneKey(floor: 1, minor: 3))
