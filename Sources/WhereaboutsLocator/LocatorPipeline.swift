@@ -672,8 +672,14 @@ public struct LocatorPipeline: Sendable {
                 lastPositions[tag] = nil
                 continue
             }
-            if let publication = positionPublication(update.estimates[index], now: now) {
-                actions.append(.publish(publication))
+            // Decided on the estimate's fields before the estimate is passed on whole (a copy, its arrays retained):
+            // most estimates, of tags standing still, publish nothing.
+            let slot = lastPositions.index(forKey: tag)
+            if positionIsDue(
+                after: slot, position: update.estimates[index].position, zone: update.estimates[index].zone,
+                floor: update.estimates[index].floor, now: now)
+            {
+                actions.append(.publish(positionPublication(update.estimates[index], replacing: slot, now: now)))
             }
             logIfUnmapped(tag, actions: &actions)
         }
@@ -1085,17 +1091,29 @@ public struct LocatorPipeline: Sendable {
         return Publication(topic: topics.events, payload: payload.payload, qos: 1, retain: false)
     }
 
-    private mutating func positionPublication(_ estimate: TagEstimate, now: Double) -> Publication? {
-        // Decided before the payload is made: most estimates (tags standing still) publish nothing.
-        let previous = lastPositions[estimate.tag]
-        if let previous {
-            let moved = Point(x: previous.payload.x, y: previous.payload.y).distance(to: estimate.position)
-            let changed = previous.payload.zone != estimate.zone?.minor || previous.payload.floor != estimate.floor
-            guard
-                changed || moved >= configuration.positionMinimumMove
-                    || now - previous.time >= configuration.positionHeartbeat
-            else { return nil }
-        }
+    /// Whether an estimate says enough that is new to be published: a tag never published (`slot` nil), or one
+    /// whose last position (at `slot` in ``lastPositions``) is in another zone or on another floor, far enough away,
+    /// or older than the heartbeat.
+    ///
+    /// The last position is read where it lies: a copy of it (`lastPositions[tag]`) retained and released each of
+    /// its strings and arrays, for every estimate.
+    private func positionIsDue(
+        after slot: [TagIdentity: PublishedPosition].Index?, position: Point, zone: ZoneKey?, floor: UInt16,
+        now: Double
+    ) -> Bool {
+        guard let slot else { return true }
+        let last = Point(x: lastPositions.values[slot].payload.x, y: lastPositions.values[slot].payload.y)
+        return lastPositions.values[slot].payload.zone != zone?.minor
+            || lastPositions.values[slot].payload.floor != floor
+            || last.distance(to: position) >= configuration.positionMinimumMove
+            || now - lastPositions.values[slot].time >= configuration.positionHeartbeat
+    }
+
+    /// The publication of an estimate's position, which is recorded in ``lastPositions`` at `slot` (found before,
+    /// nothing added or removed since), or as a new entry when `slot` is nil.
+    private mutating func positionPublication(
+        _ estimate: TagEstimate, replacing slot: [TagIdentity: PublishedPosition].Index?, now: Double
+    ) -> Publication {
         let nearest = estimate.ranges.first.flatMap { range -> TagPosition.NearestAgent? in
             guard agentIDs.indices.contains(range.agentIndex), let agent = agentIDs[range.agentIndex],
                 let proximity = TagPosition.NearestAgent.Proximity(rawValue: range.proximity.rawValue)
@@ -1117,9 +1135,22 @@ public struct LocatorPipeline: Sendable {
             probability: estimate.zoneProbability,
             zones: estimate.zoneProbabilities.map { ZoneShare(zone: $0.zone.minor, probability: $0.probability) }
         )
-        let topic = previous?.topic ?? topics.position(tag: estimate.tag)
-        lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now, topic: topic)
+        let topic: Topic
+        if let slot {
+            // Changed in place: reading the entry (`values[slot]`) copied it whole, its strings and arrays retained.
+            topic = Self.record(payload, time: now, in: &lastPositions.values[slot])
+        } else {
+            topic = topics.position(tag: estimate.tag)
+            lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now, topic: topic)
+        }
         return Publication(topic: topic, payload: payload.payload, qos: 0, retain: true, priority: .background)
+    }
+
+    /// Makes `published` the record of `payload`, published at `time`; returns its topic.
+    private static func record(_ payload: TagPosition, time: Double, in published: inout PublishedPosition) -> Topic {
+        published.payload = payload
+        published.time = time
+        return published.topic
     }
 
     private static func zoneNames(of map: FloorMap) -> [ZoneKey: String] {
