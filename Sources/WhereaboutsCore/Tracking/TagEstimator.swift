@@ -313,7 +313,7 @@ struct TagEstimator: Sendable {
         strongest: inout [(floor: UInt16, first: Double, second: Double)]
     ) -> UInt16? {
         // Per floor heard, its two strongest corrected RSSIs; a short list, as a tag is heard on a floor or two, in
-        // the worker's buffer (this list and its scores, made anew, were a fifth of an estimate's allocations).
+        // the worker's buffer (made anew, this list and its scores were two of an estimate's half-dozen allocations).
         strongest.removeAll(keepingCapacity: true)
         for range in ranges {
             let agentFloor = map.agents[range.agentIndex].floor
