@@ -26,9 +26,9 @@ struct ZoneEvidenceTests {
                 x: Double.random(in: -2...32, using: &random), y: Double.random(in: -2...22, using: &random))
             let accuracy = Double.random(in: 0...8, using: &random)
             let result = try evidence(map, position, accuracy: accuracy)
-            let total = result.mass.reduce(0, +)
+            let total = result.masses.reduce(0) { $0 + $1.probability }
             #expect(total <= 1 + 1e-9, "\(position) ± \(accuracy): \(total)")
-            #expect(result.mass.allSatisfy { $0 >= 0 && $0 <= 1 + 1e-9 })
+            #expect(result.masses.allSatisfy { $0.probability >= 0 && $0.probability <= 1 + 1e-9 })
             #expect(result.outside >= 0)
             // What the payload lists is the same mass, most likely first.
             let reported = result.reported

@@ -41,9 +41,6 @@ struct ZoneEvidence: Sendable, Hashable {
     /// The zones listed, in map order.
     var zones: LazyMapSequence<[ZoneProbability], ZoneKey> { masses.lazy.map(\.zone) }
 
-    /// The mass of each zone listed, in map order.
-    var mass: LazyMapSequence<[ZoneProbability], Double> { masses.lazy.map(\.probability) }
-
     /// The mass outside every zone.
     var outside: Double { max(1 - masses.reduce(0) { $0 + $1.probability }, 0) }
 

@@ -9,13 +9,6 @@ struct ZoneMembers: Sendable {
     /// The tags, in ascending order.
     private(set) var tags: [TagIdentity] = []
 
-    var count: Int { tags.count }
-
-    func contains(_ tag: TagIdentity) -> Bool {
-        let position = insertionPoint(of: tag)
-        return position < tags.count && tags[position] == tag
-    }
-
     /// Adds a tag, if it is not there yet.
     mutating func insert(_ tag: TagIdentity) {
         let position = insertionPoint(of: tag)
