@@ -136,6 +136,10 @@ struct ZoneEvidenceTests {
         let evidence = ZoneEvidence(zones: [Self.lobby, Self.reception, c, d], mass: [0.3, 0.4, 0.3, 0.005])
         #expect(evidence.reported.map(\.zone) == [Self.reception, Self.lobby, c])
         #expect(evidence.reported.map(\.probability) == [0.4, 0.3, 0.3])
+
+        // A mass that is not a number is not reported, and does not hold the others out of order.
+        let broken = ZoneEvidence(zones: [Self.lobby, c, Self.reception], mass: [0.3, .nan, 0.6])
+        #expect(broken.reported.map(\.zone) == [Self.reception, Self.lobby])
     }
 
     @Test("a tag in the middle of a room is in it with a probability near 1")

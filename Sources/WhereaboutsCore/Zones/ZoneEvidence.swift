@@ -60,7 +60,9 @@ struct ZoneEvidence: Sendable, Hashable {
     mutating func takeReported() -> [ZoneProbability] {
         var result = masses
         masses = []
-        result.removeAll { $0.probability < Self.reportedProbability }
+        // Written so that a NaN mass goes too (it is neither below nor at least the threshold), as it did when the
+        // list kept what was at least the threshold: one left in would stop the sort below moving anything past it.
+        result.removeAll { !($0.probability >= Self.reportedProbability) }
         // A handful at most: an insertion sort that passes no equal keeps map order among equals.
         for index in result.indices.dropFirst() {
             var slot = index
