@@ -345,8 +345,14 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         /// Hands the client everything the session allows now.
         private mutating func send() {
             // Before anything is handed over: the lease's end, for a locator of a pair, as this input left it.
-            context.client.limitSending(until: state.pipeline.sendingDeadline)
+            let deadline = state.pipeline.sendingDeadline
+            context.client.limitSending(until: deadline)
+            // Handing over as the holder, it stops where the lease ends: a process paused in this loop (or slow to
+            // get through it) would otherwise hand the rest over after a standby took over. What is left stays held;
+            // the next input's lease check stands the pipeline down, and it discards it.
+            let holderUntil = deadline.flatMap { WallClock.monotonic() < $0 ? $0 : nil }
             while let entry = state.nextToSend() {
+                if let holderUntil, WallClock.monotonic() >= holderUntil { break }
                 let publication = entry.publication
                 let result: BrokerSession.SendResult
                 do {

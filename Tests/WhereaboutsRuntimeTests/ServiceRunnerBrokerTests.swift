@@ -1,4 +1,6 @@
 import BrokerFixture
+import CommandLineSupport
+import Synchronization
 import Testing
 import WhereaboutsCore
 import WhereaboutsMQTT
@@ -132,6 +134,69 @@ struct FloodPipeline: ServicePipeline {
     mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] { [] }
 
     mutating func stop(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+}
+
+/// A lease holder with a flood to send: its first input queues `count` publications, and its lease ends 20 ms after
+/// the shell first reads the deadline with them queued, long before they can all be handed over. Like a locator that
+/// lost its lease, it discards whatever it still holds at its first tick past the deadline.
+struct LeasedFloodPipeline: ServicePipeline {
+    let topics: Topics
+    let count: Int
+    let session: BrokerSession.Configuration
+    /// When the lease ends; set on the first read after the flood is queued (the read is the shell's, a getter).
+    private let leaseEnd = LeaseEnd()
+    private var flooded = false
+    private var discarded = false
+
+    init(topics: Topics, count: Int) {
+        self.topics = topics
+        self.count = count
+        session = BrokerSession.Configuration(
+            statusTopic: topics.locatorStatus, outbox: .untilHandedOver(capacity: count, handOverLimit: 1_000_000),
+            drainTimeout: 5)
+    }
+
+    var sendingDeadline: Double? {
+        guard flooded else { return nil }
+        return leaseEnd.time.withLock { end in
+            if end == nil { end = WallClock.monotonic() + 0.02 }
+            return end
+        }
+    }
+
+    var subscriptions: [Subscription] { [] }
+
+    mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+
+    mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+
+    mutating func take(_ input: EchoPipeline.Input, at time: ServiceTime) -> [ServiceAction<Never>] {
+        switch input {
+        case .say(let text) where !flooded:
+            flooded = true
+            return (0..<count).map { index in
+                .publish(
+                    Publication(topic: topics.events, payload: "\(text) \(index)", qos: 1, retain: false))
+            }
+        case .say:
+            return []
+        case .finish:
+            return [.stop(failure: nil)]
+        }
+    }
+
+    mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] {
+        guard !discarded, let end = leaseEnd.time.withLock({ $0 }), time.monotonic >= end else { return [] }
+        discarded = true
+        return [.discardHeld]
+    }
+
+    mutating func stop(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+}
+
+/// Where ``LeasedFloodPipeline`` keeps its lease's end, which a getter sets.
+final class LeaseEnd: Sendable {
+    let time = Mutex<Double?>(nil)
 }
 
 /// A pipeline with a preparation: each message's text is upper-cased off the loop, and the pipeline says how each
@@ -386,5 +451,34 @@ struct ServiceRunnerBrokerTests {
             #expect(payloads.filter { $0 != "urgent" } == (0..<count).map { "state \($0)" })
             #expect(final.session.outbox.statistics.published == count + 1)
         }
+    }
+
+    @Test("a lease that ends while the shell hands a flood over stops the hand-over there; the rest is discarded")
+    func leaseEndsMidHandOver() async throws {
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        // Far more than 20 ms of hand-overs: each goes through libmosquitto's queue.
+        let count = 50_000
+        let pipeline = LeasedFloodPipeline(topics: Self.topics, count: count)
+        let client = try MQTTClient(testConfiguration(broker, clientID: "runner-leased"))
+        let (inputs, source) = AsyncStream.makeStream(of: EchoPipeline.Input.self)
+        let runner: ServiceRunner<LeasedFloodPipeline, ScriptedSource> = testRunner(
+            client, source: ScriptedSource(inputs: inputs), broker: broker)
+        let final = try await withThrowingTaskGroup(of: ServiceState<LeasedFloodPipeline>.self) { group in
+            group.addTask { await runner.run(ServiceState(pipeline: pipeline)) }
+            source.yield(.say("flood"))
+            try await Task.sleep(for: .milliseconds(500))
+            source.yield(.finish)
+            let final = try #require(try await group.next())
+            source.finish()
+            return final
+        }
+        #expect(final.failure == nil)
+        let statistics = final.session.outbox.statistics
+        print("leased flood: \(statistics.published) handed over, \(statistics.discarded) discarded")
+        // Some went before the lease ended, and none after: the rest waited, and the tick past the lease discarded it.
+        #expect(statistics.published > 0)
+        #expect(statistics.published < count)
+        #expect(statistics.published + statistics.discarded == count)
     }
 }
