@@ -13,7 +13,10 @@ public import WhereaboutsWire
 ///   at a clean stop), with `term + 1`. It becomes active only when its claim has come back and no better claim has
 ///   arrived for ``Configuration/settle`` more; of two claims the higher `(term, holder)` wins.
 /// - **A holder that finds a better claim, or its own lease unconfirmed past its validity, stands down** before it
-///   publishes anything else, and the service discards what it still held unsent.
+///   publishes anything else, and the service discards what it still held unsent; deposed by a claim, its lease ends
+///   at once, so that its client writes nothing it was handed before either.
+/// - **A standby judges the silence only on a live loop**: a tick that comes long after the last (a pause) waits a
+///   margin, for the renewals queued behind it.
 /// - **A stale claim** (a lower term, sent by a holder that has since been deposed, or an empty lease) is answered by
 ///   the holder with a renewal, so the retained lease always names the active locator again within a round trip.
 public struct LeaseKeeper: Sendable {
@@ -67,9 +70,9 @@ public struct LeaseKeeper: Sendable {
             if case .active(_, let validUntil) = role { self.validUntil = validUntil }
         }
     }
-    /// Until when the last lease this locator held is valid by its own clock: in the future while it is active, and
-    /// after a stand-down for a better claim; in the past once the lease lapsed; `-infinity` if it never held one.
-    /// Whatever it handed over as the holder must reach the broker before then, or not at all
+    /// Until when the last lease this locator held is valid by its own clock: in the future while it is active; in
+    /// the past once the lease lapsed or a better claim deposed it (then it ends when the claim is heard); `-infinity`
+    /// if it never held one. Whatever it handed over as the holder must reach the broker before then, or not at all
     /// (``LocatorService/sendingDeadline``).
     public private(set) var validUntil = -Double.infinity
     /// Whether the service's connection is up, as far as the keeper knows.
@@ -88,6 +91,8 @@ public struct LeaseKeeper: Sendable {
     /// Send times of this holder's renewals not yet back from the broker, by renewal number.
     private var pending: [Int: Double] = [:]
     private var lastRenewal = -Double.infinity
+    /// When the last tick came.
+    private var lastTick = -Double.infinity
 
     /// A keeper that starts as a standby.
     public init(configuration: Configuration) {
@@ -176,6 +181,12 @@ public struct LeaseKeeper: Sendable {
     /// that went.
     public mutating func tick(now: Double) -> [Decision] {
         var decisions = check(now: now)
+        // Ticks come a few times a second. One long after the last (the process was paused, or its loop fell behind)
+        // may come before messages that waited in the queue meanwhile, the holder's renewals among them: a standby
+        // hears them before it judges the silence, and claims a margin from now at the soonest. Half a lease is
+        // long: a pause can depose a live holder only if it outlasts a lease less a renewal interval.
+        let stalled = lastTick > -.infinity && now - lastTick > configuration.ttl / 2
+        lastTick = now
         switch role {
         case .active:
             if now - lastRenewal >= configuration.renewInterval { decisions += renew(now: now) }
@@ -195,6 +206,7 @@ public struct LeaseKeeper: Sendable {
                     .stoodDown("the claim did not come back from the broker within \(configuration.ttl) s"))
             }
         case .standby:
+            if stalled { latestAt = max(latestAt, now - configuration.ttl + configuration.margin) }
             guard isConnected, !isStopped, released || now - latestAt >= configuration.ttl else { break }
             let claim = LocatorLease(
                 holder: configuration.instance, term: (latest?.term ?? 0) + 1, renewal: 0, ttl: configuration.ttl)
@@ -229,6 +241,9 @@ public struct LeaseKeeper: Sendable {
 
     private mutating func standDown(hearing lease: LocatorLease, now: Double, _ reason: String) -> [Decision] {
         role = .standby
+        // The claim's locator takes over a settle time after it, and republishes every state: what this one handed
+        // over and the client has not written yet would land after that, stale, so it must not go at all.
+        validUntil = min(validUntil, now)
         pending = [:]
         note(lease, now: now)
         return [.stoodDown(reason)]

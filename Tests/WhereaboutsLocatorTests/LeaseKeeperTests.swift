@@ -107,12 +107,53 @@ struct LeaseKeeperTests {
         #expect(Self.claims(keeper.received(nil, now: 4.1)).first?.holder == "b")
         // A higher term wins.
         let taken = LocatorLease(holder: "a", term: mine.term + 1, renewal: 0, ttl: Self.ttl)
-        let validUntil = keeper.validUntil
+        #expect(keeper.validUntil > 4.2)
         let decisions = keeper.received(taken, now: 4.2)
         #expect(decisions.contains { if case .stoodDown = $0 { true } else { false } })
         #expect(!keeper.isActive(now: 4.2))
-        // Deposed before its lease ran out: what it handed over in time may still be delivered until then.
-        #expect(keeper.validUntil == validUntil && validUntil > 4.2)
+        // Deposed before its lease ran out, its lease ends now: what its client has not written yet would reach the
+        // broker after the new holder's states, and must not go.
+        #expect(keeper.validUntil == 4.2)
+    }
+
+    @Test("a standby that was paused hears the renewals that waited in its queue before it claims")
+    func pausedStandby() throws {
+        var holder = Self.keeper("a")
+        var standby = Self.keeper("b")
+        _ = standby.connected(now: 0)
+        _ = try Self.activate(&holder, at: 0)
+        var now = 3.3
+        while now < 10 {
+            now += 0.02
+            _ = standby.tick(now: now)
+            for renewal in Self.claims(holder.tick(now: now)) {
+                _ = holder.received(renewal, now: now + 0.001)
+                _ = standby.received(renewal, now: now + 0.002)
+            }
+        }
+        // The standby stops at 10 (SIGSTOP) while the holder goes on renewing; resumed at 30, its first tick comes
+        // before the renewals that waited for it.
+        var waiting: [LocatorLease] = []
+        while now < 30 {
+            now += 0.02
+            for renewal in Self.claims(holder.tick(now: now)) {
+                _ = holder.received(renewal, now: now + 0.001)
+                waiting.append(renewal)
+            }
+        }
+        #expect(holder.isActive(now: 30))
+        #expect(Self.claims(standby.tick(now: 30)).isEmpty, "a healthy holder deposed after a pause")
+        for renewal in waiting { _ = standby.received(renewal, now: 30.01) }
+        #expect(Self.claims(standby.tick(now: 30.03)).isEmpty)
+        #expect(standby.roleName == "standby")
+        // Had no renewal waited (the holder died meanwhile), it claims a margin after the pause at the soonest.
+        var orphan = Self.keeper("c")
+        _ = orphan.connected(now: 0)
+        _ = orphan.tick(now: 1)
+        #expect(Self.claims(orphan.tick(now: 30)).isEmpty)
+        let margin = orphan.configuration.margin
+        #expect(Self.claims(orphan.tick(now: 30 + margin - 0.01)).isEmpty)
+        #expect(Self.claims(orphan.tick(now: 30 + margin)).count == 1)
     }
 
     @Test("two standbys that claim at once agree on the winner: the higher holder id of the same term")
