@@ -375,9 +375,12 @@ public struct LocatorPipeline: Sendable {
         case .position(let tag):
             // A retained position left by an earlier run (ours are not sent back to us): cleared by the stale
             // sweep unless the tag is heard again in time.
-            if share != nil {
+            if let share {
                 let floor =
                     payload.isEmpty ? nil : (try? TagPosition(payload: String(decoding: payload, as: UTF8.self)))?.floor
+                // Where the locator that placed it had it: a tag this one has not placed yet starts there, so that
+                // a restarted locator does not decide its floor apart from its neighbour's.
+                if let floor, share.hears(floor: floor) { engine.expectFloor(floor, of: tag, at: now) }
                 guard adoptRetained(tag, floor: floor, published: lastPositions[tag] != nil) else { return [] }
             }
             if !payload.isEmpty, lastPositions[tag] == nil, inherited.count < Self.inheritedLimit {

@@ -398,4 +398,123 @@ struct FloorShareTests {
         // The zones of the upper locator, which hears everything, are exactly one locator's.
         #expect(wide.differingZones.allSatisfy { $0.hasPrefix("1-") || $0.hasPrefix("2-") }, "\(wide.differingZones)")
     }
+    /// Two floors of a 40 × 10 m building, agents at x = 5, 15, 25 and 35 (y = 5) on each, stairs at (3, 5).
+    static func garageBuilding() throws -> FloorMap {
+        var agents: [String] = []
+        for floor in 1...2 {
+            for x in [5, 15, 25, 35] {
+                agents.append(#"{"id": "f\#(floor)-\#(x)", "floor": \#(floor), "x": \#(x), "y": 5, "z": 2.4}"#)
+            }
+        }
+        let text = """
+            {
+              "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Garage and bedroom"},
+              "model": {"measured_power": -59, "path_loss_exponent": 2.0},
+              "floors": [
+                {"major": 1, "name": "Garage", "height": 0, "outline": [[0,0],[40,0],[40,10],[0,10]]},
+                {"major": 2, "name": "Bedrooms", "height": 3.5, "outline": [[0,0],[40,0],[40,10],[0,10]]}
+              ],
+              "zones": [
+                {"floor": 1, "minor": 1, "name": "Garage", "polygon": [[0,0],[40,0],[40,10],[0,10]]},
+                {"floor": 2, "minor": 1, "name": "Bedroom", "polygon": [[0,0],[40,0],[40,10],[0,10]]}
+              ],
+              "agents": [\(agents.joined(separator: ", "))],
+              "stairs": [{"floors": [1, 2], "x": 3, "y": 5}]
+            }
+            """
+        return try FloorMap.parse(Array(text.utf8)).get()
+    }
+
+    @Test(
+        "a split locator that restarts takes up the floor its neighbour holds a tag on, where the readings alone leave it open"
+    )
+    func restartKeepsTheNeighboursFloor() throws {
+        // The car in the garage under the bedroom: it drove in (the garage's agents far louder), then parked where
+        // the bedroom's agents hear it 4.5 dB louder than the garage's. A locator that heard it come in keeps it in
+        // the garage; one that starts now would put it upstairs.
+        let map = try Self.garageBuilding()
+        guard let tag = TagIdentity("ibeacon-f7826da6-4fa2-4e98-8024-bc5b71e0893e-1-1") else {
+            Issue.record("bad tag")
+            return
+        }
+        let car = Point(x: 34, y: 5)
+        var configuration = LocatorPipeline.Configuration()
+        configuration.engine.agentsTimeOut = false
+        configuration.warmUp = 2
+        configuration.floors = [1]
+        var garage = LocatorPipeline(map: map, configuration: configuration)
+        configuration.floors = [2]
+        var bedrooms = LocatorPipeline(map: map, configuration: configuration)
+        var broker = Broker()
+        var seq = 0
+        let start = 1_764_000_000.0
+        /// A second of batches, one per agent, `upstairs` dB added to the bedroom agents' readings.
+        func batches(at now: Double, upstairs: Double) -> [(topic: String, payload: [UInt8])] {
+            seq += 1
+            let model = PathLossModel(measuredPower: -59, exponent: 2)
+            return map.agents.compactMap { agent -> (topic: String, payload: [UInt8])? in
+                guard let id = AgentID(agent.id) else { return nil }
+                let distance = max(agent.position.distance(to: car), 1)
+                let rssi = model.expectedRSSI(atDistance: distance) + (agent.floor == 2 ? upstairs : 0)
+                let reading = ReadingBatch.Reading(tag: tag, time: now, rssi: rssi.rounded(), count: 8, variance: 4)
+                let payload = ReadingBatch(agent: id, epoch: 1, seq: seq, sent: now, readings: [reading]).payload
+                return (garage.topics.readings(agent: id).name, Array(payload.utf8))
+            }
+        }
+        /// Feeds both locators a second and ticks them, each hearing the other's per-tag publications.
+        func second(_ now: Double, upstairs: Double) {
+            let input = batches(at: now, upstairs: upstairs)
+            for message in input {
+                _ = garage.receive(topic: message.topic, payload: message.payload, now: now)
+                _ = bedrooms.receive(topic: message.topic, payload: message.payload, now: now)
+            }
+            let fromGarage = broker.publish(garage.tick(now: now))
+            let fromBedrooms = broker.publish(bedrooms.tick(now: now))
+            for publication in fromGarage {
+                _ = broker.publish(
+                    bedrooms.receive(
+                        topic: publication.topic.name, payload: Array(publication.payload.utf8), now: now))
+            }
+            for publication in fromBedrooms {
+                _ = broker.publish(
+                    garage.receive(topic: publication.topic.name, payload: Array(publication.payload.utf8), now: now))
+            }
+        }
+        var now = start
+        for _ in 0..<20 {
+            now += 1
+            second(now, upstairs: -15)
+        }
+        for _ in 0..<20 {
+            now += 1
+            second(now, upstairs: 4.5)
+        }
+        #expect(garage.publishes(tag) && !bedrooms.publishes(tag), "parked: in the garage")
+        let position = garage.topics.position(tag: tag).name
+        let retained = try #require(broker.retained[position])
+        #expect(try TagPosition(payload: retained).floor == 1)
+
+        // The bedrooms' locator restarts: it reads the retained position back as its subscription starts, then
+        // hears the parked car.
+        bedrooms = LocatorPipeline(map: map, configuration: configuration)
+        _ = broker.publish(bedrooms.receive(topic: position, payload: Array(retained.utf8), now: now))
+        var both = 0
+        for _ in 0..<30 {
+            now += 1
+            second(now, upstairs: 4.5)
+            if garage.publishes(tag) && bedrooms.publishes(tag) { both += 1 }
+        }
+        #expect(both == 0, "both locators held the car for \(both) s")
+        #expect(garage.publishes(tag) && !bedrooms.publishes(tag))
+        #expect(try TagPosition(payload: try #require(broker.retained[position])).floor == 1)
+
+        // Without the retained position (a broker that lost it), the restarted locator decides on the readings
+        // alone: the test's readings do leave the floor open.
+        bedrooms = LocatorPipeline(map: map, configuration: configuration)
+        for _ in 0..<10 {
+            now += 1
+            second(now, upstairs: 4.5)
+        }
+        #expect(bedrooms.publishes(tag), "the readings alone put the car upstairs: the test proves nothing")
+    }
 }

@@ -160,6 +160,8 @@ public struct LocatorEngine: Sendable {
     /// What evictions since the last update owe the next one: exits from zones, and tags whose positions went.
     private var evictionEvents: [ZoneTransition] = []
     private var evictionLosses: [TagIdentity] = []
+    /// Floors given for tags not held yet (``expectFloor(_:of:at:)``), and when.
+    private var expectedFloors: [TagIdentity: (floor: UInt16, time: Double)] = [:]
 
     /// Tags evicted since start to keep within ``Configuration/maximumTags``.
     public private(set) var evictedTagCount = 0
@@ -272,6 +274,11 @@ public struct LocatorEngine: Sendable {
             if tracker.count >= configuration.maximumTags { evict(now: now) }
             tagIndex = tracker.start(reading.tag, known: givenMap.knownTag(reading.tag))
             zones.seen(reading.tag)
+            if !expectedFloors.isEmpty, let expected = expectedFloors.removeValue(forKey: reading.tag),
+                now - expected.time <= givenMap.model.tagTimeout
+            {
+                tracker.expectFloor(expected.floor, ofTagAt: tagIndex)
+            }
         }
         tracker.take(reading, tagIndex: tagIndex, link: place.link, agentIndex: agentIndex)
         agentHeard(agentIndex, at: reading.time)
@@ -290,6 +297,26 @@ public struct LocatorEngine: Sendable {
             if hadPosition || inZone { evictionLosses.append(tag) }
         }
         zones.forget(evicted.lazy.map(\.tag))
+    }
+
+    /// Notes that the tag was last placed on `floor` by a locator that heard more of it: another locator of a split
+    /// site, or an earlier run, through the retained position it left. A tag not estimated here yet starts on that
+    /// floor, established, instead of on the floor its first readings favour; held, or placed already, it is left
+    /// as it is. So a locator that restarts takes up the floor a tag's history chose where its readings alone leave
+    /// the floor open (a car parked in the garage under a bedroom's agent), and does not claim, beside its
+    /// neighbour, a tag the neighbour holds on its own floor. Kept for ``RadioModel/tagTimeout`` seconds from
+    /// `time`, for at most ``Configuration/maximumTags`` tags.
+    public mutating func expectFloor(_ floor: UInt16, of tag: TagIdentity, at time: Double) {
+        guard givenMap.floor(major: floor) != nil else { return }
+        if let index = tracker.index(of: tag) {
+            tracker.expectFloor(floor, ofTagAt: index)
+            return
+        }
+        if expectedFloors.count >= configuration.maximumTags {
+            expectedFloors = expectedFloors.filter { time - $0.value.time <= givenMap.model.tagTimeout }
+            guard expectedFloors.count < configuration.maximumTags else { return }
+        }
+        expectedFloors[tag] = (floor, time)
     }
 
     /// Notes that an agent was heard from (a batch arrived, even an empty one).

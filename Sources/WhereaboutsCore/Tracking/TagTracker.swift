@@ -78,6 +78,14 @@ struct TagTracker: Sendable {
         return tags.count - 1
     }
 
+    /// Starts the tag at `index`, which has no floor yet, on `floor`, as established as if it had led there for
+    /// ``LocatorEngine/Configuration/floorSwitchUpdatesAwayFromStairs`` updates (``LocatorEngine/expectFloor(_:of:at:)``).
+    mutating func expectFloor(_ floor: UInt16, ofTagAt index: Int) {
+        guard tags[index].floor == nil else { return }
+        tags[index].floor = floor
+        tags[index].floorLeadCount = configuration.floorSwitchUpdatesAwayFromStairs
+    }
+
     /// Where the tag is held, and which of its links is the agent's: ``places(of:agentIndex:into:)`` for one tag.
     func place(of tag: TagIdentity, agentIndex: Int) -> TagPlace {
         guard let index = index(of: tag) else { return TagPlace(tagIndex: nil, link: nil) }
