@@ -146,6 +146,15 @@ public struct LocatorPipeline: Sendable {
     /// Tags this locator publishes whose retained position or zone summary another locator wrote over (split
     /// sites, while two locators briefly disagree on a tag's floor): republished at the next tick.
     private var contested: Set<TagIdentity> = []
+    /// Per contested tag, since when its republications are counted and how many there were: at most
+    /// ``contestRepliesPerMinute`` a minute. Two locators that stay apart on a tag's floor (one does not hear the
+    /// floor the other moved it to, or their histories differ) would otherwise each say theirs again at every tick,
+    /// 50 times a second, for as long as the tag stays.
+    private var contestReplies: [TagIdentity: (since: Double, count: Int)] = [:]
+    /// When a tag's republications were last cut short, for the log (once a minute).
+    private var lastContestWarning = -Double.infinity
+    /// How many times a minute a locator says its own again of a tag another keeps writing over.
+    public static let contestRepliesPerMinute = 10
 
     private struct PublishedPosition: Sendable {
         var payload: TagPosition
@@ -452,6 +461,32 @@ public struct LocatorPipeline: Sendable {
         return false
     }
 
+    /// Keeps in ``contested`` the tags whose republications this minute are still under
+    /// ``contestRepliesPerMinute``, and counts them; says once a minute which tag another locator keeps claiming.
+    private mutating func answerContests(now: Double, actions: inout [LocatorAction]) {
+        guard !contested.isEmpty || !contestReplies.isEmpty else { return }
+        contestReplies = contestReplies.filter { now - $0.value.since < 60 }
+        var refused: [TagIdentity] = []
+        for tag in contested {
+            var replies = contestReplies[tag] ?? (now, 0)
+            guard replies.count < Self.contestRepliesPerMinute else {
+                refused.append(tag)
+                continue
+            }
+            replies.count += 1
+            contestReplies[tag] = replies
+        }
+        contested.subtract(refused)
+        guard let first = refused.min(), now - lastContestWarning >= 60 else { return }
+        lastContestWarning = now
+        let others = refused.count > 1 ? " and \(refused.count - 1) more" : ""
+        actions.append(
+            .log(
+                "another locator keeps publishing tag \(first)\(others) on a floor of its own while this one holds "
+                    + "it on one of its floors: their histories differ, or one does not hear the other's floor; "
+                    + "each says its own at most \(Self.contestRepliesPerMinute) times a minute"))
+    }
+
     /// A readings batch decoded by ``preparation``, off the service's loop.
     public struct PreparedBatch: Sendable {
         /// The map's generation it was decoded under.
@@ -686,6 +721,7 @@ public struct LocatorPipeline: Sendable {
             }
             logIfUnmapped(tag, actions: &actions)
         }
+        answerContests(now: now, actions: &actions)
         for tag in contested.sorted() {
             // Written over by another locator while we own the tag: say ours again.
             guard let published = lastPositions[tag] else { continue }

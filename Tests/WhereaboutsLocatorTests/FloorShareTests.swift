@@ -461,6 +461,7 @@ struct FloorShareTests {
                 return (garage.topics.readings(agent: id).name, Array(payload.utf8))
             }
         }
+        var positionsPublished = 0
         /// Feeds both locators a second and ticks them, each hearing the other's per-tag publications.
         func second(_ now: Double, upstairs: Double) {
             let input = batches(at: now, upstairs: upstairs)
@@ -470,6 +471,7 @@ struct FloorShareTests {
             }
             let fromGarage = broker.publish(garage.tick(now: now))
             let fromBedrooms = broker.publish(bedrooms.tick(now: now))
+            positionsPublished += (fromGarage + fromBedrooms).filter { $0.topic.name.hasSuffix("/position") }.count
             for publication in fromGarage {
                 _ = broker.publish(
                     bedrooms.receive(
@@ -516,5 +518,17 @@ struct FloorShareTests {
             second(now, upstairs: 4.5)
         }
         #expect(bedrooms.publishes(tag), "the readings alone put the car upstairs: the test proves nothing")
+        // Then the two stay apart, and each says its own again when the other writes over it: a few times a minute,
+        // not at every tick.
+        positionsPublished = 0
+        for _ in 0..<60 {
+            now += 1
+            second(now, upstairs: 4.5)
+        }
+        #expect(garage.publishes(tag) && bedrooms.publishes(tag))
+        let bound = 2 * (LocatorPipeline.contestRepliesPerMinute + 3)
+        print("two locators apart on a parked car: \(positionsPublished) positions in a minute")
+        #expect(positionsPublished <= bound, "\(positionsPublished) positions in a minute")
+        #expect(positionsPublished >= LocatorPipeline.contestRepliesPerMinute, "the two stopped disagreeing")
     }
 }
