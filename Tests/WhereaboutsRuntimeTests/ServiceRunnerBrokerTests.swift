@@ -166,7 +166,7 @@ struct LeasedFloodPipeline: ServicePipeline {
 
     var subscriptions: [Subscription] { [] }
 
-    mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
+    mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] { standDown(at: time) }
 
     mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] { [] }
 
@@ -185,7 +185,10 @@ struct LeasedFloodPipeline: ServicePipeline {
         }
     }
 
-    mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] {
+    mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] { standDown(at: time) }
+
+    /// Past the lease's end, the first input discards what is held, as a locator's lease check does.
+    private mutating func standDown(at time: ServiceTime) -> [ServiceAction<Never>] {
         guard !discarded, let end = leaseEnd.time.withLock({ $0 }), time.monotonic >= end else { return [] }
         discarded = true
         return [.discardHeld]
@@ -464,14 +467,20 @@ struct ServiceRunnerBrokerTests {
         let (inputs, source) = AsyncStream.makeStream(of: EchoPipeline.Input.self)
         let runner: ServiceRunner<LeasedFloodPipeline, ScriptedSource> = testRunner(
             client, source: ScriptedSource(inputs: inputs), broker: broker)
-        let final = try await withThrowingTaskGroup(of: ServiceState<LeasedFloodPipeline>.self) { group in
-            group.addTask { await runner.run(ServiceState(pipeline: pipeline)) }
-            source.yield(.say("flood"))
-            try await Task.sleep(for: .milliseconds(500))
-            source.yield(.finish)
-            let final = try #require(try await group.next())
-            source.finish()
-            return final
+        let statusTopic = pipeline.session.statusTopic.name
+        let final = try await withConnected(testConfiguration(broker, clientID: "watcher-leased")) { watcher, watched in
+            try watcher.subscribe(statusTopic, qos: .atLeastOnce)
+            return try await withThrowingTaskGroup(of: ServiceState<LeasedFloodPipeline>.self) { group in
+                group.addTask { await runner.run(ServiceState(pipeline: pipeline)) }
+                // Connected first: the flood is handed over as it comes, not held for the connection.
+                try await waitUntil("the runner's online") { watched.payloads(on: statusTopic).contains("online") }
+                source.yield(.say("flood"))
+                try await Task.sleep(for: .milliseconds(500))
+                source.yield(.finish)
+                let final = try #require(try await group.next())
+                source.finish()
+                return final
+            }
         }
         #expect(final.failure == nil)
         let statistics = final.session.outbox.statistics
