@@ -55,10 +55,13 @@ public enum WallClock {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
-    /// Seconds on a clock that never jumps, for measuring intervals.
+    /// Seconds on a clock that never jumps, for measuring intervals and deadlines: `CLOCK_BOOTTIME`, which, unlike
+    /// `CLOCK_MONOTONIC`, also counts the time the system spent suspended, so a lease judged on it ends while the
+    /// machine sleeps. (A virtual machine a hypervisor froze may or may not see that time, depending on its clock
+    /// source.) The MQTT client's sending deadline is on the same clock.
     public static func monotonic() -> Double {
         var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
+        clock_gettime(CLOCK_BOOTTIME, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 

@@ -165,13 +165,13 @@ public final class MQTTClient: Sendable {
         return messageID
     }
 
-    /// Ends, at `deadline` (seconds on `CLOCK_MONOTONIC`), what the client may still deliver of the publications
-    /// handed to it before; nil, as at the start, for no end. Once it has passed, a publication handed over before it
-    /// and perhaps not yet written makes the client drop the connection rather than write it, and a reconnect starts
-    /// with libmosquitto's queue emptied, so that nothing in flight is sent again (the session, or the caller, decides
-    /// what to publish anew). For a locator of a pair: the end of its lease, so that a process paused past it (SIGSTOP,
-    /// a frozen VM) cannot deliver what it said as the holder after the standby took over. Cheap: call it before every
-    /// hand-over.
+    /// Ends, at `deadline` (seconds on `CLOCK_BOOTTIME`, `WallClock.monotonic()`), what the client may still deliver
+    /// of the publications handed to it before; nil, as at the start, for no end. Once it has passed, a publication
+    /// handed over before it and perhaps not yet written makes the client drop the connection rather than write it,
+    /// and a reconnect starts with libmosquitto's queue emptied, so that nothing in flight is sent again (the session,
+    /// or the caller, decides what to publish anew). For a locator of a pair: the end of its lease, so that a process
+    /// paused past it (SIGSTOP, a suspended machine) cannot deliver what it said as the holder after the standby took
+    /// over. Cheap: call it before every hand-over.
     public func limitSending(until deadline: Double?) {
         core.limitSending(until: deadline)
     }

@@ -123,7 +123,7 @@ final class MQTTClientCore: Sendable {
 
     // MARK: The sending deadline (MQTTClient.limitSending(until:))
 
-    /// Seconds on `CLOCK_MONOTONIC` past which nothing handed over before may be written or sent again, as a
+    /// Seconds on `CLOCK_BOOTTIME` past which nothing handed over before may be written or sent again, as a
     /// `Double`'s bits; infinity: no limit.
     private let deadline = Atomic<UInt64>(Double.infinity.bitPattern)
     /// When a publication was last handed to libmosquitto before the deadline …
@@ -131,10 +131,11 @@ final class MQTTClientCore: Sendable {
     /// … and when the loop thread last ended a round of `mosquitto_loop`, which writes what was queued before it.
     private let roundEnded = Atomic<UInt64>((-Double.infinity).bitPattern)
 
-    /// Seconds on `CLOCK_MONOTONIC`, the clock of the deadline.
+    /// Seconds on `CLOCK_BOOTTIME`, the clock of the deadline (`WallClock.monotonic()`, which the service's lease
+    /// runs on): it goes on while the system is suspended.
     static func monotonicNow() -> Double {
         var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
+        clock_gettime(CLOCK_BOOTTIME, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
