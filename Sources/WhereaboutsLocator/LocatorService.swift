@@ -235,10 +235,13 @@ public struct LocatorService: ServicePipeline {
                             topic: pipeline.topics.locatorLease, payload: claim.payload, qos: 1, retain: true,
                             priority: .urgent)))
             case .release:
+                // Behind everything still held: the outbox sends the urgent first, and a release among them let the
+                // standby take over while the stop's last outputs were still going out.
                 actions.append(
                     .publish(
                         Publication(
-                            topic: pipeline.topics.locatorLease, payload: "", qos: 1, retain: true, priority: .urgent)))
+                            topic: pipeline.topics.locatorLease, payload: "", qos: 1, retain: true,
+                            priority: .background)))
             case .tookOver(let reason):
                 actions.append(.log(.warning, "active: \(reason)"))
                 // The site's state as this locator's engine has it, as after a reconnect: occupancy only once warm.

@@ -222,6 +222,29 @@ struct LocatorServiceTests {
         #expect(harness.sent[before...].map(\.topic) == [topics.locatorStatus], "only the session's online")
     }
 
+    @Test("a holder that stops lets the lease go after its last outputs, not ahead of them")
+    func releaseComesLast() throws {
+        var harness = try LocatorServiceHarness(lease: LeaseKeeper.Configuration(instance: "a", ttl: 3))
+        let topics = harness.batches.pipeline.topics
+        harness.connect(at: ServiceTime(now: start, monotonic: start))
+        for second in 0..<3 { harness.second(second, from: start, alice: try alice()) }
+        _ = try harness.takeLease(at: start + 3)
+        harness.acknowledgeAll(at: ServiceTime(now: start + 3.3, monotonic: start + 3.3))
+        // The broker is slow: what the stop says waits for the hand-over window, the release among it.
+        harness.acknowledgesAsItGoes = false
+        let stop = ServiceTime(now: start + 3.4, monotonic: start + 3.4)
+        let before = harness.sent.count
+        harness.perform(harness.state.signal(at: stop), at: stop)
+        while !harness.inFlight.isEmpty { harness.acknowledgeOne(at: stop) }
+        let said = harness.sent[before...]
+        let release = try #require(said.firstIndex { $0.topic == topics.locatorLease && $0.payload.isEmpty })
+        let others = said.indices.filter {
+            said[$0].topic != topics.locatorLease && said[$0].topic != topics.locatorStatus
+        }
+        #expect(!others.isEmpty, "the stop said nothing: the test proves nothing")
+        #expect(others.allSatisfy { $0 < release }, "\(said.map(\.topic.name))")
+    }
+
     @Test("a holder paused past its lease sends nothing the outbox held when the first acknowledgement comes after")
     func acknowledgementAfterPause() throws {
         var harness = try LocatorServiceHarness(lease: LeaseKeeper.Configuration(instance: "a", ttl: 3))
