@@ -401,6 +401,9 @@ public struct LocatorPipeline: Sendable {
             // dashboard keeps showing a room that is gone.
             guard !payload.isEmpty, !map.zones.contains(where: { $0.key == ZoneKey(floor: floor, minor: zone) })
             else { return [] }
+            // Split: a zone on another share's floor is that locator's to clear (it may run a newer map, in the middle
+            // of a rolling update); one on a floor the map does not have, the site owner's.
+            guard map.floor(major: floor) != nil ? owns(floor: floor) : ownsSite else { return [] }
             return [
                 .publish(
                     Publication(

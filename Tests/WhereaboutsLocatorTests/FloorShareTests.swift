@@ -141,6 +141,36 @@ struct FloorShareTests {
         }
     }
 
+    @Test("a split locator clears a zone its map lacks only on its own floors; on a floor no map has, the site owner")
+    func clearsOnlyItsOwnZones() throws {
+        let map = try scenarioMap("two-floors")
+        let lower = LocatorPipeline(map: map, configuration: Self.configuration(floors: [1]))
+        let upper = LocatorPipeline(map: map, configuration: Self.configuration(floors: [2]))
+        let topics = lower.topics
+        func clears(_ pipeline: LocatorPipeline, floor: UInt16, zone: UInt16) -> Bool {
+            var pipeline = pipeline
+            let topic = topics.occupancy(floor: floor, zone: zone).name
+            let payload = Array(#"{"count":1,"tags":[]}"#.utf8)
+            return pipeline.receive(topic: topic, payload: payload, now: 1_764_000_000).contains { action in
+                guard case .publish(let publication) = action else { return false }
+                return publication.topic.name == topic && publication.payload.isEmpty
+            }
+        }
+        #expect(!map.zones.contains { $0.minor == 99 })
+        // A room on floor 2 that this map lacks: the upper locator's to clear (a newer map may have it, live).
+        #expect(clears(upper, floor: 2, zone: 99))
+        #expect(!clears(lower, floor: 2, zone: 99))
+        #expect(clears(lower, floor: 1, zone: 99))
+        #expect(!clears(upper, floor: 1, zone: 99))
+        // A floor no map has: the site owner's (the lower share).
+        #expect(map.floor(major: 7) == nil)
+        #expect(clears(lower, floor: 7, zone: 1))
+        #expect(!clears(upper, floor: 7, zone: 1))
+        // A zone the map has stays.
+        let kept = try #require(map.zones.first { $0.floor == 1 })
+        #expect(!clears(lower, floor: 1, zone: kept.minor))
+    }
+
     @Test(
         "a locator that lags its neighbour by an update writes over a tag it no longer owns; the owner says its own again"
     )

@@ -69,6 +69,9 @@ struct TopicsTests {
             "homeassistant/sensor/whereabouts_e2c56db5dffb48d2b060d0f5a71096e0/a/b/config",
             "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/tags/x/zone",
             "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/tags/ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-7/location",
+            // The same tag spelled otherwise than this side writes it.
+            "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/tags/ibeacon-E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-1-7/zone",
+            "whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/tags/ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0-01-7/position",
         ])
     func rejectsForeignConfigs(_ topic: String) {
         #expect(topics.parse(topic) == nil)

@@ -198,7 +198,9 @@ public struct Topics: Sendable, Hashable {
         }
         guard levels.count == 6, levels[0] == Self.root, levels[1] == Self.version, levels[2] == siteLevel
         else { return nil }
-        if levels[3] == "tags", let tag = TagIdentity(wire: String(levels[4])) {
+        // Only the spelling this side writes (lower-case hex): another spelling names the same tag on a topic nobody
+        // reads, and clearing it on ours would leave it retained for good.
+        if levels[3] == "tags", let tag = TagIdentity(wire: String(levels[4])), tag.description == levels[4] {
             switch levels[5] {
             case "position": return .position(tag)
             case "zone": return .tagZone(tag)
