@@ -390,6 +390,15 @@ public struct LocatorPipeline: Sendable {
                 // Where the locator that placed it had it: a tag this one has not placed yet starts there, so that
                 // a restarted locator does not decide its floor apart from its neighbour's.
                 if let floor, share.hears(floor: floor) { engine.expectFloor(floor, of: tag, at: now) }
+                if let floor, !share.hears(floor: floor), trackedFloors[tag].map({ owns(floor: $0) }) == true {
+                    // On a floor this one does not hear (a lift ride past the margin): it left ours now. Its exit
+                    // goes out with the next update; nothing of it is cleared or said again, as the other speaks.
+                    engine.handOver(tag, at: now)
+                    trackedFloors[tag] = floor
+                    lastPositions[tag] = nil
+                    lastZones[tag] = nil
+                    return []
+                }
                 guard adoptRetained(tag, floor: floor, published: lastPositions[tag] != nil) else { return [] }
             }
             if !payload.isEmpty, lastPositions[tag] == nil, inherited.count < Self.inheritedLimit {

@@ -561,4 +561,55 @@ struct FloorShareTests {
         #expect(positionsPublished <= bound, "\(positionsPublished) positions in a minute")
         #expect(positionsPublished >= LocatorPipeline.contestRepliesPerMinute, "the two stopped disagreeing")
     }
+    @Test(
+        "a tag another locator holds on a floor this one does not hear leaves this one's zone at once, not at its timeout"
+    )
+    func handedOverPastTheMargin() throws {
+        // Floors 1 to 5, this locator's share floor 1: it hears floors 1 to 3. A tag in floor 1's West room rides
+        // the lift to floor 5, where this locator hears nothing of it; the other locator publishes it there.
+        let map = try Self.fiveFloors()
+        let tag = TagIdentity.iBeacon(uuid: map.site.uuid, major: 1, minor: 1)
+        var configuration = LocatorPipeline.Configuration()
+        configuration.engine.agentsTimeOut = false
+        configuration.warmUp = 2
+        configuration.floors = [1]
+        var lower = LocatorPipeline(map: map, configuration: configuration)
+        let topics = lower.topics
+        let model = PathLossModel(measuredPower: -59, exponent: 2)
+        let west = Point(x: 3, y: 6)
+        var now = 1_764_000_000.0
+        for second in 1...20 {
+            now += 1
+            for agent in map.agents where agent.floor == 1 {
+                guard let id = AgentID(agent.id) else { continue }
+                let rssi = model.expectedRSSI(atDistance: max(agent.position.distance(to: west), 1))
+                let reading = ReadingBatch.Reading(tag: tag, time: now, rssi: rssi.rounded(), count: 8, variance: 4)
+                let payload = ReadingBatch(agent: id, epoch: 1, seq: second, sent: now, readings: [reading]).payload
+                _ = lower.receive(topic: topics.readings(agent: id).name, payload: Array(payload.utf8), now: now)
+            }
+            _ = lower.tick(now: now)
+        }
+        #expect(lower.publishes(tag))
+        let zone = try #require(lower.engineState.zone(of: tag))
+        #expect(zone.floor == 1)
+        // Up the lift: this locator hears no more of it, and the other one publishes it on floor 5.
+        now += 2
+        let upstairs = TagPosition(
+            tag: tag, name: nil, x: 10, y: 6, floor: 5, zone: 2, zoneName: "Middle", accuracy: 1.5, nearest: nil,
+            updated: now)
+        _ = lower.receive(topic: topics.position(tag: tag).name, payload: Array(upstairs.payload.utf8), now: now)
+        var said: [Publication] = []
+        for _ in 0..<40 {
+            now += 1
+            for case .publish(let publication) in lower.tick(now: now) { said.append(publication) }
+        }
+        let exits = said.filter { $0.topic == topics.events && $0.payload.contains("\"exit\"") }
+        #expect(exits.count == 1, "\(said.map(\.topic.name))")
+        let exitTime = try #require(exits.first.flatMap { try? ZoneEvent(payload: $0.payload) }?.time)
+        #expect(exitTime <= now - 39, "left at once, not at the tag's timeout")
+        #expect(!lower.publishes(tag))
+        // Nothing of the tag is cleared or said over the other locator's word.
+        let tagTopics = [topics.position(tag: tag), topics.tagZone(tag: tag)]
+        #expect(!said.contains { tagTopics.contains($0.topic) }, "\(said.filter { tagTopics.contains($0.topic) })")
+    }
 }

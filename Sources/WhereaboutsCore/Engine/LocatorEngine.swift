@@ -319,6 +319,16 @@ public struct LocatorEngine: Sendable {
         expectedFloors[tag] = (floor, time)
     }
 
+    /// Another locator of a split site holds the tag on a floor this one does not hear (a lift ride past the share's
+    /// margin): it leaves its zone now, the exit coming with the next update, and loses its position and floor, as
+    /// at its timeout but without being reported lost, since the other locator speaks for it. Held here, it would
+    /// stay in its zone until its timeout, 30 s in two zones at once. Heard again, it starts afresh.
+    public mutating func handOver(_ tag: TagIdentity, at time: Double) {
+        guard tracker.index(of: tag) != nil else { return }
+        zones.leave(tag, time: time, transitions: &evictionEvents)
+        tracker.lose(tag)
+    }
+
     /// Notes that an agent was heard from (a batch arrived, even an empty one).
     public mutating func agentHeard(_ agentIndex: Int, at time: Double) {
         liveness.heard(agentIndex, at: time)
