@@ -22,11 +22,23 @@ public import WhereaboutsWire
 public struct LeaseKeeper: Sendable {
     /// Settings of the lease.
     public struct Configuration: Sendable, Hashable {
-        /// This locator's instance id, the lease's `holder`.
+        /// This locator's instance id, the lease's `holder`: its name, `/`, and a number of its own process
+        /// (`locator-b/5f3a9c21`). Two locators given the same name (one account for both, on a broker that does not
+        /// tie client ids to accounts) would otherwise each take the other's claims and renewals for its own, and
+        /// both be active; a restarted locator is a new holder too, and claims a new term.
         public var instance: String
         /// Seconds a renewal keeps the lease.
         public var ttl: Double
 
+        /// `name` is the locator's account (or client id); `process` tells its process apart (the shell draws it at
+        /// random at start).
+        public init(name: String, process: UInt32, ttl: Double = 3) {
+            let digits = String(process, radix: 16)
+            instance = name + "/" + String(repeating: "0", count: 8 - digits.count) + digits
+            self.ttl = max(ttl, 0.5)
+        }
+
+        /// A keeper whose holder id is `instance` as it is.
         public init(instance: String, ttl: Double = 3) {
             self.instance = instance
             self.ttl = max(ttl, 0.5)

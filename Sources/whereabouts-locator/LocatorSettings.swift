@@ -187,8 +187,11 @@ struct LocatorSettings {
             guard pipeline.floors == nil else {
                 throw .invalid("--role auto cannot be used with --floors yet: the lease is one per site, not per share")
             }
-            // The account when one is named (the broker ties client ids to accounts), else the client id.
-            lease = LeaseKeeper.Configuration(instance: settings.value("username") ?? clientID, ttl: leaseTime)
+            // The account when one is named (the broker ties client ids to accounts), else the client id; with a
+            // number of this process's own, so that two locators started under one name are still two holders.
+            lease = LeaseKeeper.Configuration(
+                name: settings.value("username") ?? clientID, process: UInt32.random(in: 0...UInt32.max),
+                ttl: leaseTime)
         case let other: throw .invalid("--role must be single or auto, not \"\(other)\"")
         }
     }

@@ -31,6 +31,11 @@ struct StandbyLocatorTests {
         }
 
         var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+        /// Whether the lease names this locator: its client id, then its process's number.
+        func holds(_ lease: LocatorLease?) -> Bool {
+            lease.map { $0.holder.hasPrefix(id + "/") } ?? false
+        }
     }
 
     /// Sends a round for the tag in the West room every 250 ms until stopped, as live agents would.
@@ -88,8 +93,9 @@ struct StandbyLocatorTests {
                 try await waitFor("the West room to hold the tag") { tests.occupancy(collector, zone: 1)?.count == 1 }
                 // Both engines have followed the same readings; the standby is warm (its warm-up is 1 s).
                 try await Task.sleep(for: .seconds(3))
-                let holderID = try #require(Self.lease(collector, topics)?.holder)
-                let (holder, standby) = holderID == first.id ? (first, second) : (second, first)
+                let lease = try #require(Self.lease(collector, topics))
+                #expect(first.holds(lease) || second.holds(lease), "\(lease.holder)")
+                let (holder, standby) = first.holds(lease) ? (first, second) : (second, first)
                 #expect(standby.log.contains("role auto as \(standby.id)"))
                 #expect(!standby.log.contains("active:"), "only one locator took the lease: \(standby.log)")
                 try await body(tests, broker, collector, holder, standby)
@@ -116,7 +122,7 @@ struct StandbyLocatorTests {
                 let after = collector.messages.dropFirst(before)
                 if let claim = after.firstIndex(where: {
                     $0.topic == topics.locatorLease.name
-                        && LocatorLease(bytes: $0.payload)?.holder == standby.id
+                        && standby.holds(LocatorLease(bytes: $0.payload))
                 }) {
                     if claimed == nil { claimed = ContinuousClock.now - killed }
                     if let first = after[claim...].first(where: { $0.topic == zone }) {
@@ -150,8 +156,8 @@ struct StandbyLocatorTests {
                 takeOver.allSatisfy {
                     (try? ZoneOccupancy(payload: String(decoding: $0.payload, as: UTF8.self)))?.count == 1
                 }, "from its warm engine: the tag is in it")
-            #expect(standby.log.contains("active: took over the lease from \(holder.id)"))
-            #expect(Self.lease(collector, topics)?.holder == standby.id)
+            #expect(standby.log.contains("active: took over the lease from \(holder.id)/"))
+            #expect(standby.holds(Self.lease(collector, topics)))
             // A standby's sending deadline is past from the start, with nothing handed over before it: its
             // connection is never cut for it.
             #expect(!standby.log.contains("disconnected"), "\(standby.log)")
@@ -179,7 +185,7 @@ struct StandbyLocatorTests {
             let pausedAt = now()
             // Both claimed at start; the standby's claim that counts is the one after the pause.
             let mark = received().count
-            try await waitFor("the standby to take the lease") { Self.lease(collector, topics)?.holder == standby.id }
+            try await waitFor("the standby to take the lease") { standby.holds(Self.lease(collector, topics)) }
             let remaining = .seconds(pauseSeconds) - (ContinuousClock.now - paused)
             if remaining > .zero { try await Task.sleep(for: remaining) }
             holder.process.send(SIGCONT)
@@ -207,7 +213,7 @@ struct StandbyLocatorTests {
             #expect(before > 0, "the old active was publishing before the pause")
             #expect(late.isEmpty, "the old active published after the take-over: \(late.prefix(5))")
             #expect(holder.process.exitCode == nil, "the old active runs on as a standby")
-            #expect(Self.lease(collector, topics)?.holder == standby.id)
+            #expect(standby.holds(Self.lease(collector, topics)))
             // Whatever the old active's connection did (a will after a long pause), the site's status says online.
             try await waitFor("the status to say online") { collector.last(topics.locatorStatus.name) == "online" }
             for locator in [holder, standby] {
@@ -225,7 +231,7 @@ struct StandbyLocatorTests {
             let before = collector.messages.count
             let stopped = ContinuousClock.now
             holder.process.send(SIGTERM)
-            try await waitFor("the standby to take the lease") { Self.lease(collector, topics)?.holder == standby.id }
+            try await waitFor("the standby to take the lease") { standby.holds(Self.lease(collector, topics)) }
             let handover = ContinuousClock.now - stopped
             _ = await holder.process.waitForExit(timeout: .seconds(15))
             #expect(holder.process.exitCode == 0)
@@ -234,7 +240,7 @@ struct StandbyLocatorTests {
                 after.contains { $0.topic == topics.locatorLease.name && $0.payload.isEmpty }, "the lease was let go")
             print("clean stop of the active: the standby claimed the lease after \(handover)")
             try await waitFor("the standby to act") {
-                standby.log.contains("active: took over the lease from \(holder.id)")
+                standby.log.contains("active: took over the lease from \(holder.id)/")
             }
             #expect(standby.log.contains(": it was let go"), "taken over on the release, not on the expiry")
             try await waitFor("the status to say online") { collector.last(topics.locatorStatus.name) == "online" }

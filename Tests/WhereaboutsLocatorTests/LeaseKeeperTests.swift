@@ -176,6 +176,28 @@ struct LeaseKeeperTests {
         #expect(b.isActive(now: 3.5))
     }
 
+    @Test("two locators started under one name are two holders: they claim at once, and one wins")
+    func oneNameTwoProcesses() throws {
+        let first = LeaseKeeper.Configuration(name: "locator", process: 0x5f3a_9c21)
+        let second = LeaseKeeper.Configuration(name: "locator", process: 0x0000_0007)
+        #expect(first.instance == "locator/5f3a9c21" && second.instance == "locator/00000007")
+        var a = LeaseKeeper(configuration: first)
+        var b = LeaseKeeper(configuration: second)
+        _ = a.connected(now: 0)
+        _ = b.connected(now: 0)
+        let claimA = try #require(Self.claims(a.tick(now: 3)).first)
+        let claimB = try #require(Self.claims(b.tick(now: 3)).first)
+        #expect(claimA != claimB, "byte for byte the same claim: each would take the other's for its own")
+        for keeper in [0, 1] {
+            var subject = keeper == 0 ? a : b
+            _ = subject.received(claimA, now: 3.01)
+            _ = subject.received(claimB, now: 3.011)
+            _ = subject.tick(now: 3.5)
+            if keeper == 0 { a = subject } else { b = subject }
+        }
+        #expect(a.isActive(now: 3.5) != b.isActive(now: 3.5), "exactly one is active")
+    }
+
     @Test("a clean stop lets the lease go, and a standby takes it at its next tick")
     func release() throws {
         var holder = Self.keeper("a")

@@ -3,10 +3,11 @@ public import WhereaboutsJSON
 /// Which locator of a site is active: the retained payload of `…/locator/lease` (`--role auto`).
 ///
 /// ```json
-/// {"holder":"locator-b","term":4,"renewal":17,"ttl":3}
+/// {"holder":"locator-b/5f3a9c21","term":4,"renewal":17,"ttl":3}
 /// ```
 ///
-/// `holder` is the active locator's instance id (its broker username, else its client id). `term` grows by one at
+/// `holder` is the active locator's instance id (its broker username, else its client id, then a number of its
+/// process's own). `term` grows by one at
 /// every take-over; of two claims, the one with the higher `(term, holder)` wins. `renewal` counts the holder's
 /// renewals within its term, so that it recognises its own renewals coming back from the broker. `ttl` is the
 /// validity in seconds: each locator judges it by its own monotonic clock from when it sent (the holder) or received
