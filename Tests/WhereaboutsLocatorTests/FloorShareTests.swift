@@ -123,6 +123,17 @@ struct FloorShareTests {
         #expect(lower.replay.counters.accepted == upper.replay.counters.accepted)
     }
 
+    /// Two live locators of a split site, floor 1's and floor 2's: agents never time out, a warm-up of 2 s.
+    static func livePair(_ map: FloorMap) -> (lower: LocatorPipeline, upper: LocatorPipeline) {
+        var live = LocatorPipeline.Configuration()
+        live.engine.agentsTimeOut = false
+        live.warmUp = 2
+        live.floors = [1]
+        let lower = LocatorPipeline(map: map, configuration: live)
+        live.floors = [2]
+        return (lower, LocatorPipeline(map: map, configuration: live))
+    }
+
     /// Two locators' publications meeting on one broker: each delivered to the other (as `noLocal` subscriptions do)
     /// and kept when retained.
     struct Broker {
@@ -180,13 +191,7 @@ struct FloorShareTests {
         simulation.tagCount = 6
         simulation.duration = 600
         let windows = try simulatedWindows(map: map, configuration: simulation, seed: 11)
-        var live = LocatorPipeline.Configuration()
-        live.engine.agentsTimeOut = false
-        live.warmUp = 2
-        live.floors = [1]
-        var lower = LocatorPipeline(map: map, configuration: live)
-        live.floors = [2]
-        var upper = LocatorPipeline(map: map, configuration: live)
+        var (lower, upper) = Self.livePair(map)
         var broker = Broker()
         var sequences: [AgentID: Int] = [:]
         func payloads(_ window: SimulatedWindow) -> [(topic: String, payload: [UInt8])] {
@@ -428,31 +433,10 @@ struct FloorShareTests {
         // The zones of the upper locator, which hears everything, are exactly one locator's.
         #expect(wide.differingZones.allSatisfy { $0.hasPrefix("1-") || $0.hasPrefix("2-") }, "\(wide.differingZones)")
     }
-    /// Two floors of a 40 × 10 m building, agents at x = 5, 15, 25 and 35 (y = 5) on each, stairs at (3, 5).
+    /// Two floors of a 40 × 10 m building, one zone each, agents at x = 5, 15, 25 and 35 (y = 5) on each, stairs
+    /// at (3, 5).
     static func garageBuilding() throws -> FloorMap {
-        var agents: [String] = []
-        for floor in 1...2 {
-            for x in [5, 15, 25, 35] {
-                agents.append(#"{"id": "f\#(floor)-\#(x)", "floor": \#(floor), "x": \#(x), "y": 5, "z": 2.4}"#)
-            }
-        }
-        let text = """
-            {
-              "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Garage and bedroom"},
-              "model": {"measured_power": -59, "path_loss_exponent": 2.0},
-              "floors": [
-                {"major": 1, "name": "Garage", "height": 0, "outline": [[0,0],[40,0],[40,10],[0,10]]},
-                {"major": 2, "name": "Bedrooms", "height": 3.5, "outline": [[0,0],[40,0],[40,10],[0,10]]}
-              ],
-              "zones": [
-                {"floor": 1, "minor": 1, "name": "Garage", "polygon": [[0,0],[40,0],[40,10],[0,10]]},
-                {"floor": 2, "minor": 1, "name": "Bedroom", "polygon": [[0,0],[40,0],[40,10],[0,10]]}
-              ],
-              "agents": [\(agents.joined(separator: ", "))],
-              "stairs": [{"floors": [1, 2], "x": 3, "y": 5}]
-            }
-            """
-        return try FloorMap.parse(Array(text.utf8)).get()
+        try FloorMap.parse(TestFixtures.bytes("split/garage.json")).get()
     }
 
     @Test(
@@ -468,13 +452,7 @@ struct FloorShareTests {
             return
         }
         let car = Point(x: 34, y: 5)
-        var configuration = LocatorPipeline.Configuration()
-        configuration.engine.agentsTimeOut = false
-        configuration.warmUp = 2
-        configuration.floors = [1]
-        var garage = LocatorPipeline(map: map, configuration: configuration)
-        configuration.floors = [2]
-        var bedrooms = LocatorPipeline(map: map, configuration: configuration)
+        var (garage, bedrooms) = Self.livePair(map)
         var broker = Broker()
         var seq = 0
         let start = 1_764_000_000.0
@@ -528,7 +506,7 @@ struct FloorShareTests {
 
         // The bedrooms' locator restarts: it reads the retained position back as its subscription starts, then
         // hears the parked car.
-        bedrooms = LocatorPipeline(map: map, configuration: configuration)
+        bedrooms = Self.livePair(map).upper
         _ = broker.publish(bedrooms.receive(topic: position, payload: Array(retained.utf8), now: now))
         var both = 0
         for _ in 0..<30 {
@@ -542,7 +520,7 @@ struct FloorShareTests {
 
         // Without the retained position (a broker that lost it), the restarted locator decides on the readings
         // alone: the test's readings do leave the floor open.
-        bedrooms = LocatorPipeline(map: map, configuration: configuration)
+        bedrooms = Self.livePair(map).upper
         for _ in 0..<10 {
             now += 1
             second(now, upstairs: 4.5)
@@ -569,11 +547,7 @@ struct FloorShareTests {
         // the lift to floor 5, where this locator hears nothing of it; the other locator publishes it there.
         let map = try Self.fiveFloors()
         let tag = TagIdentity.iBeacon(uuid: map.site.uuid, major: 1, minor: 1)
-        var configuration = LocatorPipeline.Configuration()
-        configuration.engine.agentsTimeOut = false
-        configuration.warmUp = 2
-        configuration.floors = [1]
-        var lower = LocatorPipeline(map: map, configuration: configuration)
+        var lower = Self.livePair(map).lower
         let topics = lower.topics
         let model = PathLossModel(measuredPower: -59, exponent: 2)
         let west = Point(x: 3, y: 6)

@@ -32,6 +32,15 @@ struct LeaseKeeperTests {
         return claim
     }
 
+    /// "a", active from 3.3 (``activate(_:at:)`` at 0), and "b", a standby connected at 0.
+    static func holderAndStandby() throws -> (holder: LeaseKeeper, standby: LeaseKeeper) {
+        var holder = keeper("a")
+        var standby = keeper("b")
+        _ = standby.connected(now: 0)
+        _ = try activate(&holder, at: 0)
+        return (holder, standby)
+    }
+
     @Test("a standby claims a lease nobody renews, and is active only once its claim came back and settled")
     func claimsSilentLease() throws {
         var keeper = Self.keeper("a")
@@ -68,10 +77,7 @@ struct LeaseKeeperTests {
         "a paused holder finds its lease gone before it publishes, and gives up before any standby could claim",
         arguments: [2.0, 2.5, 5.0, 60.0])
     func pausedHolder(pause: Double) throws {
-        var holder = Self.keeper("a")
-        var standby = Self.keeper("b")
-        _ = standby.connected(now: 0)
-        _ = try Self.activate(&holder, at: 0)
+        var (holder, standby) = try Self.holderAndStandby()
         // The holder's last renewal, sent at 5, reaches the standby at 5.01; then the holder stops (SIGSTOP).
         let renewal = try #require(Self.claims(holder.tick(now: 5)).first)
         _ = holder.received(renewal, now: 5.005)
@@ -118,10 +124,7 @@ struct LeaseKeeperTests {
 
     @Test("a standby that was paused hears the renewals that waited in its queue before it claims")
     func pausedStandby() throws {
-        var holder = Self.keeper("a")
-        var standby = Self.keeper("b")
-        _ = standby.connected(now: 0)
-        _ = try Self.activate(&holder, at: 0)
+        var (holder, standby) = try Self.holderAndStandby()
         var now = 3.3
         while now < 10 {
             now += 0.02
@@ -156,22 +159,28 @@ struct LeaseKeeperTests {
         #expect(Self.claims(orphan.tick(now: 30 + margin)).count == 1)
     }
 
+    /// Two standbys connected at 0 claim at 3; the broker handles a's claim first, then b's, and both hear both, in
+    /// that order; both tick at 3.5, past the settle time. Returns the two claims.
+    static func claimAtOnce(_ a: inout LeaseKeeper, _ b: inout LeaseKeeper) throws -> (LocatorLease, LocatorLease) {
+        _ = a.connected(now: 0)
+        _ = b.connected(now: 0)
+        let claimA = try #require(claims(a.tick(now: 3)).first)
+        let claimB = try #require(claims(b.tick(now: 3)).first)
+        for index in 0..<2 {
+            var subject = index == 0 ? a : b
+            _ = subject.received(claimA, now: 3.01)
+            _ = subject.received(claimB, now: 3.011)
+            _ = subject.tick(now: 3.5)
+            if index == 0 { a = subject } else { b = subject }
+        }
+        return (claimA, claimB)
+    }
+
     @Test("two standbys that claim at once agree on the winner: the higher holder id of the same term")
     func simultaneousClaims() throws {
         var a = Self.keeper("a")
         var b = Self.keeper("b")
-        _ = a.connected(now: 0)
-        _ = b.connected(now: 0)
-        let claimA = try #require(Self.claims(a.tick(now: 3)).first)
-        let claimB = try #require(Self.claims(b.tick(now: 3)).first)
-        // The broker handles a's claim first, then b's; both hear both, in that order.
-        for keeper in [0, 1] {
-            var subject = keeper == 0 ? a : b
-            _ = subject.received(claimA, now: 3.01)
-            _ = subject.received(claimB, now: 3.011)
-            _ = subject.tick(now: 3.5)
-            if keeper == 0 { a = subject } else { b = subject }
-        }
+        _ = try Self.claimAtOnce(&a, &b)
         #expect(!a.isActive(now: 3.5))
         #expect(b.isActive(now: 3.5))
     }
@@ -183,27 +192,14 @@ struct LeaseKeeperTests {
         #expect(first.instance == "locator/5f3a9c21" && second.instance == "locator/00000007")
         var a = LeaseKeeper(configuration: first)
         var b = LeaseKeeper(configuration: second)
-        _ = a.connected(now: 0)
-        _ = b.connected(now: 0)
-        let claimA = try #require(Self.claims(a.tick(now: 3)).first)
-        let claimB = try #require(Self.claims(b.tick(now: 3)).first)
+        let (claimA, claimB) = try Self.claimAtOnce(&a, &b)
         #expect(claimA != claimB, "byte for byte the same claim: each would take the other's for its own")
-        for keeper in [0, 1] {
-            var subject = keeper == 0 ? a : b
-            _ = subject.received(claimA, now: 3.01)
-            _ = subject.received(claimB, now: 3.011)
-            _ = subject.tick(now: 3.5)
-            if keeper == 0 { a = subject } else { b = subject }
-        }
         #expect(a.isActive(now: 3.5) != b.isActive(now: 3.5), "exactly one is active")
     }
 
     @Test("a clean stop lets the lease go, and a standby takes it at its next tick")
     func release() throws {
-        var holder = Self.keeper("a")
-        var standby = Self.keeper("b")
-        _ = standby.connected(now: 0)
-        _ = try Self.activate(&holder, at: 0)
+        var (holder, standby) = try Self.holderAndStandby()
         _ = standby.received(LocatorLease(holder: "a", term: 1, renewal: 0, ttl: Self.ttl), now: 3.01)
         #expect(holder.stop(now: 4) == [.release])
         #expect(holder.tick(now: 8).isEmpty, "a stopping locator claims nothing more")

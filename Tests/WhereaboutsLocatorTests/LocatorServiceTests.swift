@@ -82,6 +82,16 @@ struct LocatorServiceHarness {
         return claim
     }
 
+    /// A locator of a pair ("a", lease 3 s), connected at `start`, fed Alice for 3 s, then holding the lease
+    /// (``takeLease(at:)`` at `start + 3`: active from `start + 3.3`).
+    static func holder(from start: Double, alice: TagIdentity) throws -> LocatorServiceHarness {
+        var harness = try LocatorServiceHarness(lease: LeaseKeeper.Configuration(instance: "a", ttl: 3))
+        harness.connect(at: ServiceTime(now: start, monotonic: start))
+        for second in 0..<3 { harness.second(second, from: start, alice: alice) }
+        _ = try harness.takeLease(at: start + 3)
+        return harness
+    }
+
     /// One second of batches for Alice at a point, then a tick.
     mutating func second(_ second: Int, from start: Double, alice: TagIdentity) {
         let now = start + Double(second)
@@ -224,11 +234,8 @@ struct LocatorServiceTests {
 
     @Test("a holder that stops lets the lease go after its last outputs, not ahead of them")
     func releaseComesLast() throws {
-        var harness = try LocatorServiceHarness(lease: LeaseKeeper.Configuration(instance: "a", ttl: 3))
+        var harness = try LocatorServiceHarness.holder(from: start, alice: try alice())
         let topics = harness.batches.pipeline.topics
-        harness.connect(at: ServiceTime(now: start, monotonic: start))
-        for second in 0..<3 { harness.second(second, from: start, alice: try alice()) }
-        _ = try harness.takeLease(at: start + 3)
         harness.acknowledgeAll(at: ServiceTime(now: start + 3.3, monotonic: start + 3.3))
         // The broker is slow: what the stop says waits for the hand-over window, the release among it.
         harness.acknowledgesAsItGoes = false
@@ -247,11 +254,8 @@ struct LocatorServiceTests {
 
     @Test("a holder paused past its lease sends nothing the outbox held when the first acknowledgement comes after")
     func acknowledgementAfterPause() throws {
-        var harness = try LocatorServiceHarness(lease: LeaseKeeper.Configuration(instance: "a", ttl: 3))
+        var harness = try LocatorServiceHarness.holder(from: start, alice: try alice())
         let topics = harness.batches.pipeline.topics
-        harness.connect(at: ServiceTime(now: start, monotonic: start))
-        for second in 0..<3 { harness.second(second, from: start, alice: try alice()) }
-        _ = try harness.takeLease(at: start + 3)
         let active = ServiceTime(now: start + 3.3, monotonic: start + 3.3)
         #expect(harness.state.pipeline.isActive(at: active))
         // A reconnection republishes the site's state, more than the client is handed at once: the rest is held.
