@@ -255,11 +255,35 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
             switch reload() {
             case .success(let settings):
                 logger.info("SIGHUP: reloaded")
+                let before = Set(state.pipeline.subscriptions)
                 await perform(state.reload(settings, at: time))
                 preparation.current = state.pipeline.preparation
+                resubscribe(from: before)
             case .failure(let refusal):
                 logger.error("SIGHUP: \(refusal.reason); keeping the settings in force")
                 for line in refusal.details { logger.error("  \(line)") }
+            }
+        }
+
+        /// After a reload, what the pipeline asks for now: a locator split by floor subscribes agent by agent, and
+        /// a new map may add or remove agents. The client subscribes again after every reconnect by itself.
+        private func resubscribe(from before: Set<Subscription>) {
+            let after = Set(state.pipeline.subscriptions)
+            let kept = Set(after.map(\.filter))
+            for gone in before.subtracting(after) where !kept.contains(gone.filter) {
+                do {
+                    try context.client.unsubscribe(gone.filter.filter)
+                } catch {
+                    logger.error("SIGHUP: cannot unsubscribe from \(gone.filter.filter): \(error)")
+                }
+            }
+            for new in after.subtracting(before) {
+                do {
+                    try context.client.subscribe(
+                        new.filter.filter, qos: new.qos == 0 ? .atMostOnce : .atLeastOnce, noLocal: new.noLocal)
+                } catch {
+                    logger.error("SIGHUP: cannot subscribe to \(new.filter.filter): \(error)")
+                }
             }
         }
 

@@ -65,6 +65,55 @@ struct LocatorLifecycleTests {
         }
     }
 
+    @Test("SIGHUP on a locator split by floor subscribes to an agent the new map adds")
+    func hangupSubscribesNewAgents() async throws {
+        let tests = try LocatorEndToEndTests()
+        try await tests.withSite { broker, collector, _, scratch in
+            let mapPath = scratch.file("map.json")
+            try Self.corridorMap(tagTimeout: 30).write(toFile: mapPath, atomically: true, encoding: .utf8)
+            // Split by floor, it subscribes to each agent of its floors by name, not to every agent's readings.
+            let locator = try LocatorProcess(
+                map: mapPath, broker: broker, scratch: scratch,
+                extra: ["--floors", "1", "--warm-up", "1", "--metrics-interval", "0.5"])
+            let topics = tests.topics
+            try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
+            let added = try TestAgent("east-2", site: tests.map.site.uuid, broker: broker)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await added.run() }
+                try await added.waitUntilConnected()
+                // The new map adds the agent at the east end; nothing else is sent, so every reading the locator
+                // accepts from now on is the new agent's.
+                let data = try Self.corridorMap(tagTimeout: 30).data(using: .utf8) ?? Data()
+                var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+                var agents = try #require(object["agents"] as? [[String: Any]])
+                agents.append(["id": "east-2", "floor": 1, "x": 38, "y": 5, "z": 2.4])
+                object["agents"] = agents
+                try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]).write(
+                    to: URL(fileURLWithPath: mapPath))
+                locator.process.send(SIGHUP)
+                try await waitFor("the reload in the log") { locator.log.contains("SIGHUP: reloaded") }
+                let accepted = {
+                    collector.last(topics.locatorMetrics.name).flatMap { try? LocatorMetrics(payload: $0) }?
+                        .readingsAccepted ?? 0
+                }
+                #expect(accepted() == 0)
+                // A batch every 250 ms until the metrics count one (they are published every 0.5 s), for 20 s.
+                let deadline = ContinuousClock.now + .seconds(20)
+                while accepted() == 0, ContinuousClock.now < deadline {
+                    let time = now()
+                    try await added.send(
+                        [ReadingBatch.Reading(tag: tests.tag, time: time, rssi: -62, count: 5, variance: 4)],
+                        sent: time)
+                    try await Task.sleep(for: .milliseconds(250))
+                }
+                #expect(accepted() > 0, "no reading of the agent the reload added was accepted")
+                added.client.disconnect()
+                group.cancelAll()
+            }
+            #expect(await locator.stop() == 0)
+        }
+    }
+
     @Test("retained positions an earlier run left are cleared after the tag timeout unless their tag is heard")
     func ghostPositions() async throws {
         let tests = try LocatorEndToEndTests()
