@@ -302,7 +302,8 @@ public struct LocatorPipeline: Sendable {
     /// zone passes through a false empty) and positions are published again as tags are heard; positions not heard
     /// again within the tag timeout are cleared, as are the occupancy and discovery configs of zones the new map no
     /// longer has. Counters and the batch ledger carry on. A map of another site is refused: the topics would change
-    /// under the subscriptions, so changing sites takes a restart.
+    /// under the subscriptions, so changing sites takes a restart. So is, for a locator split by floor, a map that
+    /// changes its share's floors or whether it owns the site (its status topic and last will would move).
     public mutating func replaceMap(_ newMap: FloorMap, now: Double) -> [LocatorAction] {
         guard newMap.site.uuid == map.site.uuid else {
             return [
@@ -310,6 +311,20 @@ public struct LocatorPipeline: Sendable {
                     "the new map is for site \(newMap.site.uuid), not \(map.site.uuid): restart the locator to change sites"
                 )
             ]
+        }
+        if let share, let floors = configuration.floors {
+            // The share's own floors and whether it owns the site name its status topic, which its last will is on,
+            // and who publishes the site's outputs: changing them takes a restart, as changing sites does.
+            let next = FloorShare(lenient: newMap, floors: floors, margin: configuration.floorMargin)
+            guard next.floors == share.floors, next.ownsSite == share.ownsSite else {
+                let owner = { (share: FloorShare) in share.ownsSite ? ", owning the site" : "" }
+                return [
+                    .log(
+                        "the new map changes this locator's share from floors \(share.floors)\(owner(share)) to "
+                            + "floors \(next.floors)\(owner(next)): restart the locator to change it; keeping the map "
+                            + "in force")
+                ]
+            }
         }
         var actions: [LocatorAction] = []
         // Occupancy of removed zones is cleared after their configs, so that no entity reads the empty payload.

@@ -152,6 +152,34 @@ struct FloorShareTests {
         }
     }
 
+    @Test("a reload that would change a split locator's share is refused; one that keeps it is taken")
+    func reloadKeepsTheShare() throws {
+        let map = try Self.fiveFloors()
+        var lowest = LocatorPipeline(map: map, configuration: Self.configuration(floors: [1]))
+        let status = lowest.statusTopic
+        // A floor below the others: the share of floor 1 would no longer own the site, and its status would move.
+        let text = String(decoding: try TestFixtures.bytes("split/five-floors.json"), as: UTF8.self)
+        let basement = #"{"major": 0, "name": "Basement", "height": -3.5, "outline": [[0,0],[20,0],[20,12],[0,12]]}, "#
+        let deeper = try #require(text.firstRange(of: #""floors": ["#))
+        var withBasement = text
+        withBasement.insert(contentsOf: basement, at: deeper.upperBound)
+        let newMap = try FloorMap.parse(Array(withBasement.utf8)).get()
+        #expect(newMap.floors.count == map.floors.count + 1)
+        let refused = lowest.replaceMap(newMap, now: 1_764_000_000)
+        #expect(refused.count == 1)
+        guard case .log(let line) = refused.first else {
+            Issue.record("no refusal: \(refused)")
+            return
+        }
+        #expect(line.contains("restart the locator"), "\(line)")
+        #expect(lowest.map.floors.count == map.floors.count, "the map in force is kept")
+        #expect(lowest.statusTopic == status)
+        // The same map for the share of floor 3, which neither owns the site nor loses a floor: taken.
+        var middle = LocatorPipeline(map: map, configuration: Self.configuration(floors: [3]))
+        _ = middle.replaceMap(newMap, now: 1_764_000_000)
+        #expect(middle.map.floors.count == newMap.floors.count)
+    }
+
     @Test("a split locator clears a zone its map lacks only on its own floors; on a floor no map has, the site owner")
     func clearsOnlyItsOwnZones() throws {
         let map = try scenarioMap("two-floors")
