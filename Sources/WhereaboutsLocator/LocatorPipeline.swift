@@ -402,10 +402,11 @@ public struct LocatorPipeline: Sendable {
             if let share {
                 let floor =
                     payload.isEmpty ? nil : (try? TagPosition(payload: String(decoding: payload, as: UTF8.self)))?.floor
-                // Where the locator that placed it had it: a tag this one has not placed yet starts there, so that
-                // a restarted locator does not decide its floor apart from its neighbour's.
-                if let floor, share.hears(floor: floor) { engine.expectFloor(floor, of: tag, at: now) }
-                if let floor, !share.hears(floor: floor), trackedFloors[tag].map({ owns(floor: $0) }) == true {
+                if let floor, share.hears(floor: floor) {
+                    // Where the locator that placed it had it: a tag this one has not placed yet starts there, so
+                    // that a restarted locator does not decide its floor apart from its neighbour's.
+                    engine.expectFloor(floor, of: tag, at: now)
+                } else if let floor, trackedFloors[tag].map({ owns(floor: $0) }) == true {
                     // On a floor this one does not hear (a lift ride past the margin): it left ours now. Its exit
                     // goes out with the next update; nothing of it is cleared or said again, as the other speaks.
                     engine.handOver(tag, at: now)
@@ -491,7 +492,8 @@ public struct LocatorPipeline: Sendable {
     /// Keeps in ``contested`` the tags whose republications this minute are still under
     /// ``contestRepliesPerMinute``, and counts them; says once a minute which tag another locator keeps claiming.
     private mutating func answerContests(now: Double, actions: inout [LocatorAction]) {
-        guard !contested.isEmpty || !contestReplies.isEmpty else { return }
+        // Nothing at the ticks without a contest; the minutes that ended are dropped when one comes.
+        guard !contested.isEmpty else { return }
         contestReplies = contestReplies.filter { now - $0.value.since < 60 }
         var refused: [TagIdentity] = []
         for tag in contested {

@@ -10,14 +10,17 @@ import WhereaboutsWire
 @Suite("Locator lifecycle", .serialized)
 struct LocatorLifecycleTests {
 
-    /// The corridor map as text, with `tag_timeout` set and, optionally, the East room taken out.
-    static func corridorMap(tagTimeout: Double, withoutEastRoom: Bool = false) throws -> String {
+    /// The corridor map as text, with `tag_timeout` set and, optionally, the East room taken out or agents added.
+    static func corridorMap(
+        tagTimeout: Double, withoutEastRoom: Bool = false, addingAgents added: [[String: Any]] = []
+    ) throws -> String {
         let data = try #require(FileManager.default.contents(atPath: try Fixtures.path("corridor.json")))
         var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         object["model"] = ["tag_timeout": tagTimeout]
         if withoutEastRoom, let zones = object["zones"] as? [[String: Any]] {
             object["zones"] = zones.filter { ($0["name"] as? String) != "East room" }
         }
+        if !added.isEmpty, let agents = object["agents"] as? [[String: Any]] { object["agents"] = agents + added }
         let text = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         return String(decoding: text, as: UTF8.self)
     }
@@ -83,13 +86,9 @@ struct LocatorLifecycleTests {
                 try await added.waitUntilConnected()
                 // The new map adds the agent at the east end; nothing else is sent, so every reading the locator
                 // accepts from now on is the new agent's.
-                let data = try Self.corridorMap(tagTimeout: 30).data(using: .utf8) ?? Data()
-                var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-                var agents = try #require(object["agents"] as? [[String: Any]])
-                agents.append(["id": "east-2", "floor": 1, "x": 38, "y": 5, "z": 2.4])
-                object["agents"] = agents
-                try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]).write(
-                    to: URL(fileURLWithPath: mapPath))
+                try Self.corridorMap(
+                    tagTimeout: 30, addingAgents: [["id": "east-2", "floor": 1, "x": 38, "y": 5, "z": 2.4]]
+                ).write(toFile: mapPath, atomically: true, encoding: .utf8)
                 locator.process.send(SIGHUP)
                 try await waitFor("the reload in the log") { locator.log.contains("SIGHUP: reloaded") }
                 let accepted = {

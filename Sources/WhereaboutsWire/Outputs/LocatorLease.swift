@@ -7,8 +7,8 @@ public import WhereaboutsJSON
 /// ```
 ///
 /// `holder` is the active locator's instance id (its broker username, else its client id, then a number of its
-/// process's own). `term` grows by one at
-/// every take-over; of two claims, the one with the higher `(term, holder)` wins. `renewal` counts the holder's
+/// process's own). `term` grows by one at every take-over; of two claims, the one with the higher `(term, holder)`
+/// wins. `renewal` counts the holder's
 /// renewals within its term, so that it recognises its own renewals coming back from the broker. `ttl` is the
 /// validity in seconds: each locator judges it by its own monotonic clock from when it sent (the holder) or received
 /// (a standby) the renewal, never by a timestamp in the payload, so the machines' clocks need not agree. An empty
