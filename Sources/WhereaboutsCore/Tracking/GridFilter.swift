@@ -245,14 +245,17 @@ public struct GridFilter: Sendable {
         return smoothed
     }
 
-    /// Makes ``chosen`` the observations, at most ``Configuration/maximumAgentsPerUpdate``, the loudest.
+    /// Makes ``chosen`` the observations, at most ``Configuration/maximumAgentsPerUpdate``, the loudest, in the
+    /// order of their tables: the weighing adds the agents' terms in that order, and floating-point sums depend on
+    /// it, so readings that arrive in another order (agents' batches race each other) give the same bits.
     private mutating func choose(from observations: [Observation]) {
         chosen.removeAll(keepingCapacity: true)
         chosen.append(contentsOf: observations)
         if chosen.count > configuration.maximumAgentsPerUpdate {
-            chosen.sort { $0.level > $1.level }
+            chosen.sort { ($0.level, $1.slot) > ($1.level, $0.slot) }
             chosen.removeLast(chosen.count - configuration.maximumAgentsPerUpdate)
         }
+        chosen.sort { $0.slot < $1.slot }
     }
 
     /// Sets aside the chosen observations whose agent's table does not cover the work window: it cannot weigh in
