@@ -203,3 +203,93 @@ struct SimulatorTests {
         #expect(empty.map(\.windowEnd) == [6] && empty.allSatisfy { $0.readings.isEmpty }, "an empty window closes")
     }
 }
+
+@Suite("Walkers and walls", .ownThread)
+struct WalkerRouteTests {
+    /// Walks `walkers` people for `duration` seconds in 0.05 s steps and counts the steps that cross a wall that
+    /// blocks walking (less its doors, on the map as it is) or end inside an obstacle, and the zones visited.
+    static func walk(
+        _ map: FloorMap, barriersOf checked: FloorMap, walkers: Int = 4, duration: Double = 1200
+    ) -> (crossings: Int, inObstacles: Int, zones: Set<ZoneKey>, turns: Int) {
+        let area = WalkArea(map: map)
+        let barriers = checked.walls.flatMap(\.barriers)
+        var crossings = 0
+        var inObstacles = 0
+        var zones: Set<ZoneKey> = []
+        var turns = 0
+        for seed in 0..<UInt64(walkers) {
+            var walker = TagWalker(area: area, configuration: WalkerConfiguration(), seed: seed)
+            var heading: Point?
+            for _ in 0..<Int(duration / 0.05) {
+                let before = walker.position
+                walker.advance(by: 0.05, area: area, configuration: WalkerConfiguration())
+                let step = Segment(before, walker.position)
+                if barriers.contains(where: { $0.properlyIntersects(step) }) { crossings += 1 }
+                if checked.obstacles.contains(where: { $0.polygon.contains(walker.position) }) { inObstacles += 1 }
+                if let zone = map.zones.first(where: { $0.polygon.contains(walker.position) }) {
+                    zones.insert(zone.key)
+                }
+                let moved = walker.position - before
+                let length = moved.dot(moved).squareRoot()
+                if length > 1e-6 {
+                    let direction = moved * (1 / length)
+                    if let heading, heading.dot(direction) < 0.99 { turns += 1 }
+                    heading = direction
+                }
+            }
+        }
+        return (crossings, inObstacles, zones, turns)
+    }
+
+    @Test("walkers leave a walled room only by its door and never stand in an obstacle")
+    func throughDoors() throws {
+        var map = try scenarioMap("walled-rooms")
+        // A block of desks in room 5.
+        map.obstacles = [
+            Obstacle(
+                floor: 1,
+                polygon: Polygon([Point(x: 10, y: 9.5), Point(x: 14, y: 9.5), Point(x: 14, y: 12), Point(x: 10, y: 12)])
+            )
+        ]
+        #expect(map.walls.allSatisfy { $0.blocksWalking })
+        let routed = Self.walk(map, barriersOf: map)
+        #expect(routed.crossings == 0)
+        #expect(routed.inObstacles == 0)
+        #expect(routed.zones.count == map.zones.count, "every room is reached, through its door")
+        // The same people on the same map whose walls do not stop them walk straight through walls and desks.
+        var open = map
+        open.obstacles = []
+        for index in open.walls.indices {
+            open.walls[index].blocksWalking = false
+            open.walls[index].doors = []
+        }
+        let straight = Self.walk(open, barriersOf: map)
+        #expect(straight.crossings > 20)
+        #expect(straight.inObstacles > 0)
+        // Routes turn at doors: more turns than straight trips.
+        #expect(routed.turns > straight.turns)
+    }
+
+    @Test("a destination no door reaches is never walked to")
+    func closedRoom() throws {
+        var map = try scenarioMap("walled-rooms")
+        // Room 1 loses its door: nobody gets in, and a walker that starts there never leaves.
+        for index in map.walls.indices where map.walls[index].segment.start.y == 6 {
+            map.walls[index].doors.removeAll { $0.centre.x == 4 }
+        }
+        let area = WalkArea(map: map)
+        let room1 = try #require(map.zones.first { $0.minor == 1 }).polygon
+        var startedInside = 0
+        for seed in 0..<UInt64(40) {
+            var walker = TagWalker(area: area, configuration: WalkerConfiguration(), seed: seed)
+            let inside = room1.contains(walker.position)
+            if inside { startedInside += 1 }
+            for _ in 0..<600 {
+                walker.advance(by: 1, area: area, configuration: WalkerConfiguration())
+                #expect(room1.contains(walker.position) == inside, "seed \(seed) crossed into or out of room 1")
+            }
+        }
+        // Some walkers start in the closed room (a sixth of the floor's area), most do not.
+        #expect(startedInside > 0 && startedInside < 40, "\(startedInside) of 40 started in room 1")
+    }
+}

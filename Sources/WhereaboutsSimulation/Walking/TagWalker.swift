@@ -18,14 +18,24 @@ public struct WalkerConfiguration: Sendable, Hashable {
     public init() {}
 }
 
-/// Where people can go on a map: floors, their zones and the stairs between them.
+/// Where people can go on a map: floors, their zones, the stairs between them, and what stops people on each floor.
 struct WalkArea: Sendable {
     let map: FloorMap
     let zonesByFloor: [UInt16: [Zone]]
+    /// Per floor with walls that block walking or obstacles, its routes; a floor without either has none.
+    let routesByFloor: [UInt16: FloorRoutes]
 
     init(map: FloorMap) {
         self.map = map
         zonesByFloor = Dictionary(grouping: map.zones, by: \.floor)
+        var routes: [UInt16: FloorRoutes] = [:]
+        for floor in map.floors {
+            let walls = map.walls.filter { $0.floor == floor.major && $0.blocksWalking }
+            let obstacles = map.obstacles.filter { $0.floor == floor.major }.map(\.polygon)
+            guard !walls.isEmpty || !obstacles.isEmpty else { continue }
+            routes[floor.major] = FloorRoutes(outline: floor.outline, walls: walls, obstacles: obstacles)
+        }
+        routesByFloor = routes
     }
 
     /// A random point inside `polygon`, at least `inset` from its boundary where possible.
@@ -77,6 +87,12 @@ public struct TagWalker: Sendable {
         if let floor = area.map.floors.randomElement(using: &generator) {
             self.floor = floor.major
             position = area.randomPoint(in: floor.outline, inset: 0.5, using: &generator)
+            // Not inside an obstacle.
+            if let routes = area.routesByFloor[floor.major] {
+                for _ in 0..<64 where !routes.isFree(position) {
+                    position = area.randomPoint(in: floor.outline, inset: 0.5, using: &generator)
+                }
+            }
         } else {
             floor = 0
             position = Point(x: 0, y: 0)
@@ -137,7 +153,10 @@ public struct TagWalker: Sendable {
             if let flight = stairs.randomElement(using: &generator),
                 let other = flight.floors.filter({ $0 != floor }).randomElement(using: &generator)
             {
-                steps.append(.walk(to: flight.position, speed: randomSpeed(configuration)))
+                let speed = randomSpeed(configuration)
+                // Around the floor's walls when it has some; straight on where no route is found.
+                let route = area.routesByFloor[floor]?.route(from: here, to: flight.position) ?? [flight.position]
+                for point in route { steps.append(.walk(to: point, speed: speed)) }
                 steps.append(.climb(to: other, duration: configuration.stairsTime))
                 destinationFloor = other
                 here = flight.position
@@ -147,13 +166,29 @@ public struct TagWalker: Sendable {
             steps.append(.pause(1))
             return
         }
-        var destination = here
-        for attempt in 0..<20 {
-            destination = randomDestination(area: area, floor: destinationFloor, outline: outline, configuration)
-            // Prefer destinations reachable in a straight line; accept anything after a few tries.
-            if attempt >= 19 || area.isWalkable(from: here, to: destination, on: outline) { break }
+        if let routes = area.routesByFloor[destinationFloor] {
+            // Walls and obstacles: a destination a person can stand at and reach, through doors; none in 20 tries
+            // (a room without a door) leaves the walker where it is.
+            var route: [Point] = []
+            for _ in 0..<20 {
+                let destination = randomDestination(
+                    area: area, floor: destinationFloor, outline: outline, configuration)
+                if routes.isFree(destination), let found = routes.route(from: here, to: destination) {
+                    route = found
+                    break
+                }
+            }
+            let speed = randomSpeed(configuration)
+            for point in route { steps.append(.walk(to: point, speed: speed)) }
+        } else {
+            var destination = here
+            for attempt in 0..<20 {
+                destination = randomDestination(area: area, floor: destinationFloor, outline: outline, configuration)
+                // Prefer destinations reachable in a straight line; accept anything after a few tries.
+                if attempt >= 19 || area.isWalkable(from: here, to: destination, on: outline) { break }
+            }
+            steps.append(.walk(to: destination, speed: randomSpeed(configuration)))
         }
-        steps.append(.walk(to: destination, speed: randomSpeed(configuration)))
         let pause = max(Double.random(in: configuration.pause, using: &generator), 0.1)
         steps.append(.pause(pause))
     }
