@@ -208,9 +208,33 @@ struct ProbabilityHysteresisTests {
         #expect(hysteresis.current == Self.a)
     }
 
-    @Test("a zone is entered only when likely enough for the dwell time, and left only when unlikely enough")
-    func enterAndExit() {
+    @Test("by default a zone is entered as soon as it is likely enough, and left only when unlikely enough")
+    func enterAndExitAtOnce() {
         let configuration = ZoneHysteresis.Configuration()
+        #expect(configuration.probabilityDwell == 0)
+        var hysteresis = ZoneHysteresis()
+        let enter = configuration.enterProbability
+        let exit = configuration.exitProbability
+        #expect(hysteresis.update(evidence: evidence(enter - 0.01, 0), time: 0, configuration: configuration) == nil)
+        let entered = hysteresis.update(evidence: evidence(enter, 0), time: 1, configuration: configuration)
+        #expect(entered?.from == nil && entered?.to == Self.a)
+        // Between the thresholds, however long and whatever else grows: stays.
+        for step in 0..<20 {
+            let kept = hysteresis.update(
+                evidence: evidence(exit + 0.01, 1 - exit - 0.02), time: 2 + Double(step), configuration: configuration)
+            #expect(kept == nil)
+        }
+        let moved = hysteresis.update(evidence: evidence(exit - 0.01, enter), time: 30, configuration: configuration)
+        #expect(moved?.from == Self.a && moved?.to == Self.b)
+        #expect(hysteresis.decisionDue(configuration: configuration) == nil)
+    }
+
+    @Test(
+        "with a dwell, a zone is entered only when likely enough for the dwell time, and left only when unlikely enough"
+    )
+    func enterAndExit() {
+        var configuration = ZoneHysteresis.Configuration()
+        configuration.probabilityDwell = 1
         var hysteresis = ZoneHysteresis()
         let enter = configuration.enterProbability
         let exit = configuration.exitProbability
@@ -220,7 +244,8 @@ struct ProbabilityHysteresisTests {
         #expect(hysteresis.update(evidence: evidence(enter, 0), time: 0.6, configuration: configuration) == nil)
         // Held for the dwell: entered.
         let entered = hysteresis.update(
-            evidence: evidence(enter + 0.05, 0), time: 0.6 + configuration.dwell, configuration: configuration)
+            evidence: evidence(enter + 0.05, 0), time: 0.6 + configuration.probabilityDwell,
+            configuration: configuration)
         #expect(entered?.from == nil && entered?.to == Self.a)
         // Just above the exit threshold, however long: stays, though another zone is likelier.
         for step in 0..<20 {
@@ -231,12 +256,13 @@ struct ProbabilityHysteresisTests {
         // Below it for the dwell: leaves for the zone likely enough.
         #expect(hysteresis.update(evidence: evidence(exit - 0.01, 0.7), time: 40, configuration: configuration) == nil)
         let moved = hysteresis.update(
-            evidence: evidence(exit - 0.01, 0.7), time: 40 + configuration.dwell, configuration: configuration)
+            evidence: evidence(exit - 0.01, 0.7), time: 40 + configuration.probabilityDwell,
+            configuration: configuration)
         #expect(moved?.from == Self.a && moved?.to == Self.b)
         // Below the exit threshold with no zone likely enough: leaves for none.
         #expect(hysteresis.update(evidence: evidence(0.3, 0.1), time: 50, configuration: configuration) == nil)
         let left = hysteresis.update(
-            evidence: evidence(0.3, 0.1), time: 50 + configuration.dwell, configuration: configuration)
+            evidence: evidence(0.3, 0.1), time: 50 + configuration.probabilityDwell, configuration: configuration)
         #expect(left?.from == Self.b && left?.to == nil)
     }
 

@@ -399,14 +399,19 @@ public struct LocatorEngine: Sendable {
         // A tag silent for neither timeout has nothing to do here.
         let threshold = min(configuration.forgetAfter, givenMap.model.tagTimeout)
         for (tag, silence, hasTrack) in tracker.silent(longerThan: threshold, now: now) {
-            let zone = zones.zone(of: tag)
+            var zone = zones.zone(of: tag)
+            if silence > givenMap.model.tagTimeout, hasTrack || zone != nil {
+                // Its agents are down: the tag may still be there. Say unknown, do not invent an exit, until it is
+                // to be forgotten: memory stays bounded while agents are down too.
+                if let zone, zones.isUnknown(zone), silence <= configuration.forgetAfter { continue }
+                zones.leave(tag, time: now, transitions: &result.events)
+                tracker.lose(tag)
+                result.lostTags.append(tag)
+                zone = nil
+            }
+            // Forgotten in the same sweep as it times out, if silent that long: not a sweep later for having been
+            // in a zone.
             if silence > configuration.forgetAfter, zone == nil { forgotten.insert(tag) }
-            guard silence > givenMap.model.tagTimeout, hasTrack || zone != nil else { continue }
-            // Its agents are down: the tag may still be there. Say unknown, do not invent an exit.
-            if let zone, zones.isUnknown(zone) { continue }
-            zones.leave(tag, time: now, transitions: &result.events)
-            tracker.lose(tag)
-            result.lostTags.append(tag)
         }
         if !forgotten.isEmpty {
             tracker.forget(forgotten)
