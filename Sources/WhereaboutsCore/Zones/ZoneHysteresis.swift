@@ -5,9 +5,9 @@
 /// - A tag in a zone **leaves** it when the zone is less than ``Configuration/exitProbability`` likely: for another
 ///   zone, when one is at least ``Configuration/enterProbability`` likely then, otherwise for no zone. Another zone
 ///   growing likelier does not by itself move the tag: two zones near 50/50 would trade it back and forth.
-/// - Either way the challenge must hold for ``Configuration/probabilityDwell`` seconds (none by default: the
-///   first update that makes it decides it); until then the tag stays where it is, however the rest of the mass
-///   is spread. Between the two thresholds nothing changes: that band is the
+/// - Either way the challenge must hold over ``Configuration/probabilityDwell`` seconds of readings, counted from
+///   the update before the one that made it (so at one estimate a second, that update decides); until then the tag
+///   stays where it is, however the rest of the mass is spread. Between the two thresholds nothing changes: that band is the
 ///   hysteresis.
 ///
 /// The probabilities come from the grid filter's posterior (``update(evidence:time:configuration:)``).
@@ -33,13 +33,16 @@ public struct ZoneHysteresis: Sendable, Hashable {
         public var exitProbability: Double = 0.15
         /// From positions alone (trilateration): how long, in seconds, a change must hold before it is reported.
         public var dwell: Double = 1
-        /// From probabilities (the grid filter): how long, in seconds, a change must hold before it is reported.
-        /// None by default: the posterior already carries the evidence of the updates before it, and the band
-        /// between ``enterProbability`` and ``exitProbability`` stops the flaps. With a second's dwell (and the
-        /// band at 0.55 / 0.2, as before) the grid was 1.0–3.1 points less accurate on the harness's four
-        /// scenarios (seeds 1–6), reported a change a second later, and 17 % fewer zone changes than the truth in
-        /// the open office (docs/tracker.md).
-        public var probabilityDwell: Double = 0
+        /// From probabilities (the grid filter): over how many seconds of readings a change must hold before it is
+        /// reported. The span counts from the previous estimate of the tag, whose readings the first update that
+        /// challenges its zone weighs: at one estimate a second (the default interval, and replay), that update
+        /// decides at once; when estimates come with every batch (`--estimate-interval 0`), each weighing a few
+        /// agents' readings, the challenge must last a second. Until cb42529 the span counted from the challenging
+        /// update itself, so at one estimate a second every change waited for the next one: the grid was 1.0–3.1
+        /// points less accurate on the harness's four scenarios (seeds 1–6, with the band at 0.55 / 0.2), reported
+        /// each change a second later, and 17 % fewer zone changes than the truth in the open office
+        /// (docs/tracker.md).
+        public var probabilityDwell: Double = 1
         /// From positions alone: how far past a boundary, in metres, a position must be to count toward leaving.
         public var margin: Double = 0.5
 
@@ -54,6 +57,8 @@ public struct ZoneHysteresis: Sendable, Hashable {
     public private(set) var current: ZoneKey?
     /// Since when the current zone (or no zone) has been challenged, if it is.
     private var challengedSince: Double?
+    /// When the last update on probabilities came: the readings of the next one start there.
+    private var lastEvidenceTime: Double?
     private var positionChallenger: ZoneKey??
     private var positionChallengerSince = 0.0
 
@@ -143,7 +148,10 @@ public struct ZoneHysteresis: Sendable, Hashable {
         time: Double,
         configuration: Configuration
     ) -> (from: ZoneKey?, to: ZoneKey?)? {
-        defer { noteSettled() }
+        defer {
+            lastEvidenceTime = time
+            noteSettled()
+        }
         let (likeliest, best) = Self.likeliest(evidence)
         // Where the tag would go now. A tag in a zone is challenged only once that zone is unlikely enough to
         // leave, whatever else grows: two zones near 50/50 must not trade the tag back and forth. It goes to the
@@ -160,9 +168,10 @@ public struct ZoneHysteresis: Sendable, Hashable {
             challengedSince = nil
             return nil
         }
-        // The dwell runs from the first moment the current zone was challenged, wherever the tag would go: a tag
-        // leaving one room for the next is often "in no zone likely enough" before it is in the next room.
-        let since = challengedSince ?? time
+        // The dwell runs from the first readings that challenged the current zone (those since the last update),
+        // wherever the tag would go: a tag leaving one room for the next is often "in no zone likely enough" before
+        // it is in the next room.
+        let since = challengedSince ?? min(lastEvidenceTime ?? time, time)
         challengedSince = since
         guard time - since >= configuration.probabilityDwell - Self.slack else { return nil }
         let change = (from: current, to: destination)
@@ -216,6 +225,7 @@ public struct ZoneHysteresis: Sendable, Hashable {
         let left = current
         current = nil
         challengedSince = nil
+        lastEvidenceTime = nil
         positionChallenger = nil
         return left
     }
