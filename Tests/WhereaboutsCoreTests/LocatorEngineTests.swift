@@ -492,6 +492,43 @@ struct LocatorEngineTests {
         _ = engine.update(now: start + 200)
         #expect(engine.trackedTagCount == 0)
     }
+
+    @Test(
+        "a tag in a zone silent past the forget time leaves it and is forgotten in one sweep, its zone known or not",
+        arguments: [true, false])
+    func forgettingFromAZone(othersHeard: Bool) throws {
+        let map = try loadShippedMap("demo-office.json")
+        var configuration = LocatorEngine.Configuration()
+        configuration.forgetAfter = 120
+        var engine = LocatorEngine(map: map, configuration: configuration)
+        let generator = ReadingGenerator(map: map)
+        var random = SplitMix64(seed: 7)
+        let (silent, other) = (demoTag(1), demoTag(2))
+        let lobby = ZoneKey(floor: 1, minor: 1)
+        func hear(_ tag: TagIdentity, at now: Double) {
+            for (agentIndex, reading) in generator.readings(
+                tag: tag, at: Point(x: 5, y: 4), floor: 1, time: now, using: &random)
+            {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+        }
+        for second in 0..<6 {
+            hear(silent, at: start + Double(second))
+            hear(other, at: start + Double(second))
+            _ = engine.update(now: start + Double(second))
+        }
+        #expect(engine.zone(of: silent) == lobby)
+        // 200 s later, one update: the other tag still heard (the Lobby's agents online), or nobody (the Lobby
+        // unknown, its agents silent too).
+        if othersHeard { hear(other, at: start + 199) }
+        let update = engine.update(now: start + 200)
+        #expect(engine.state(of: lobby) == (othersHeard ? .known : .unknown))
+        #expect(update.lostTags.contains(silent))
+        #expect(update.events.contains { $0.tag == silent && $0.kind == .exit && $0.zone == lobby })
+        #expect(engine.zone(of: silent) == nil)
+        #expect(engine.trackedTagCount == (othersHeard ? 1 : 0))
+        #expect(engine.occupancy(of: lobby)?.tags.contains(silent) == false)
+    }
 }
 
 @Suite("RSSI filter")
