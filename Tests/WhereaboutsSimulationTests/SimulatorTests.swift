@@ -270,6 +270,43 @@ struct WalkerRouteTests {
         #expect(routed.turns > straight.turns)
     }
 
+    @Test("a route between two rooms leaves by one door and enters by the other; none reaches a closed room")
+    func routeThroughDoors() throws {
+        var map = try scenarioMap("walled-rooms")
+        let area = WalkArea(map: map)
+        let routes = try #require(area.routesByFloor[1])
+        // Room 1 (0–8 × 0–6) to room 2 (8–16 × 0–6): the wall between them has no door, so out through room 1's
+        // door (1 m, centred on (4, 6)), along the corridor, in through room 2's (centred on (12, 6)).
+        let from = Point(x: 2, y: 3)
+        let to = Point(x: 14, y: 3)
+        let route = try #require(routes.route(from: from, to: to))
+        #expect(route.last == to)
+        func throughDoor(at x: Double) -> Bool {
+            route.contains { abs($0.y - 6) < 1e-9 && abs($0.x - x) < 0.5 }
+        }
+        #expect(throughDoor(at: 4))
+        #expect(throughDoor(at: 12))
+        var length = 0.0
+        var here = from
+        for point in route {
+            #expect(routes.isClear(from: here, to: point))
+            length += here.distance(to: point)
+            here = point
+        }
+        // No shorter than by the doors' nearest edges, (4.5, 6) and (11.5, 6), and not much longer.
+        let shortest = from.distance(to: Point(x: 4.5, y: 6)) + 7 + Point(x: 11.5, y: 6).distance(to: to)
+        #expect(length >= shortest - 1e-9)
+        #expect(length < shortest + 1)
+        // Within a room: straight there.
+        #expect(routes.route(from: from, to: Point(x: 6, y: 2)) == [Point(x: 6, y: 2)])
+        // Room 1 without its door: nothing reaches it.
+        for index in map.walls.indices where map.walls[index].segment.start.y == 6 {
+            map.walls[index].doors.removeAll { $0.centre.x == 4 }
+        }
+        let closed = try #require(WalkArea(map: map).routesByFloor[1])
+        #expect(closed.route(from: to, to: from) == nil)
+    }
+
     @Test("a destination no door reaches is never walked to")
     func closedRoom() throws {
         var map = try scenarioMap("walled-rooms")
