@@ -51,9 +51,7 @@ struct FloorRoutes: Sendable {
                 turns.append(corner + away * (Self.clearance * 1.5 / length))
             }
         }
-        let free = turns.filter { point in
-            outline.contains(point) && !obstacles.contains { $0.contains(point) }
-        }
+        let free = turns.filter { Self.isFree($0, outline: outline, obstacles: obstacles) }
         self.turns = free
         var links = [Bool](repeating: false, count: free.count * free.count)
         for i in free.indices {
@@ -69,6 +67,10 @@ struct FloorRoutes: Sendable {
 
     /// Whether a person can stand at `point`: inside the outline and outside every obstacle.
     func isFree(_ point: Point) -> Bool {
+        Self.isFree(point, outline: outline, obstacles: obstacles)
+    }
+
+    private static func isFree(_ point: Point, outline: Polygon, obstacles: [Polygon]) -> Bool {
         outline.contains(point) && !obstacles.contains { $0.contains(point) }
     }
 
@@ -85,7 +87,7 @@ struct FloorRoutes: Sendable {
         let steps = Int(start.distance(to: end) / checkSpacing) + 1
         for step in 0...steps {
             let point = start + (end - start) * (Double(step) / Double(steps))
-            if !outline.contains(point) || obstacles.contains(where: { $0.contains(point) }) { return false }
+            if !isFree(point, outline: outline, obstacles: obstacles) { return false }
         }
         return true
     }
