@@ -233,6 +233,7 @@ struct LocatorEngineTests {
         var next = 0
         for step in 0..<1100 {
             let now = start + Double(step) * 0.02
+            if next < queued.count, queued[next].time <= now { run.arrivals.append(now) }
             while next < queued.count, queued[next].time <= now {
                 engine.ingest(queued[next].reading, agentIndex: queued[next].agentIndex, now: now)
                 engine.agentHeard(queued[next].agentIndex, at: now)
@@ -296,6 +297,8 @@ struct LocatorEngineTests {
         var estimateTimes: [Double] = []
         var urgent: [Bool] = []
         var readingTimes: [Double] = []
+        /// The updates that brought the tag readings.
+        var arrivals: [Double] = []
         /// The floor of the agent that sent each reading.
         var readingFloors: [UInt16] = []
         /// When a zone change was decided, and when it was due.
@@ -303,17 +306,48 @@ struct LocatorEngineTests {
         var zone: ZoneKey?
         var last: Point?
 
-        /// The gaps between estimates, each with whether either end was urgent. After an urgent estimate the tag's
-        /// next regular one comes at its own next instant, which may be sooner than an interval: urgent estimates
-        /// do not move a tag's instants, so that tags stay spread over the interval.
-        var gaps: [(gap: Double, urgent: Bool)] {
-            zip(zip(estimateTimes, estimateTimes.dropFirst()), zip(urgent, urgent.dropFirst())).map {
-                ($0.1 - $0.0, $1.0 || $1.1)
-            }
-        }
-
         /// How many estimates were not urgent.
         var regularCount: Int { urgent.filter { !$0 }.count }
+
+        /// Checks that regular estimates come at most once per instant, `interval` apart, and that no reading waits
+        /// long. A tag past its instant is estimated with the first update that brings it readings, or an interval
+        /// later if none does: so two regular estimates in a row may be closer than an interval (the first came
+        /// late), but never two between the same instants (any three span an interval at least). A reading is
+        /// weighed within two intervals (and an update) of its arrival; past one, only at an update that brought
+        /// the tag readings, or after an interval that brought none. Estimates come with the tag's batches.
+        /// A tag whose wait changes (walking, then still) has `interval` its shorter, `longest` its longer.
+        func expectCadence(
+            interval: Double, longest: Double? = nil, readings: [Double],
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) {
+            let longest = longest ?? interval
+            let regular = zip(estimateTimes, urgent).filter { !$0.1 }.map(\.0)
+            for (first, third) in zip(regular, regular.dropFirst(2)) {
+                #expect(
+                    third - first >= interval - 1e-6, "three estimates in \(third - first) s",
+                    sourceLocation: sourceLocation)
+            }
+            // Every estimate comes with a batch of the tag's readings, but one after an interval that brought none
+            // (the readings before it are weighed all the same) and its first.
+            for estimate in estimateTimes.dropFirst() {
+                let withABatch = arrivals.contains { abs($0 - estimate) < 1e-9 }
+                let noneBefore = !arrivals.contains { $0 > estimate - interval + 1e-9 && $0 < estimate - 1e-9 }
+                #expect(
+                    withABatch || noneBefore, "estimated at \(estimate) s, with no batch of the tag",
+                    sourceLocation: sourceLocation)
+            }
+            for time in readings {
+                let taken = estimateTimes.first { $0 >= time - 1e-9 } ?? .infinity
+                let waited = taken - time
+                let withABatch = arrivals.contains { abs($0 - taken) < 1e-9 }
+                // (Taken an interval after its instant: no batch came in that interval.)
+                let noneSince = !arrivals.contains { $0 > taken - interval + 1e-9 && $0 < taken - 1e-9 }
+                #expect(
+                    waited <= 2 * longest + 0.02 + 1e-6
+                        && (waited <= longest + 0.02 + 1e-6 || withABatch || noneSince),
+                    "reading at \(time) s waited \(waited) s", sourceLocation: sourceLocation)
+            }
+        }
     }
 
     @Test(
@@ -330,17 +364,14 @@ struct LocatorEngineTests {
             "estimate interval: \(everyUpdate.estimateTimes.count) estimates in 22 s at every update, "
                 + "\(coalesced.estimateTimes.count) with 0.5 s")
         #expect(everyUpdate.estimateTimes.count > 3 * coalesced.estimateTimes.count)
-        for (gap, urgent) in coalesced.gaps where !urgent {
-            #expect(gap >= 0.5 - 1e-6, "estimated again after \(gap) s")
-        }
-        // Every reading is in an estimate within the interval (and one update) of its arrival. The grid weighs only
-        // the readings of agents on the tag's floor: an update that brings only the floor above's (heard through the
-        // slab) goes to the floor choice, and makes no estimate of a position.
-        for (time, floor) in zip(coalesced.readingTimes, coalesced.readingFloors)
-        where positioning == .trilateration || floor == 1 {
-            let taken = coalesced.estimateTimes.first { $0 >= time - 1e-9 }
-            #expect(taken.map { $0 - time <= 0.5 + 0.02 + 1e-6 } == true, "reading at \(time - start) s waited")
-        }
+        #expect(coalesced.regularCount <= 45, "\(coalesced.regularCount) regular estimates in 22 s")
+        // The grid weighs only the readings of agents on the tag's floor: an update that brings only the floor
+        // above's (heard through the slab) goes to the floor choice, and makes no estimate of a position.
+        coalesced.expectCadence(
+            interval: 0.5,
+            readings: zip(coalesced.readingTimes, coalesced.readingFloors).filter {
+                positioning == .trilateration || $0.1 == 1
+            }.map(\.0))
         #expect(coalesced.zone == ZoneKey(floor: 1, minor: 1))
         #expect(coalesced.zone == everyUpdate.zone)
         let a = try #require(coalesced.last)
@@ -393,16 +424,10 @@ struct LocatorEngineTests {
             "still estimate interval: \(still.estimateTimes.count) estimates of a still tag in 22 s, "
                 + "\(walking.estimateTimes.count) of a walking one")
         for run in [still, walking] {
-            for (gap, urgent) in run.gaps where !urgent {
-                #expect(gap >= 0.5 - 1e-6, "estimated again after \(gap) s")
-            }
             // At most one regular estimate per half second of the 22 s run, however many urgent ones came between.
             #expect(run.regularCount <= 45, "\(run.regularCount) regular estimates")
-            // Every reading is in an estimate within the still interval (and one update) of its arrival.
-            for time in run.readingTimes {
-                let taken = run.estimateTimes.first { $0 >= time - 1e-9 }
-                #expect(taken.map { $0 - time <= 1 + 0.02 + 1e-6 } == true, "reading at \(time - start) s waited")
-            }
+            // A walking tag's instants are half a second apart, a still one's a second; the second bounds the wait.
+            run.expectCadence(interval: 0.5, longest: 1, readings: run.readingTimes)
         }
         // Once the motion test has found the tag still (3 s under its threshold), a second between estimates.
         let settled = zip(still.estimateTimes, still.urgent).filter { $0.0 >= start + 6 }

@@ -208,35 +208,59 @@ struct ProbabilityHysteresisTests {
         #expect(hysteresis.current == Self.a)
     }
 
-    @Test("a zone is entered only when likely enough for the dwell time, and left only when unlikely enough")
-    func enterAndExit() {
+    @Test(
+        "at one estimate a second, the estimate that makes a zone likely enough enters it; one unlikely enough leaves")
+    func enterAndExitEachSecond() {
         let configuration = ZoneHysteresis.Configuration()
         var hysteresis = ZoneHysteresis()
         let enter = configuration.enterProbability
         let exit = configuration.exitProbability
-        // Likely enough, but not for long enough: nothing.
+        // A tag's first estimate holds only its first readings: its place waits for the next.
         #expect(hysteresis.update(evidence: evidence(enter, 0), time: 0, configuration: configuration) == nil)
-        #expect(hysteresis.update(evidence: evidence(0.1, 0), time: 0.5, configuration: configuration) == nil)
-        #expect(hysteresis.update(evidence: evidence(enter, 0), time: 0.6, configuration: configuration) == nil)
-        // Held for the dwell: entered.
-        let entered = hysteresis.update(
-            evidence: evidence(enter + 0.05, 0), time: 0.6 + configuration.dwell, configuration: configuration)
+        let entered = hysteresis.update(evidence: evidence(enter, 0), time: 1, configuration: configuration)
+        #expect(entered?.from == nil && entered?.to == Self.a)
+        // Between the thresholds, however long and whatever else grows: stays.
+        for step in 0..<20 {
+            let kept = hysteresis.update(
+                evidence: evidence(exit + 0.01, 1 - exit - 0.02), time: 2 + Double(step), configuration: configuration)
+            #expect(kept == nil)
+        }
+        // The next estimate below the exit threshold weighed a second of readings: it decides.
+        let moved = hysteresis.update(evidence: evidence(exit - 0.01, enter), time: 22, configuration: configuration)
+        #expect(moved?.from == Self.a && moved?.to == Self.b)
+        #expect(hysteresis.decisionDue(configuration: configuration) == nil)
+    }
+
+    @Test("with estimates more often, a change must hold over a dwell's worth of readings")
+    func enterAndExit() {
+        let configuration = ZoneHysteresis.Configuration()
+        let dwell = configuration.probabilityDwell
+        #expect(dwell == 1)
+        var hysteresis = ZoneHysteresis()
+        let enter = configuration.enterProbability
+        let exit = configuration.exitProbability
+        func update(_ a: Double, _ b: Double, at time: Double) -> (from: ZoneKey?, to: ZoneKey?)? {
+            hysteresis.update(evidence: evidence(a, b), time: time, configuration: configuration)
+        }
+        // Likely enough, but not over a dwell of readings: nothing. The readings of the estimate at 0.5 began at
+        // 0.25, so it holds at 1.25.
+        #expect(update(enter, 0, at: 0) == nil)
+        #expect(update(0.1, 0, at: 0.25) == nil)
+        for time in [0.5, 0.75, 1] { #expect(update(enter, 0, at: time) == nil) }
+        #expect(hysteresis.decisionDue(configuration: configuration) == 0.25 + dwell)
+        let entered = update(enter + 0.05, 0, at: 1.25)
         #expect(entered?.from == nil && entered?.to == Self.a)
         // Just above the exit threshold, however long: stays, though another zone is likelier.
         for step in 0..<20 {
-            let kept = hysteresis.update(
-                evidence: evidence(exit + 0.01, 0.6), time: 10 + Double(step), configuration: configuration)
-            #expect(kept == nil)
+            #expect(update(exit + 0.01, 0.6, at: 10 + Double(step) / 4) == nil)
         }
-        // Below it for the dwell: leaves for the zone likely enough.
-        #expect(hysteresis.update(evidence: evidence(exit - 0.01, 0.7), time: 40, configuration: configuration) == nil)
-        let moved = hysteresis.update(
-            evidence: evidence(exit - 0.01, 0.7), time: 40 + configuration.dwell, configuration: configuration)
+        // Below it over a dwell: leaves for the zone likely enough.
+        for time in [15, 15.25, 15.5] { #expect(update(exit - 0.01, 0.7, at: time) == nil) }
+        let moved = update(exit - 0.01, 0.7, at: 15.75)
         #expect(moved?.from == Self.a && moved?.to == Self.b)
         // Below the exit threshold with no zone likely enough: leaves for none.
-        #expect(hysteresis.update(evidence: evidence(0.3, 0.1), time: 50, configuration: configuration) == nil)
-        let left = hysteresis.update(
-            evidence: evidence(0.3, 0.1), time: 50 + configuration.dwell, configuration: configuration)
+        #expect(update(0.3, 0.1, at: 16) == nil)
+        let left = update(0.3, 0.1, at: 16.75)
         #expect(left?.from == Self.b && left?.to == nil)
     }
 

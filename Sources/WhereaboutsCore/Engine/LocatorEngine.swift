@@ -112,12 +112,15 @@ public struct LocatorEngine: Sendable {
         /// tags the map does not name (1/16 of the limit at once, so that a flood of new identities costs little
         /// per tag); tags the map names are never evicted. Twice a 10,000-tag campus by default.
         public var maximumTags: Int = 20_000
-        /// A tag is estimated once an interval (seconds), at the first update from each of its own instants, which
-        /// are spread over the interval tag by tag so that tags started together are not estimated together;
-        /// readings that arrive between wait in its filters for the next instant, and none is lost. An estimate
-        /// made off those instants (a tag's first, or an urgent one below) does not move them, so the next may
-        /// follow it sooner than an interval. Agents report once a second, each at its own
-        /// phase, so a locator updating every 20 ms would otherwise estimate a tag heard by a dozen agents a dozen
+        /// A tag is estimated once an interval (seconds), at the first update from each of its own instants that
+        /// brings it readings (or an interval past the instant, if none does), the instants spread over the
+        /// interval tag by tag so that tags started together are not estimated together; readings that arrive
+        /// between wait in its filters, and none is lost. Waiting for a batch of its own makes the estimate the
+        /// freshest it can be, and a zone change it decides follows the batch that completed it by an update's
+        /// time, not by however long that batch had waited for the instant. An estimate made off those instants (a
+        /// tag's first, an urgent one below, or one that waited past its instant for a batch) does not move them,
+        /// so the next may follow it sooner than an interval. Agents report once a second, each at its own phase,
+        /// so a locator updating every 20 ms would otherwise estimate a tag heard by a dozen agents a dozen
         /// times a second, each time with one new reading: at 10,000 tags that is over 100,000 fixes a second, more
         /// than a core. Half a second keeps the added delay of a zone decision under the 1 s dwell, and replays and
         /// the simulator, which update once a second, are unchanged. 0 estimates a moving tag at every update (a

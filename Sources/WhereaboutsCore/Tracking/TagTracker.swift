@@ -34,6 +34,9 @@ struct TagTracker: Sendable {
     /// … and the same as a bit per tag, which every reading looks at: 1.25 KB at 10,000 tags, which stays cached
     /// where a flag in each tag's schedule cost a cache miss per reading.
     private var waiting = TagBits()
+    /// The tags that readings came for since the last update: a tag past its instant is estimated at the first
+    /// update that brings it readings (``estimateHeard(now:radio:zones:)``).
+    private var heard = TagBits()
     /// Each worker's buffers, kept from update to update; nil while a worker has them.
     private var scratch: [EstimateScratch?]
     /// Where the tag of each estimate of the last ``estimateHeard(now:radio:zones:)`` is held, in the estimates'
@@ -134,6 +137,7 @@ struct TagTracker: Sendable {
     /// the map. `link` is where its link for the agent was found (``place(of:agentIndex:)``), if it was.
     mutating func take(_ reading: Reading, tagIndex index: Int, link: Int?, agentIndex: Int) {
         if waiting.insert(index) { dirtyTags.append(dirtyTag(index)) }
+        heard.set(index)
         tags[index].take(
             reading,
             agentIndex: agentIndex,
@@ -156,10 +160,19 @@ struct TagTracker: Sendable {
         dirtyTags.removeAll(keepingCapacity: true)
         var due: [Int] = []
         due.reserveCapacity(dirty.count)
-        for tag in dirty where waiting.contains(tag.index) {
+        for tag in dirty {
+            let fresh = heard.contains(tag.index)
+            heard.remove(tag.index)
+            guard waiting.contains(tag.index) else { continue }
             // (A clock stepped back does not hold a tag up.)
-            guard now >= tag.due || tag.lastEstimated > now else {
-                // Estimated too recently: its readings wait in the filters for a later update.
+            let ready = now >= tag.due || tag.lastEstimated > now
+            // Past its instant, a tag is estimated with a batch that brings it readings, not at the first update of
+            // any batch: its estimate is then the freshest it can be, and a zone change it decides comes with the
+            // batch that completed it (the reading-to-occupancy latency), not up to a batch interval after it.
+            // Readings that no batch follows are weighed a wait later all the same.
+            let timely = fresh || now >= tag.due + tag.wait || tag.lastEstimated > now
+            guard ready, timely else {
+                // Estimated too recently, or nothing new since its instant: its readings wait in the filters.
                 dirtyTags.append(tag)
                 continue
             }
@@ -207,7 +220,7 @@ struct TagTracker: Sendable {
         // (With the grid filter a moving tag waits as long as a still one: ``LocatorEngine/Configuration/estimateInterval``.)
         let wait = entry.moving ? configuration.movingEstimateInterval : stillInterval
         let due = min(entry.nextEstimate(wait: wait, offset: entry.phase * stillInterval), entry.decisionDue - wait)
-        return DirtyTag(index: index, due: due, lastEstimated: entry.lastEstimated)
+        return DirtyTag(index: index, due: due, wait: wait, lastEstimated: entry.lastEstimated)
     }
 
     /// Splits the due tags into `workers` runs in order, moves each run's states to a worker, and puts them back.
@@ -327,10 +340,17 @@ struct TagTracker: Sendable {
         tagIndexes = TagIndexTable(tags.lazy.map(\.identity))
         dirtyTags = dirtyTags.compactMap { tag in
             newIndex[tag.index] >= 0
-                ? DirtyTag(index: newIndex[tag.index], due: tag.due, lastEstimated: tag.lastEstimated) : nil
+                ? DirtyTag(index: newIndex[tag.index], due: tag.due, wait: tag.wait, lastEstimated: tag.lastEstimated)
+                : nil
         }
         waiting = TagBits()
-        for tag in dirtyTags { waiting.insert(tag.index) }
+        heard = TagBits()
+        // (Whether each was heard in this update is lost with the old indexes: taken as heard, they are estimated
+        // at their instants.)
+        for tag in dirtyTags {
+            waiting.insert(tag.index)
+            heard.set(tag.index)
+        }
     }
 
     /// The motion statistic of a tag now: about 1 for a still tag, growing as it moves.
@@ -674,6 +694,8 @@ struct EstimateSchedule: Sendable {
 struct DirtyTag: Sendable {
     var index: Int
     var due: Double
+    /// Its wait between instants: past its instant by this much, it is estimated even with no new readings.
+    var wait: Double
     var lastEstimated: Double
 }
 
@@ -701,6 +723,14 @@ struct TagBits: Sendable {
         let bit: UInt64 = 1 << UInt64(index & 63)
         defer { words[word] |= bit }
         return words[word] & bit == 0
+    }
+
+    /// Sets the bit.
+    @inline(__always)
+    mutating func set(_ index: Int) {
+        let word = index >> 6
+        if word >= words.count { words += Array(repeating: 0, count: word + 1 - words.count) }
+        words[word] |= 1 << UInt64(index & 63)
     }
 
     mutating func remove(_ index: Int) {

@@ -5,9 +5,10 @@
 /// - A tag in a zone **leaves** it when the zone is less than ``Configuration/exitProbability`` likely: for another
 ///   zone, when one is at least ``Configuration/enterProbability`` likely then, otherwise for no zone. Another zone
 ///   growing likelier does not by itself move the tag: two zones near 50/50 would trade it back and forth.
-/// - Either way the challenge must hold for ``Configuration/dwell`` seconds; until then the tag stays where it is,
-///   however the rest of the mass is spread. Between the two thresholds nothing changes: that band is the
-///   hysteresis.
+/// - Either way the challenge must hold over ``Configuration/probabilityDwell`` seconds of readings, counted from
+///   the update before the one that made it (so at one estimate a second, that update decides); until then the tag
+///   stays where it is, however the rest of the mass is spread. Between the two thresholds nothing changes: that
+///   band is the hysteresis.
 ///
 /// The probabilities come from the grid filter's posterior (``update(evidence:time:configuration:)``).
 ///
@@ -21,16 +22,30 @@ public struct ZoneHysteresis: Sendable, Hashable {
     /// Tuning of the hysteresis.
     public struct Configuration: Sendable, Hashable {
         /// How likely a zone must be before a tag enters it. Above 0.5, so that at most one zone can be. (The
-        /// previous rule, the likeliest region once 0.7 likely for 2 s, gave the grid filter 1.2–4.8 points less
-        /// zone accuracy on the accuracy harness.)
-        public var enterProbability: Double = 0.55
+        /// rule before the band, the likeliest region once 0.7 likely for 2 s, gave the grid filter 1.2–4.8 points
+        /// less zone accuracy on the accuracy harness.)
+        public var enterProbability: Double = 0.6
         /// How unlikely the zone a tag is in must become before it leaves it. The band between this and
-        /// ``enterProbability`` is what keeps a still tag near a boundary from flapping (0.3 let one 0.3 m from a
-        /// boundary change zone up to 6 times an hour with the grid filter; 0.2, at most 4).
-        public var exitProbability: Double = 0.2
-        /// How long, in seconds, a change must hold before it is reported (1.5 s lost the grid filter 1.5–2.7
-        /// points of zone accuracy on the harness, with the exit band already stopping flaps).
+        /// ``enterProbability`` is what keeps a still tag near a boundary from flapping. A still tag 0.3 m from a
+        /// boundary of the demo office, an hour each on three seeds (`ZoneProbabilityTests`), changed zone 10, 12
+        /// and 10 times with 0.55 / 0.2 and no dwell; 4, 2 and 2 with 0.6 / 0.15; 0, 0 and 0 with 0.7 / 0.1, which
+        /// lost 1 point of zone accuracy in the harness's open office against 0.6 / 0.15.
+        public var exitProbability: Double = 0.15
+        /// From positions alone (trilateration): how long, in seconds, a change must hold before it is reported.
         public var dwell: Double = 1
+        /// From probabilities (the grid filter): over how many seconds of readings a change must hold before it is
+        /// reported. The span counts from the previous estimate of the tag, whose readings the first update that
+        /// challenges its zone weighs: at one estimate a second (the default interval, and replay), that update
+        /// decides at once; when estimates come with every batch (`--estimate-interval 0`), each weighing a few
+        /// agents' readings, the challenge must last a second. Until cb42529 the span counted from the challenging
+        /// update itself, so at one estimate a second every change waited for the next one: the grid was 1.0–3.1
+        /// points less accurate on the harness's four scenarios (seeds 1–6, with the band at 0.55 / 0.2), reported
+        /// each change a second later, and 17 % fewer zone changes than the truth in the open office
+        /// (docs/tracker.md). Live, the estimate that decides comes with a batch of the tag's readings (a tag past
+        /// its instant waits for one, ``LocatorEngine/Configuration/estimateInterval``), so the occupancy follows
+        /// the batch that completed the change by the update's own time: without that, the tag's instant decided
+        /// it, and the reading-to-occupancy p99 was 581 ms where it is 41 ms (`scripts/bench.sh`).
+        public var probabilityDwell: Double = 1
         /// From positions alone: how far past a boundary, in metres, a position must be to count toward leaving.
         public var margin: Double = 0.5
 
@@ -45,6 +60,8 @@ public struct ZoneHysteresis: Sendable, Hashable {
     public private(set) var current: ZoneKey?
     /// Since when the current zone (or no zone) has been challenged, if it is.
     private var challengedSince: Double?
+    /// When the last update on probabilities came: the readings of the next one start there.
+    private var lastEvidenceTime: Double?
     private var positionChallenger: ZoneKey??
     private var positionChallengerSince = 0.0
 
@@ -62,9 +79,16 @@ public struct ZoneHysteresis: Sendable, Hashable {
     }
 
     /// Since when a change has been challenging the current zone (or no zone), if one is: the change is decided
-    /// at the first estimate ``Configuration/dwell`` seconds after this, should the challenge hold.
+    /// at the first estimate ``decisionDue(configuration:)`` or later, should the challenge hold.
     public var challengeStart: Double? {
         challengedSince ?? (positionChallenger == nil ? nil : positionChallengerSince)
+    }
+
+    /// When the pending challenge, if any, may be decided: its start plus the dwell of its kind (on probabilities,
+    /// ``Configuration/probabilityDwell``; on positions, ``Configuration/dwell``).
+    public func decisionDue(configuration: Configuration) -> Double? {
+        if let challengedSince { return challengedSince + configuration.probabilityDwell }
+        return positionChallenger == nil ? nil : positionChallengerSince + configuration.dwell
     }
 
     /// Takes a position on a floor; returns the change, if one is decided now.
@@ -127,7 +151,10 @@ public struct ZoneHysteresis: Sendable, Hashable {
         time: Double,
         configuration: Configuration
     ) -> (from: ZoneKey?, to: ZoneKey?)? {
-        defer { noteSettled() }
+        defer {
+            lastEvidenceTime = time
+            noteSettled()
+        }
         let (likeliest, best) = Self.likeliest(evidence)
         // Where the tag would go now. A tag in a zone is challenged only once that zone is unlikely enough to
         // leave, whatever else grows: two zones near 50/50 must not trade the tag back and forth. It goes to the
@@ -144,11 +171,12 @@ public struct ZoneHysteresis: Sendable, Hashable {
             challengedSince = nil
             return nil
         }
-        // The dwell runs from the first moment the current zone was challenged, wherever the tag would go: a tag
-        // leaving one room for the next is often "in no zone likely enough" before it is in the next room.
-        let since = challengedSince ?? time
+        // The dwell runs from the first readings that challenged the current zone (those since the last update),
+        // wherever the tag would go: a tag leaving one room for the next is often "in no zone likely enough" before
+        // it is in the next room.
+        let since = challengedSince ?? min(lastEvidenceTime ?? time, time)
         challengedSince = since
-        guard time - since >= configuration.dwell - Self.slack else { return nil }
+        guard time - since >= configuration.probabilityDwell - Self.slack else { return nil }
         let change = (from: current, to: destination)
         current = destination
         challengedSince = nil
@@ -200,6 +228,7 @@ public struct ZoneHysteresis: Sendable, Hashable {
         let left = current
         current = nil
         challengedSince = nil
+        lastEvidenceTime = nil
         positionChallenger = nil
         return left
     }

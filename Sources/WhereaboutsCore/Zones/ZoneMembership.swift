@@ -143,7 +143,7 @@ struct ZoneMembership: Sendable {
     /// decide it. A locator starting with 10,000 tags otherwise estimated every tag with every batch for a second.
     private func decisionDue(_ hysteresis: ZoneHysteresis) -> Double? {
         guard hysteresis.settled else { return nil }
-        return hysteresis.challengeStart.map { $0 + configuration.dwell }
+        return hysteresis.decisionDue(configuration: configuration)
     }
 
     /// Takes a tag out of its zone at once (it timed out).
