@@ -203,9 +203,11 @@ struct LocatorEngineTests {
     /// its readings arrived, its zone at the end and its last position.
     /// Trilateration by default: the estimate interval's rules for moving and still tags are its own (the grid
     /// filter, the default tracker, waits the larger interval for both, and `estimateInterval` runs it too).
+    /// `spacing` is the seconds between successive agents' batches, `period` the seconds between one agent's.
     func runEvery20ms(
         interval: Double, stillInterval: Double, walking: Bool = false,
-        positioning: LocatorEngine.Configuration.Positioning = .trilateration
+        positioning: LocatorEngine.Configuration.Positioning = .trilateration, spacing: Double = 0.07,
+        period: Double = 1
     ) throws -> Every20msRun {
         let map = try loadShippedMap("demo-office.json")
         let tag = demoTag(1)
@@ -222,7 +224,7 @@ struct LocatorEngineTests {
             for (agentIndex, reading) in generator.readings(
                 tag: tag, at: position, floor: 1, time: start + Double(second), using: &random)
             {
-                let time = start + Double(second) + 0.07 * Double(agentIndex)
+                let time = start + Double(second) * period + spacing * Double(agentIndex)
                 var stamped = reading
                 stamped.time = time
                 queued.append((time, agentIndex, stamped))
@@ -446,9 +448,14 @@ struct LocatorEngineTests {
         #expect(a.distance(to: b) < 1)
     }
 
-    @Test("once a zone change is due, every batch is estimated on arrival until it is decided")
-    func urgentEstimates() throws {
-        let walking = try runEvery20ms(interval: 0.5, stillInterval: 1, walking: true)
+    @Test(
+        "once a zone change is due, every batch is estimated on arrival until it is decided",
+        arguments: [(0.07, 1.0), (0.07, 1.03), (0.02, 1.03)])
+    func urgentEstimates(spacing: Double, period: Double) throws {
+        // Batches spread over most of the second, then so with the agents' clocks running slow (a dwell of a
+        // second from one batch ends just before the same agent's next), then bunched in a fifth of the second.
+        let walking = try runEvery20ms(
+            interval: 0.5, stillInterval: 1, walking: true, spacing: spacing, period: period)
         let urgent = walking.urgent.count { $0 }
         print(
             "urgent estimates: \(walking.decisions.count) zone changes of a walking tag, "
@@ -456,9 +463,18 @@ struct LocatorEngineTests {
         #expect(walking.decisions.count >= 2, "the walk crosses zones")
         var batchesChecked = 0
         for (time, due) in walking.decisions {
+            // Decided with a batch of the tag's readings, the one that completed it, not at the first update past
+            // the dwell (which, with batches spread over the second, rarely brings one of the tag's); or, as any
+            // estimate, a wait (half a second, walking) past one of its instants when no batch came in that time.
+            // The first tag's instants fall on whole half seconds from the start (its phase is 0).
+            let lastBatch = walking.arrivals.last { $0 <= time + 1e-9 } ?? -.infinity
+            let sinceStart = time - start
+            let onInstant = abs((sinceStart / 0.5).rounded() * 0.5 - sinceStart) < 1e-6
+            #expect(
+                abs(lastBatch - time) < 1e-9 || (onInstant && time - lastBatch >= 0.5 - 1e-6),
+                "a change decided at \(sinceStart) s, \(time - lastBatch) s after a batch of the tag")
             // From the moment the change was due until it was decided, every batch was estimated on arrival (the
-            // update that took it): the change was decided with the first that bore it out, none waited. (A change
-            // may also be decided by the regular estimate at the very moment it falls due, with no batch between.)
+            // update that took it): the change was decided with the first that bore it out, none waited.
             let batches = walking.readingTimes.filter { $0 >= due - 1e-9 && $0 <= time + 1e-9 }
             batchesChecked += batches.count
             for batch in batches {

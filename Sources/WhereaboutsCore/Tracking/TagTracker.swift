@@ -170,7 +170,7 @@ struct TagTracker: Sendable {
             // any batch: its estimate is then the freshest it can be, and a zone change it decides comes with the
             // batch that completed it (the reading-to-occupancy latency), not up to a batch interval after it.
             // Readings that no batch follows are weighed a wait later all the same.
-            let timely = fresh || now >= tag.due + tag.wait || tag.lastEstimated > now
+            let timely = fresh || now >= tag.unheardDue || tag.lastEstimated > now
             guard ready, timely else {
                 // Estimated too recently, or nothing new since its instant: its readings wait in the filters.
                 dirtyTags.append(tag)
@@ -219,8 +219,10 @@ struct TagTracker: Sendable {
         let stillInterval = max(configuration.stillEstimateInterval, configuration.estimateInterval)
         // (With the grid filter a moving tag waits as long as a still one: ``LocatorEngine/Configuration/estimateInterval``.)
         let wait = entry.moving ? configuration.movingEstimateInterval : stillInterval
-        let due = min(entry.nextEstimate(wait: wait, offset: entry.phase * stillInterval), entry.decisionDue - wait)
-        return DirtyTag(index: index, due: due, wait: wait, lastEstimated: entry.lastEstimated)
+        let instant = entry.nextEstimate(wait: wait, offset: entry.phase * stillInterval)
+        return DirtyTag(
+            index: index, due: min(instant, entry.decisionDue - wait), unheardDue: instant + wait,
+            lastEstimated: entry.lastEstimated)
     }
 
     /// Splits the due tags into `workers` runs in order, moves each run's states to a worker, and puts them back.
@@ -340,8 +342,9 @@ struct TagTracker: Sendable {
         tagIndexes = TagIndexTable(tags.lazy.map(\.identity))
         dirtyTags = dirtyTags.compactMap { tag in
             newIndex[tag.index] >= 0
-                ? DirtyTag(index: newIndex[tag.index], due: tag.due, wait: tag.wait, lastEstimated: tag.lastEstimated)
-                : nil
+                ? DirtyTag(
+                    index: newIndex[tag.index], due: tag.due, unheardDue: tag.unheardDue,
+                    lastEstimated: tag.lastEstimated) : nil
         }
         waiting = TagBits()
         heard = TagBits()
@@ -694,8 +697,10 @@ struct EstimateSchedule: Sendable {
 struct DirtyTag: Sendable {
     var index: Int
     var due: Double
-    /// Its wait between instants: past its instant by this much, it is estimated even with no new readings.
-    var wait: Double
+    /// When it is estimated even at an update that brings it no readings: a wait past its instant. (From its
+    /// instant, not from `due`: a tag whose zone change is due is estimated only with its batches, so that the
+    /// change is decided with the one that completes it, not at the first update past its dwell.)
+    var unheardDue: Double
     var lastEstimated: Double
 }
 
