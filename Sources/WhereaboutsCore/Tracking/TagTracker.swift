@@ -220,8 +220,12 @@ struct TagTracker: Sendable {
         // (With the grid filter a moving tag waits as long as a still one: ``LocatorEngine/Configuration/estimateInterval``.)
         let wait = entry.moving ? configuration.movingEstimateInterval : stillInterval
         let instant = entry.nextEstimate(wait: wait, offset: entry.phase * stillInterval)
+        // With a zone change pending, not before a still tag's wait past when it falls due: a batch of the tag's
+        // should decide it, and a tag that is heard at all is heard once a second.
+        let unheard = instant + wait
+        let unheardDue = entry.decisionDue.isFinite ? max(unheard, entry.decisionDue + stillInterval) : unheard
         return DirtyTag(
-            index: index, due: min(instant, entry.decisionDue - wait), unheardDue: instant + wait,
+            index: index, due: min(instant, entry.decisionDue - wait), unheardDue: unheardDue,
             lastEstimated: entry.lastEstimated)
     }
 
@@ -697,9 +701,10 @@ struct EstimateSchedule: Sendable {
 struct DirtyTag: Sendable {
     var index: Int
     var due: Double
-    /// When it is estimated even at an update that brings it no readings: a wait past its instant. (From its
-    /// instant, not from `due`: a tag whose zone change is due is estimated only with its batches, so that the
-    /// change is decided with the one that completes it, not at the first update past its dwell.)
+    /// When it is estimated even at an update that brings it no readings: a wait past its instant, and with a
+    /// zone change pending, a still tag's wait past when the change falls due. (Not from `due`: a tag whose zone
+    /// change is due is estimated only with its batches, so that the change is decided with the one that
+    /// completes it, not at the first update past its dwell.)
     var unheardDue: Double
     var lastEstimated: Double
 }
