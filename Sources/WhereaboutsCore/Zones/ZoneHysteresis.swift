@@ -77,13 +77,7 @@ public struct ZoneHysteresis: Sendable, Hashable {
 
     /// Notes, at the end of an update, whether the tag is settled (``settled``).
     private mutating func noteSettled() {
-        if !settled, current != nil || challengeStart == nil { settled = true }
-    }
-
-    /// Since when a change has been challenging the current zone (or no zone), if one is: the change is decided
-    /// at the first estimate ``decisionDue(configuration:)`` or later, should the challenge hold.
-    public var challengeStart: Double? {
-        challengedSince ?? (positionChallenger == nil ? nil : positionChallengerSince)
+        if !settled, current != nil || (challengedSince == nil && positionChallenger == nil) { settled = true }
     }
 
     /// When the pending challenge, if any, may be decided: its start plus the dwell of its kind (on probabilities,
