@@ -233,7 +233,7 @@ private struct MapReader {
         guard let value else { return model }
         let keys: Set = [
             "measured_power", "path_loss_exponent", "tag_height", "reading_max_age", "tag_timeout", "agent_timeout",
-            "coverage_radius",
+            "coverage_radius", "floor_loss",
         ]
         guard let object = object(value, "$.model", allowed: keys) else { return nil }
         let before = problems.count
@@ -250,6 +250,9 @@ private struct MapReader {
         }
         if let height = number(object["tag_height"], "$.model.tag_height", in: 0...10, required: false) {
             model.tagHeight = height
+        }
+        if let loss = number(object["floor_loss"], "$.model.floor_loss", in: 0...60, required: false) {
+            model.floorLoss = loss
         }
         if let age = number(object["reading_max_age"], "$.model.reading_max_age", in: 0.5...600, required: false) {
             model.readingMaxAge = age

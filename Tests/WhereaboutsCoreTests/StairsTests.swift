@@ -73,6 +73,34 @@ struct StairsTests {
             random: &random)
     }
 
+    /// Feeds `seconds` of readings of a tag at `position` on `floor`, as a radio would give them: each agent's RSSI
+    /// by the path-loss model over the distance in space (floors 3.5 m apart, agents 2.4 m above theirs, the tag
+    /// 1.2 m), less `slab` dB for an agent on the other floor (the map says 15), with `noise` dB of Gaussian noise.
+    /// Agents in `silent` are not heard. Returns the estimates, one per update.
+    func runThroughSlab(
+        _ engine: inout LocatorEngine, at position: Point, floor: UInt16, slab: Double = 15, from start: Double,
+        seconds: Int, silent: Set<String> = [], noise: Double = 0, random: inout SplitMix64
+    ) -> [TagEstimate?] {
+        let tag = TagIdentity.iBeacon(uuid: engine.map.site.uuid, major: 1, minor: 1)
+        let model = PathLossModel(measuredPower: -59, exponent: 2)
+        var estimates: [TagEstimate?] = []
+        for second in 0..<seconds {
+            let now = start + Double(second)
+            for (index, agent) in engine.map.agents.enumerated() where !silent.contains(agent.id) {
+                let rise = 3.5 * (Double(agent.floor) - Double(floor)) + agent.height - 1.2
+                let across = agent.position.distance(to: position)
+                let distance = max((across * across + rise * rise).squareRoot(), 0.1)
+                let rssi =
+                    model.expectedRSSI(atDistance: distance) - (agent.floor == floor ? 0 : slab)
+                    + (noise > 0 ? noise * random.nextGaussian() : 0)
+                engine.ingest(Reading(tag: tag, time: now, rssi: rssi.rounded()), agentIndex: index, now: now)
+                engine.agentHeard(index, at: now)
+            }
+            estimates.append(engine.update(now: now).estimates.first)
+        }
+        return estimates
+    }
+
     static let positionings: [LocatorEngine.Configuration.Positioning] = [.trilateration, .grid]
 
     func engine(stairs: Bool, positioning: LocatorEngine.Configuration.Positioning) throws -> LocatorEngine {
@@ -95,9 +123,13 @@ struct StairsTests {
     static let east = Point(x: 34, y: 5)
     static let west = Point(x: 6, y: 5)
 
+    // The grid filter has no votes and margins: its floor is part of its state, weighed by how well each floor
+    // explains the readings (the tests from "the grid filter" on). Readings that no floor explains, as these
+    // (each floor's agents louder or weaker by the same dB at every distance), test the trilateration's vote.
+
     @Test(
         "a tag far from the stairs keeps its floor when the other floor's agents are a few dB louder",
-        arguments: positionings)
+        arguments: [LocatorEngine.Configuration.Positioning.trilateration])
     func heldAwayFromStairs(positioning: LocatorEngine.Configuration.Positioning) throws {
         // The car in the garage under the bedroom: the upper floor's agents hear it 4.5 dB louder than the
         // garage's, more than the 3 dB that moves a tag by the stairs, less than the 6 dB asked elsewhere.
@@ -118,7 +150,7 @@ struct StairsTests {
 
     @Test(
         "strong evidence moves a tag far from the stairs to the other floor, after more updates",
-        arguments: positionings)
+        arguments: [LocatorEngine.Configuration.Positioning.trilateration])
     func movedAwayFromStairsLater(positioning: LocatorEngine.Configuration.Positioning) throws {
         // A lift the map does not give must not hold a tag on its floor for ever.
         let moved = try challenge(at: Self.east, stairs: true, positioning: positioning, upstairs: 10, seconds: 30)
@@ -185,25 +217,76 @@ struct StairsTests {
         #expect(withStairs <= withoutStairs + 2)
     }
 
-    @Test("a tag that takes the stairs starts on the new floor by them, where its agents alone cannot say")
+    @Test("the grid filter: a tag that takes the stairs is placed upstairs by them, where its agents alone cannot say")
     func arrivesByStairs() throws {
-        // Upstairs, only the agent at x = 15 hears it: its readings put the tag anywhere on a circle of 12 m
-        // around (15, 5). Started around that agent, the grid's estimate is its middle; by the stairs, it is where
-        // the tag came up.
+        // Upstairs, only the two agents at x = 15 hear it, one on each floor: their readings put the tag anywhere on
+        // a circle of 12 m around (15, 5). By the stairs, it is where the tag came up.
         let landing = Point(x: 3, y: 5)
-        let deaf: Set<String> = ["f2-5", "f2-25", "f2-35", "f1-5", "f1-15", "f1-25", "f1-35"]
-        var firstUpstairs: [Bool: TagEstimate] = [:]
+        let deaf: Set<String> = ["f2-5", "f2-25", "f2-35", "f1-5", "f1-25", "f1-35"]
+        var firstUpstairs: [Bool: (index: Int, estimate: TagEstimate)] = [:]
         for stairs in [true, false] {
             var engine = try engine(stairs: stairs, positioning: .grid)
-            _ = run(&engine, at: Point(x: 4, y: 5), upstairs: -15, from: 1_000_000, seconds: 20)
-            let climbed = run(&engine, at: landing, upstairs: 0, from: 1_000_020, seconds: 20, silent: deaf)
-            let estimate: TagEstimate = try #require(climbed.compactMap { $0 }.first { $0.floor == 2 })
-            firstUpstairs[stairs] = estimate
+            var random = SplitMix64(seed: 0)
+            let before = runThroughSlab(
+                &engine, at: Point(x: 4, y: 5), floor: 1, from: 1_000_000, seconds: 20, random: &random)
+            #expect(before.allSatisfy { $0?.floor == 1 })
+            let climbed = runThroughSlab(
+                &engine, at: landing, floor: 2, from: 1_000_020, seconds: 20, silent: deaf, random: &random)
+            let index = try #require(climbed.firstIndex { $0?.floor == 2 })
+            firstUpstairs[stairs] = (index, try #require(climbed[index]))
+            #expect(climbed.last??.floor == 2)
         }
         let byStairs = try #require(firstUpstairs[true])
         let byAgents = try #require(firstUpstairs[false])
+        print("arrival: upstairs after \(byStairs.index + 1) updates by the stairs, \(byAgents.index + 1) without")
+        // By the stairs, people change floor: the change is taken sooner there.
+        #expect(byStairs.index <= 2)
+        #expect(byStairs.index < byAgents.index)
         let stairsRadius = GridFilter.Configuration().stairsRadius
-        #expect(byStairs.position.distance(to: landing) <= stairsRadius + 1, "\(byStairs.position)")
-        #expect(byAgents.position.distance(to: landing) > stairsRadius + 1, "\(byAgents.position)")
+        #expect(
+            byStairs.estimate.position.distance(to: landing) <= stairsRadius + 1, "\(byStairs.estimate.position)")
+        #expect(
+            byAgents.estimate.position.distance(to: landing) > stairsRadius + 1, "\(byAgents.estimate.position)")
+    }
+
+    @Test(
+        "the grid filter: far from the stairs, a floor change (a lift the map lacks) is taken too, later than by them")
+    func liftTheMapLacks() throws {
+        var changedAt: [Bool: Int] = [:]
+        for byStairs in [true, false] {
+            var engine = try engine(stairs: true, positioning: .grid)
+            var random = SplitMix64(seed: 1)
+            let position = byStairs ? Point(x: 4, y: 5) : Self.east
+            let before = runThroughSlab(
+                &engine, at: position, floor: 1, from: 1_000_000, seconds: 20, noise: 4, random: &random)
+            #expect(before.suffix(10).allSatisfy { $0?.floor == 1 })
+            let after = runThroughSlab(
+                &engine, at: position, floor: 2, from: 1_000_020, seconds: 30, noise: 4, random: &random)
+            changedAt[byStairs] = after.firstIndex { $0?.floor == 2 }
+            #expect(after.suffix(10).allSatisfy { $0?.floor == 2 })
+        }
+        let byStairs = try #require(changedAt[true])
+        let elsewhere = try #require(changedAt[false])
+        print("floor change: after \(byStairs + 1) updates by the stairs, \(elsewhere + 1) far from them")
+        #expect(byStairs < elsewhere)
+        #expect(elsewhere <= 10)
+    }
+
+    @Test(
+        "the grid filter: under a slab thinner than the map says, a tag keeps its floor (the car under the bedroom)",
+        arguments: [Point(x: 34, y: 5), Point(x: 13, y: 5), Point(x: 5, y: 5)])
+    func thinnerSlabThanMapped(at position: Point) throws {
+        // The map says 15 dB; this slab takes 8. With 4 dB of noise per reading, over 5 minutes on each of 3 seeds.
+        var upstairs = 0
+        for seed: UInt64 in 1...3 {
+            var engine = try engine(stairs: true, positioning: .grid)
+            var random = SplitMix64(seed: seed)
+            let estimates = runThroughSlab(
+                &engine, at: position, floor: 1, slab: 8, from: 1_000_000, seconds: 300, noise: 4, random: &random)
+            #expect(estimates.compactMap { $0 }.count == 300)
+            upstairs += estimates.filter { $0?.floor == 2 }.count
+        }
+        print("slab of 8 dB mapped as 15, tag at \(position): upstairs \(upstairs) s of 900")
+        #expect(upstairs == 0)
     }
 }

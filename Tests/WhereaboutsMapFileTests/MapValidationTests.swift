@@ -9,7 +9,7 @@ struct MapValidationTests {
     static let valid = """
         {
           "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Test site"},
-          "model": {"measured_power": -59, "path_loss_exponent": 2.2},
+          "model": {"measured_power": -59, "path_loss_exponent": 2.2, "floor_loss": 12},
           "floors": [
             {"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]},
             {"major": 2, "name": "Upper", "height": 3.5, "outline": [[0,0],[20,0],[20,10],[0,10]]}
@@ -47,6 +47,7 @@ struct MapValidationTests {
         #expect(map.agents[1].rssiOffset == -3)
         #expect(map.agents[1].pathLossExponent == 2.5)
         #expect(map.model.pathLossExponent == 2.2)
+        #expect(map.model.floorLoss == 12)
         #expect(map.knownTags.first?.measuredPower == -61)
         #expect(map.walls.first?.loss == 4)
         #expect(map.agentIndex(of: "b_1") == 2)
@@ -185,6 +186,9 @@ struct MapValidationTests {
         Case(
             name: "out-of-range model constant", target: #""path_loss_exponent": 2.2"#,
             replacement: #""path_loss_exponent": 9"#, path: "$.model.path_loss_exponent", words: "between"),
+        Case(
+            name: "floor loss out of range", target: #""floor_loss": 12"#, replacement: #""floor_loss": -3"#,
+            path: "$.model.floor_loss", words: "between"),
         Case(
             name: "zero-length wall", target: #""to": [10, 10]"#, replacement: #""to": [10, 0]"#, path: "$.walls[0]",
             words: "two distinct ends"),

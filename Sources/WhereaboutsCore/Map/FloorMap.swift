@@ -296,6 +296,10 @@ public struct RadioModel: Sendable, Hashable {
     public var pathLossExponent: Double = 2.0
     /// Height at which tags are carried, above their floor, in metres.
     public var tagHeight: Double = 1.2
+    /// What a floor slab takes off a reading, in dB, between a tag on one floor and an agent on the next: the grid
+    /// filter weighs the next floors' agents with it, so that which floor explains the readings better is part of
+    /// the estimate.
+    public var floorLoss: Double = 15
     /// A reading older than this (seconds) no longer counts toward a position.
     public var readingMaxAge: Double = 10
     /// A tag not heard for this long (seconds) leaves its zone.

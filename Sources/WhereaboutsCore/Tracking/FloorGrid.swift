@@ -21,6 +21,10 @@ struct FloorGrid: Sendable {
         let rows: Int
         /// The exponent the table was made with.
         let exponent: Double
+        /// Whether the agent is on the next floor up or down, not on this one: its gains take the slab's loss
+        /// (``RadioModel/floorLoss``), its σ grows by ``GridFilter/Configuration/floorLossSigma``, and its radio
+        /// surface (learned on its own floor) is not used.
+        let acrossFloor: Bool
         /// Where the table's three planes start in the floor's ``FloorGrid/tableValues``, each a value per cell of
         /// the box, row by row: the gain in dB (0 or less) from `start`; 1 / σ from `start + count`, σ² being the
         /// filter's RSSI variance plus what the model's error adds with distance; log σ from `start + 2 × count`,
@@ -64,15 +68,19 @@ struct FloorGrid: Sendable {
     let secondZoneShareOfCell: [Float]
     /// The floor's zones, in map order.
     let zones: [ZoneKey]
-    /// Per agent on this floor, its gain table; in map order.
+    /// Per agent on this floor and on the floors next above and below it, its gain table; this floor's agents
+    /// first, each floor's in map order.
     private(set) var tables: [GainTable]
     /// Every table's planes (``GainTable/start``), in one array: the weighing reads many tables at once, and one
     /// array is borrowed in one closure.
     private(set) var tableValues: [Float]
-    /// The slot in ``tables`` of each map agent, or -1 when it is on another floor.
+    /// The slot in ``tables`` of each map agent, or -1 when it is on a floor neither this one nor next to it.
     let slotOfAgent: [Int]
 
+    /// Per map agent, its antenna's height above a tag on this floor (negative below it).
     private let agentHeightAboveTag: [Double]
+    private let floorLoss: Double
+    private let floorLossSigma: Double
     private let walls: [Wall]
     private let gainRadius: Double
     private let sigma: Double
@@ -107,10 +115,18 @@ struct FloorGrid: Sendable {
         configuration: GridFilter.Configuration
     ) {
         major = floor.major
+        // The floors next above and below, by height: their agents hear a tag on this one through a slab.
+        let ordered = map.floors.sorted { ($0.height, $0.major) < ($1.height, $1.major) }
+        var neighbours: [UInt16: Floor] = [:]
+        if let here = ordered.firstIndex(where: { $0.major == floor.major }) {
+            for index in [here - 1, here + 1] where ordered.indices.contains(index) {
+                neighbours[ordered[index].major] = ordered[index]
+            }
+        }
         let (low, high) = floor.outline.bounds
         let cellSize = Self.cellSize(
             configuration.cellSize ?? Self.automaticCellSize(zones: floorZones), width: high.x - low.x,
-            height: high.y - low.y, agents: map.agents.count { $0.floor == floor.major },
+            height: high.y - low.y, agents: map.agents.count { $0.floor == floor.major || neighbours[$0.floor] != nil },
             gainRadius: configuration.gainRadius)
         self.cellSize = cellSize
         self.walls = walls
@@ -244,20 +260,30 @@ struct FloorGrid: Sendable {
         self.northRunFirst = northRunFirst
         self.northRunLast = northRunLast
         zones = floorZones.map(\.key)
-        agentHeightAboveTag = map.agents.map { $0.height - map.model.tagHeight }
+        let floorHeights = Dictionary(map.floors.map { ($0.major, $0.height) }, uniquingKeysWith: { a, _ in a })
+        agentHeightAboveTag = map.agents.map {
+            (floorHeights[$0.floor] ?? floor.height) + $0.height - floor.height - map.model.tagHeight
+        }
+        floorLoss = map.model.floorLoss
+        floorLossSigma = configuration.floorLossSigma
         var slots = [Int](repeating: -1, count: map.agents.count)
         tables = []
         tableValues = []
         let wallSegments = walls.map(\.segment)
-        for (index, agent) in map.agents.enumerated() where agent.floor == floor.major {
-            slots[index] = tables.count
-            let (table, values) = Self.table(
-                agentIndex: index, agent: agent, heightAboveTag: agentHeightAboveTag[index],
-                exponent: radio.pathLossExponent(ofAgent: index), walls: walls, wallSegments: wallSegments,
-                origin: low, cellSize: cellSize, columns: columns, rows: rows, radius: gainRadius, sigma: sigma,
-                sigmaPerMetre: sigmaPerMetre, start: tableValues.count)
-            tables.append(table)
-            tableValues.append(contentsOf: values)
+        // This floor's agents first, then the next floors': a table's slot says whose it is.
+        for across in [false, true] {
+            for (index, agent) in map.agents.enumerated()
+            where across ? neighbours[agent.floor] != nil : agent.floor == floor.major {
+                slots[index] = tables.count
+                let (table, values) = Self.table(
+                    agentIndex: index, agent: agent, heightAboveTag: agentHeightAboveTag[index],
+                    exponent: radio.pathLossExponent(ofAgent: index), acrossFloor: across, floorLoss: floorLoss,
+                    floorLossSigma: floorLossSigma, walls: walls, wallSegments: wallSegments, origin: low,
+                    cellSize: cellSize, columns: columns, rows: rows, radius: gainRadius, sigma: sigma,
+                    sigmaPerMetre: sigmaPerMetre, start: tableValues.count)
+                tables.append(table)
+                tableValues.append(contentsOf: values)
+            }
         }
         slotOfAgent = slots
     }
@@ -312,7 +338,8 @@ struct FloorGrid: Sendable {
             // The same box (it does not depend on the exponent), so the new planes take the old ones' place.
             let (remade, values) = Self.table(
                 agentIndex: table.agentIndex, agent: map.agents[table.agentIndex],
-                heightAboveTag: agentHeightAboveTag[table.agentIndex], exponent: exponent, walls: walls,
+                heightAboveTag: agentHeightAboveTag[table.agentIndex], exponent: exponent,
+                acrossFloor: table.acrossFloor, floorLoss: floorLoss, floorLossSigma: floorLossSigma, walls: walls,
                 wallSegments: wallSegments, origin: origin, cellSize: cellSize, columns: columns, rows: rows,
                 radius: gainRadius, sigma: sigma, sigmaPerMetre: sigmaPerMetre, start: table.start)
             // (A table of another size would move every later table's planes.)
@@ -327,6 +354,9 @@ struct FloorGrid: Sendable {
         agent: Agent,
         heightAboveTag: Double,
         exponent: Double,
+        acrossFloor: Bool,
+        floorLoss: Double,
+        floorLossSigma: Double,
         walls: [Wall],
         wallSegments: [Segment],
         origin: Point,
@@ -353,7 +383,10 @@ struct FloorGrid: Sendable {
         let count = width * height
         var values = [Float](repeating: 0, count: 3 * count)
         let dz2 = heightAboveTag * heightAboveTag
-        let surface = agent.radioSurface
+        // A surveyed residual is of the agent's own floor.
+        let surface = acrossFloor ? nil : agent.radioSurface
+        let slab = acrossFloor ? floorLoss : 0
+        let slabVariance = acrossFloor ? floorLossSigma * floorLossSigma : 0
         // Only walls that reach the box of the agent and the table's cells can cross a path between them: a large
         // floor's walls are many, and each cell's path was tested against all of them.
         let low = Point(
@@ -374,8 +407,10 @@ struct FloorGrid: Sendable {
                 let centre = Point(
                     x: origin.x + (Double(column0 + column) + 0.5) * cellSize,
                     y: origin.y + (Double(row0 + row) + 0.5) * cellSize)
-                var gain = pathGain(
-                    from: agent.position, heightAboveTag: heightAboveTag, exponent: exponent, walls: walls, to: centre)
+                var gain =
+                    pathGain(
+                        from: agent.position, heightAboveTag: heightAboveTag, exponent: exponent, walls: walls,
+                        to: centre) - slab
                 var variance: Double
                 if let surface {
                     // The survey's residual corrects the trend; its uncertainty replaces the guess that the model's
@@ -387,7 +422,7 @@ struct FloorGrid: Sendable {
                     let dx = centre.x - agent.position.x
                     let dy = centre.y - agent.position.y
                     let growth = sigmaPerMetre * max((dx * dx + dy * dy + dz2).squareRoot(), 0.1)
-                    variance = sigma * sigma + growth * growth
+                    variance = sigma * sigma + growth * growth + slabVariance
                 }
                 values[row * width + column] = Float(gain)
                 let cellSigma = variance.squareRoot()
@@ -397,7 +432,7 @@ struct FloorGrid: Sendable {
         }
         let table = GainTable(
             agentIndex: agentIndex, agentPosition: agent.position, column0: column0, row0: row0, columns: width,
-            rows: height, exponent: exponent, start: start)
+            rows: height, exponent: exponent, acrossFloor: acrossFloor, start: start)
         return (table, values)
     }
 }

@@ -30,6 +30,23 @@ public struct GridFilter: Sendable {
         /// How much that spread grows with distance, in dB per metre: a far link crosses more furniture and
         /// people, and the model's error there is larger (added in quadrature).
         public var rssiSigmaPerMetre: Double = 0.3
+        /// How uncertain a floor slab's loss (``RadioModel/floorLoss``) is, in dB: added in quadrature to the spread
+        /// of readings by agents on the next floors.
+        public var floorLossSigma: Double = 5
+        /// A floor whose agents hear a tag within this many dB of its own floor's (by the mean of each floor's two
+        /// strongest) is one the tag may be on: it gets a posterior of its own (``TagEstimator``'s floor state).
+        public var floorOpeningMargin: Double = 6
+        /// How often, per second, a person within ``stairsCatchment`` of stairs or a lift changes floor by them.
+        public var floorChangeRateByStairs: Double = 0.2
+        /// How often, per second, a tag changes floor anywhere else (a lift the map lacks, a floor chosen wrong).
+        public var floorChangeRateElsewhere: Double = 0.002
+        /// One update's readings never favour a floor by more than 1 / this: each floor's likelihood is mixed with
+        /// this weight of the best floor's (shadowing lasts, and a slab's loss varies).
+        public var floorEvidenceFloor: Double = 0.2
+        /// A floor less likely than this closes, unless its agents or stairs still open it.
+        public var floorPruneMass: Double = 1e-3
+        /// While another floor is more likely than this, the tag's floor is contested: no zone change is decided.
+        public var floorContestMass: Double = 0.2
         /// Share of readings that are outliers, weighed as uniform over ``outlierRange``.
         public var outlierShare: Double = 0.02
         /// The span of RSSIs, in dB, over which an outlier may fall.
@@ -57,10 +74,11 @@ public struct GridFilter: Sendable {
         public var margin: Double = 0.5
         /// A (re)started window spans this far (metres) around the loudest agents.
         public var initialRadius: Double = 10
-        /// A tag that changes floor by stairs or a lift the map gives starts on the new floor about this far
-        /// (metres, 1σ) from them: a person arrives where the stairs are, and has walked a few metres from them by
-        /// the time the floor change is decided.
-        public var stairsRadius: Double = 5
+        /// A tag that changes floor by stairs or a lift the map gives arrives on the new floor about this far
+        /// (metres, 1σ) from them.
+        public var stairsRadius: Double = 2.5
+        /// A tag within this many metres of stairs or a lift may take them (``floorChangeRateByStairs``).
+        public var stairsCatchment: Double = 3
         /// Each agent's path gains are tabled this far around it (metres); it weighs in only on windows inside.
         public var gainRadius: Double = 30
         /// After this many updates in a row loudest at an agent farther than 1.5 × ``initialRadius`` from the
@@ -149,9 +167,10 @@ public struct GridFilter: Sendable {
     /// smoothed RSSIs, not this update's alone), if it has a table on this floor: an estimate far from it for
     /// ``Configuration/astrayUpdates`` updates in a row restarts the window around the loudest agents.
     ///
-    /// `entry` is where the tag came onto this floor, if it was on another one until now and the map gives the
-    /// stairs or lift it took: the restarted window then reaches around them too, and its cells are weighed by how
-    /// near them they are (``Configuration/stairsRadius``).
+    /// `entry` is where the tag may come onto this floor from another, by stairs or a lift the map gives, and
+    /// `entryShare` the share of its probability on this floor that comes that way now. A window that (re)starts
+    /// reaches around them too, its cells weighed by how near them they are (``Configuration/stairsRadius``); a
+    /// window that goes on takes that share of its mass there after the prediction (``mixIn(_:share:grid:)``).
     ///
     /// With ``Configuration/lag`` above 0 the summary is that of an earlier update, smoothed (see
     /// ``smooth(_:now:grids:)``), or nil when no update is old enough yet.
@@ -160,6 +179,7 @@ public struct GridFilter: Sendable {
         observations allObservations: [Observation],
         loudest: Int?,
         entry: Point? = nil,
+        entryShare: Double = 1,
         grids: [FloorGrid],
         gridIndex: Int,
         now: Double
@@ -169,17 +189,19 @@ public struct GridFilter: Sendable {
         // released each of its arrays, every update.
         return grids.withUnsafeBufferPointer { buffer in
             update(
-                &state, observations: allObservations, loudest: loudest, entry: entry, grid: buffer[gridIndex],
-                grids: grids, gridIndex: gridIndex, now: now)
+                &state, observations: allObservations, loudest: loudest, entry: entry, entryShare: entryShare,
+                grid: buffer[gridIndex], grids: grids, gridIndex: gridIndex, now: now)
         }
     }
 
-    /// ``update(_:observations:loudest:entry:grids:gridIndex:now:)`` on `grid`, the grid at `gridIndex` in `grids`.
+    /// ``update(_:observations:loudest:entry:entryShare:grids:gridIndex:now:)`` on `grid`, the grid at `gridIndex`
+    /// in `grids`.
     private mutating func update(
         _ state: inout GridPosterior?,
         observations allObservations: [Observation],
         loudest: Int?,
         entry: Point?,
+        entryShare: Double,
         grid: FloorGrid,
         grids: [FloorGrid],
         gridIndex: Int,
@@ -194,6 +216,7 @@ public struct GridFilter: Sendable {
         var posterior: GridPosterior
         // Moved out, not copied: one reference to the probabilities, so that they are rewritten in place.
         var taken = state.take()
+        var mixed = false
         let continuing = taken.map { $0.gridIndex == gridIndex && now - $0.time <= configuration.resetAfter } ?? false
         let misplaced = continuing && isMisplaced(taken, heard: heard, loudest: loudest, grid: grid)
         if continuing, let previous = taken, previous.astray < configuration.astrayUpdates, !misplaced,
@@ -201,6 +224,7 @@ public struct GridFilter: Sendable {
         {
             elapsed = now - previous.time
             predict(&previous, elapsed: now - previous.time, grid: grid)
+            if let entry, entryShare > 0 { mixed = mixIn(entry, share: min(entryShare, 1), grid: grid) }
             posterior = previous
         } else {
             posterior = start(
@@ -208,7 +232,10 @@ public struct GridFilter: Sendable {
                 heard: heard, now: now)
         }
         posterior.time = now
-        trimWork()
+        posterior.evidence = 0
+        posterior.weighed = 0
+        // (Not a window with mass just arrived by the stairs: spread thin there, it is far below the peak.)
+        if !mixed { trimWork() }
         setAsideTablesMissingWork(grid: grid)
         if lagged { clearLikelihoods() }
         warmTables(grid: grid)
@@ -287,6 +314,16 @@ public struct GridFilter: Sendable {
     /// `slot`: farther than a window started around that agent reaches.
     private func isFar(_ point: Point, from slot: Int, grid: FloorGrid) -> Bool {
         grid.tables[slot].agentPosition.distance(to: point) > 1.5 * configuration.initialRadius
+    }
+
+    /// The log likelihood of an update's `readings` (how many it brought, up to
+    /// ``Configuration/maximumAgentsPerUpdate``) with the tag on a posterior's floor, up to a constant that is the
+    /// same on every floor: `evidence` for the `weighed` ones (``GridPosterior/evidence``: marginal over the window
+    /// before the update, its prediction); the rest, whose agents have no table reaching the window, at the outlier
+    /// term, the least a reading can add.
+    func floorEvidence(evidence: Double, weighed: Int, readings: Int) -> Double {
+        let unweighed = max(min(readings, configuration.maximumAgentsPerUpdate) - weighed, 0)
+        return evidence + Double(unweighed) * Double(outlierLog)
     }
 
     // MARK: - Fixed lag
@@ -530,6 +567,75 @@ public struct GridFilter: Sendable {
             let inverse = 1 / total
             for index in 0..<window.count { p[index] *= inverse }
         }
+    }
+
+    /// The share of a posterior's mass within ``Configuration/stairsCatchment`` of `point` (stairs or a lift).
+    func mass(of posterior: GridPosterior, near point: Point, grid: FloorGrid) -> Double {
+        let radius = configuration.stairsCatchment
+        let first = grid.cell(of: Point(x: point.x - radius, y: point.y - radius))
+        let last = grid.cell(of: Point(x: point.x + radius, y: point.y + radius))
+        let column0 = max(first.column, posterior.column0)
+        let column1 = min(last.column, posterior.column0 + posterior.columns - 1)
+        let row0 = max(first.row, posterior.row0)
+        let row1 = min(last.row, posterior.row0 + posterior.rows - 1)
+        guard column0 <= column1, row0 <= row1 else { return 0 }
+        var total: Float = 0
+        for row in row0...row1 {
+            let dy = grid.origin.y + (Double(row) + 0.5) * grid.cellSize - point.y
+            for column in column0...column1 {
+                let dx = grid.origin.x + (Double(column) + 0.5) * grid.cellSize - point.x
+                guard dx * dx + dy * dy <= radius * radius else { continue }
+                total +=
+                    posterior.probabilities[(row - posterior.row0) * posterior.columns + column - posterior.column0]
+            }
+        }
+        return min(Double(total), 1)
+    }
+
+    /// Mixes into the work window (a prediction, its mass 1) the mass that arrives by stairs or a lift at `entry`,
+    /// `share` of the whole: a Gaussian of ``Configuration/stairsRadius`` around it over the free cells within twice
+    /// that, the prediction's mass scaled by 1 − `share`. The window grows to hold both. Returns whether it mixed
+    /// (not where no free cell is near `entry`).
+    private mutating func mixIn(_ entry: Point, share: Double, grid: FloorGrid) -> Bool {
+        let reach = 2 * configuration.stairsRadius
+        let first = grid.cell(of: Point(x: entry.x - reach, y: entry.y - reach))
+        let last = grid.cell(of: Point(x: entry.x + reach, y: entry.y + reach))
+        let old = work
+        let column0 = min(old.column0, first.column)
+        let row0 = min(old.row0, first.row)
+        let union = Window(
+            column0: column0, row0: row0,
+            columns: max(old.column0 + old.columns, last.column + 1) - column0,
+            rows: max(old.row0 + old.rows, last.row + 1) - row0)
+        // The arriving mass, over the union (a tag whose floor is contested: rare enough to allocate for).
+        let scale = -0.5 / (configuration.stairsRadius * configuration.stairsRadius)
+        var arriving = [Float](repeating: 0, count: union.count)
+        var total: Float = 0
+        for row in first.row...last.row {
+            let dy = grid.origin.y + (Double(row) + 0.5) * grid.cellSize - entry.y
+            for column in first.column...last.column where grid.free[row * grid.columns + column] {
+                let dx = grid.origin.x + (Double(column) + 0.5) * grid.cellSize - entry.x
+                let value = Float(exponential(scale * (dx * dx + dy * dy)))
+                arriving[(row - row0) * union.columns + column - column0] = value
+                total += value
+            }
+        }
+        guard total > 0 else { return false }
+        let arrivingScale = Float(share) / total
+        let kept = Float(1 - share)
+        var predicted = [Float](repeating: 0, count: old.count)
+        workProbabilities.withUnsafeBufferPointer { p in
+            for index in 0..<old.count { predicted[index] = p[index] }
+        }
+        setWork(union)
+        workProbabilities.withUnsafeMutableBufferPointer { p in
+            for index in 0..<union.count { p[index] = arriving[index] * arrivingScale }
+            for row in 0..<old.rows {
+                let base = (old.row0 - row0 + row) * union.columns + old.column0 - column0
+                for column in 0..<old.columns { p[base + column] += kept * predicted[row * old.columns + column] }
+            }
+        }
+        return true
     }
 
     /// Makes `window` the work window, all zero.
@@ -924,6 +1030,8 @@ public struct GridFilter: Sendable {
         let deltaSquare = totals[2]
         let precisionMean = totals[3]
         guard total > 0, total.isFinite else { return nil }
+        posterior.evidence = naturalLog(Double(total)) + Double(maximum)
+        posterior.weighed = chosen.count
         let mean = Double(deltaMean / total)
         let spread = max(Double(deltaSquare / total) - mean * mean, 0)
         posterior.offset += mean
@@ -1345,6 +1453,10 @@ struct GridPosterior: Sendable {
     /// tables reached the window), and how many updates the window has had since.
     var startAgents = 0
     var updates = 0
+    /// The last update's log likelihood of the readings it weighed, marginal over its prediction (up to a constant),
+    /// and how many it weighed: ``GridFilter/floorEvidence(evidence:weighed:readings:)``.
+    var evidence = 0.0
+    var weighed = 0
     /// The posterior mean after its last update.
     var mean: Point?
     /// With a fixed lag: the updates not reported yet, oldest first (the newest is this posterior).

@@ -320,6 +320,8 @@ struct TagTracker: Sendable {
         tags[index].track = nil
         tags[index].floor = nil
         tags[index].posterior = nil
+        tags[index].otherFloors = []
+        tags[index].floorMass = 1
     }
 
     /// Drops all state of these tags.
@@ -533,7 +535,12 @@ struct TagState: Sendable {
     var moving = true
     var quietSince: Double?
     var slowRestart = -Double.infinity
+    /// The grid filter's posterior on the tag's floor (``floor``), the most likely one.
     var posterior: GridPosterior?
+    /// The grid filter's other floors the tag may be on, each with its posterior and probability, and
+    /// the probability of ``floor``: together 1. Empty, and 1, for most tags (``TagEstimator``'s floor state).
+    var otherFloors: [FloorHypothesis] = []
+    var floorMass = 1.0
 
     /// Whether it has a position (a track, or the grid filter's posterior).
     var hasPosition: Bool { track != nil || posterior != nil }
