@@ -151,6 +151,55 @@ struct AccuracyHarnessTests {
             (laggedReport.zoneAccuracy ?? 0) >= (report.zoneAccuracy ?? 1) - 0.01, "the lag must not cost zones")
     }
 
+    /// What a second of delay costs, scored as the harness scores: the truth itself, each second reported as where
+    /// the tag was `delay` seconds before. Issue 11 asks for 95 % in the walled rooms and 90 % in the open office;
+    /// the scenarios' people change zone about 140 times an hour, and each second a change is reported late is a
+    /// second scored wrong, whatever the positions.
+    @Test(
+        "a perfect tracker a second late scores under 97 % of zones; two seconds late, under 95 %",
+        arguments: [
+            scenarios[0], scenarios[1],
+        ])
+    func delayAlone(_ scenario: Scenario) throws {
+        let map = try scenarioMap(scenario.name)
+        var simulation = SimulationConfiguration()
+        simulation.tagCount = scenario.tags
+        simulation.duration = scenario.duration
+        let (_, truthText) = try simulate(map: map, configuration: simulation, seed: scenario.seed)
+        let truth = try cleanRecords(truthText, as: TruthRecord.self)
+        let byTag = Dictionary(grouping: truth, by: \.tag)
+        var accuracy: [Double] = []
+        for delay in 0...3 {
+            var positions: [PositionRecord] = []
+            for samples in byTag.values {
+                let sorted = samples.sorted { $0.time < $1.time }
+                var earlier = 0
+                for sample in sorted {
+                    // The newest sample at least `delay` seconds old (the truth is sampled every second).
+                    while earlier + 1 < sorted.count, sorted[earlier + 1].time <= sample.time - Double(delay) + 1e-6 {
+                        earlier += 1
+                    }
+                    let past = sorted[earlier]
+                    guard past.time <= sample.time - Double(delay) + 1e-6 else { continue }
+                    let zone = map.zones.first {
+                        $0.floor == past.floor && $0.polygon.contains(Point(x: past.x, y: past.y))
+                    }
+                    positions.append(
+                        PositionRecord(
+                            time: sample.time, tag: sample.tag, x: past.x, y: past.y, floor: past.floor,
+                            zone: zone?.minor, accuracy: 0))
+                }
+            }
+            let report = AccuracyReport(positions: positions, truth: truth, map: map)
+            accuracy.append(try #require(report.zoneAccuracy))
+        }
+        print("the truth itself, 0-3 s late, \(scenario.name): zone accuracy \(accuracy)")
+        #expect(accuracy[0] == 1, "scored as the harness scores, the truth on time is right every second")
+        #expect(accuracy[1] < 0.97)
+        #expect(accuracy[2] < 0.95)
+        #expect(accuracy[3] < accuracy[2])
+    }
+
     @Test("trilateration holds its own baselines on the simulated scenarios", arguments: scenarios)
     func trilaterationScenario(_ scenario: Scenario) throws {
         let map = try scenarioMap(scenario.name)
