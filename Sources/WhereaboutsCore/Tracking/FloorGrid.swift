@@ -115,12 +115,12 @@ struct FloorGrid: Sendable {
         configuration: GridFilter.Configuration
     ) {
         major = floor.major
-        // The floors next above and below, by height: their agents hear a tag on this one through a slab.
-        let ordered = map.floors.sorted { ($0.height, $0.major) < ($1.height, $1.major) }
+        // The floors next above and below: their agents hear a tag on this one through a slab.
+        let order = Self.floorOrder(of: map)
         var neighbours: [UInt16: Floor] = [:]
-        if let here = ordered.firstIndex(where: { $0.major == floor.major }) {
-            for index in [here - 1, here + 1] where ordered.indices.contains(index) {
-                neighbours[ordered[index].major] = ordered[index]
+        if let here = order[floor.major] {
+            for other in map.floors where abs((order[other.major] ?? here) - here) == 1 {
+                neighbours[other.major] = other
             }
         }
         let (low, high) = floor.outline.bounds
@@ -261,8 +261,13 @@ struct FloorGrid: Sendable {
         self.northRunLast = northRunLast
         zones = floorZones.map(\.key)
         let floorHeights = Dictionary(map.floors.map { ($0.major, $0.height) }, uniquingKeysWith: { a, _ in a })
-        agentHeightAboveTag = map.agents.map {
-            (floorHeights[$0.floor] ?? floor.height) + $0.height - floor.height - map.model.tagHeight
+        agentHeightAboveTag = map.agents.map { agent in
+            var rise = (floorHeights[agent.floor] ?? floor.height) - floor.height
+            if rise == 0, agent.floor != floor.major, let there = order[agent.floor], let here = order[floor.major] {
+                // Floors the map gives no heights (both 0): a storey of 3 m each.
+                rise = 3 * Double(there - here)
+            }
+            return rise + agent.height - map.model.tagHeight
         }
         floorLoss = map.model.floorLoss
         floorLossSigma = configuration.floorLossSigma
@@ -286,6 +291,12 @@ struct FloorGrid: Sendable {
             }
         }
         slotOfAgent = slots
+    }
+
+    /// Each floor's place from the lowest, by height, then by major (a map may leave heights out: 0).
+    static func floorOrder(of map: FloorMap) -> [UInt16: Int] {
+        let ordered = map.floors.sorted { ($0.height, $0.major) < ($1.height, $1.major) }
+        return Dictionary(ordered.enumerated().map { ($1.major, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// At most this many cells a floor (a square kilometre of 1 m cells, 29 MB of per-cell arrays): a floor larger

@@ -168,9 +168,10 @@ public struct GridFilter: Sendable {
     /// ``Configuration/astrayUpdates`` updates in a row restarts the window around the loudest agents.
     ///
     /// `entry` is where the tag may come onto this floor from another, by stairs or a lift the map gives, and
-    /// `entryShare` the share of its probability on this floor that comes that way now. A window that (re)starts
-    /// reaches around them too, its cells weighed by how near them they are (``Configuration/stairsRadius``); a
-    /// window that goes on takes that share of its mass there after the prediction (``mixIn(_:share:grid:)``).
+    /// `entryShare` the share of its probability on this floor that comes that way now. A window that (re)starts,
+    /// or where that share is half or more, starts around them too, its cells weighed by how near them they are
+    /// (``Configuration/stairsRadius``); a window that goes on takes that share of its mass there after the
+    /// prediction (``mixIn(_:share:grid:)``).
     ///
     /// With ``Configuration/lag`` above 0 the summary is that of an earlier update, smoothed (see
     /// ``smooth(_:now:grids:)``), or nil when no update is old enough yet.
@@ -219,7 +220,9 @@ public struct GridFilter: Sendable {
         var mixed = false
         let continuing = taken.map { $0.gridIndex == gridIndex && now - $0.time <= configuration.resetAfter } ?? false
         let misplaced = continuing && isMisplaced(taken, heard: heard, loudest: loudest, grid: grid)
-        if continuing, let previous = taken, previous.astray < configuration.astrayUpdates, !misplaced,
+        // Most of the floor's mass arriving by the stairs now: the window starts again around them.
+        let arriving = entry != nil && entryShare >= 0.5
+        if continuing, !arriving, let previous = taken, previous.astray < configuration.astrayUpdates, !misplaced,
             var previous = taken.take()
         {
             elapsed = now - previous.time
@@ -320,7 +323,7 @@ public struct GridFilter: Sendable {
     /// ``Configuration/maximumAgentsPerUpdate``) with the tag on a posterior's floor, up to a constant that is the
     /// same on every floor: `evidence` for the `weighed` ones (``GridPosterior/evidence``: marginal over the window
     /// before the update, its prediction); the rest, whose agents have no table reaching the window, at the outlier
-    /// term, the least a reading can add.
+    /// term, the least a weighed reading's term can be.
     func floorEvidence(evidence: Double, weighed: Int, readings: Int) -> Double {
         let unweighed = max(min(readings, configuration.maximumAgentsPerUpdate) - weighed, 0)
         return evidence + Double(unweighed) * Double(outlierLog)
@@ -595,7 +598,7 @@ public struct GridFilter: Sendable {
     /// Mixes into the work window (a prediction, its mass 1) the mass that arrives by stairs or a lift at `entry`,
     /// `share` of the whole: a Gaussian of ``Configuration/stairsRadius`` around it over the free cells within twice
     /// that, the prediction's mass scaled by 1 − `share`. The window grows to hold both. Returns whether it mixed
-    /// (not where no free cell is near `entry`).
+    /// (not where no free cell is near `entry`, nor where both would span more than an agent's table reaches).
     private mutating func mixIn(_ entry: Point, share: Double, grid: FloorGrid) -> Bool {
         let reach = 2 * configuration.stairsRadius
         let first = grid.cell(of: Point(x: entry.x - reach, y: entry.y - reach))
@@ -607,6 +610,9 @@ public struct GridFilter: Sendable {
             column0: column0, row0: row0,
             columns: max(old.column0 + old.columns, last.column + 1) - column0,
             rows: max(old.row0 + old.rows, last.row + 1) - row0)
+        // Wider than an agent's table reaches (the window far from the stairs): agents would be set aside for it.
+        let widest = 2 * configuration.gainRadius / grid.cellSize
+        guard Double(max(union.columns, union.rows)) <= widest else { return false }
         // The arriving mass, over the union (a tag whose floor is contested: rare enough to allocate for).
         let scale = -0.5 / (configuration.stairsRadius * configuration.stairsRadius)
         var arriving = [Float](repeating: 0, count: union.count)

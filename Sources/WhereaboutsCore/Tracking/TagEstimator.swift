@@ -141,18 +141,19 @@ struct TagEstimator: Sendable {
     ///    window starts around them), or one whose agents hear the tag within
     ///    ``GridFilter/Configuration/floorOpeningMargin`` of its floor's (by the mean of each floor's two strongest
     ///    corrected RSSIs, as ``scoreFloors(ranges:radio:scratch:)`` scores them).
-    /// 2. **Moves** probability between floors as people do: at ``GridFilter/Configuration/floorChangeRateByStairs``
-    ///    a second between floors joined by stairs the tag was placed by, at
-    ///    ``GridFilter/Configuration/floorChangeRateElsewhere`` otherwise (a lift the map lacks, a floor chosen
-    ///    wrong).
+    /// 2. **Moves** probability between floors as people do: the share of a floor's posterior within
+    ///    ``GridFilter/Configuration/stairsCatchment`` of stairs (or a lift) to another floor leaves for it at
+    ///    ``GridFilter/Configuration/floorChangeRateByStairs`` a second, and arrives by the stairs
+    ///    (``GridFilter/update(_:observations:loudest:entry:entryShare:grids:gridIndex:now:)``); the rest leaves at
+    ///    ``GridFilter/Configuration/floorChangeRateElsewhere`` (a lift the map lacks, a floor chosen wrong).
     /// 3. **Weighs** each floor by how well it explains the update's readings: each posterior's update, its agents
     ///    and those of the next floors (through the slab's loss) weighed at its cells, gives the readings' likelihood
     ///    marginal over where the tag may be on that floor (``GridFilter/floorEvidence(evidence:weighed:readings:)``). Shadowing
     ///    lasts and a slab's loss varies, so one update's readings are never trusted to more than a factor of
     ///    1 / ``GridFilter/Configuration/floorEvidenceFloor`` between floors: each floor's likelihood is a mixture of
     ///    its own and, with that weight, the best floor's.
-    /// 4. **Drops** a floor under ``GridFilter/Configuration/floorPruneMass`` that nothing opens any more, and makes
-    ///    the most probable floor the tag's.
+    /// 4. Makes the most probable floor the tag's (of those this update weighed), and **drops** a floor under
+    ///    ``GridFilter/Configuration/floorPruneMass`` that nothing opens any more.
     ///
     /// The estimate is the tag's floor's posterior, and its zone masses are that floor's: how likely each zone is,
     /// were the tag on the floor reported. (Times the floor's probability they would be the joint probabilities, but
@@ -169,11 +170,19 @@ struct TagEstimator: Sendable {
         let scores = scratch.floorScores
         guard let best = scores.max(by: { ($0.score, $1.floor) < ($1.score, $0.floor) }) else { return nil }
         let fresh = state.posterior == nil
+        // A floor another locator holds the tag on (``TagTracker/expectFloor(_:ofTagAt:)``): as likely as a floor
+        // the tag was long on.
+        var expected = false
         if fresh {
             // A tag without a posterior (new, or lost): on the floor it was expected on, or where it is heard best.
-            if state.floor.flatMap({ gridIndexByFloor[$0] }) == nil { state.floor = best.floor }
+            if state.floor.flatMap({ gridIndexByFloor[$0] }) == nil {
+                state.floor = best.floor
+            } else {
+                expected = state.floorLeadCount >= configuration.floorSwitchUpdatesAwayFromStairs
+            }
             state.otherFloors = []
             state.floorMass = 1
+            state.floorTime = now
         }
         guard let current = state.floor, let currentIndex = gridIndexByFloor[current] else { return nil }
         let currentScore = scores.first { $0.floor == current }?.score ?? -.infinity
@@ -186,13 +195,17 @@ struct TagEstimator: Sendable {
             state.otherFloors.append(
                 FloorHypothesis(floor: entry.floor, posterior: nil, mass: 0, entry: landing?.position))
         }
-        // 2. Probability moves between floors; a new tag's is shared evenly among those open.
-        if fresh {
-            let share = 1 / Double(state.otherFloors.count + 1)
-            state.floorMass = share
+        // 2. Probability moves between floors; a new tag's is shared evenly among those open (an expected floor
+        // keeps 0.99).
+        if fresh, !state.otherFloors.isEmpty {
+            let share = expected ? 0.01 / Double(state.otherFloors.count) : 1 / Double(state.otherFloors.count + 1)
+            state.floorMass = 1 - share * Double(state.otherFloors.count)
             for index in state.otherFloors.indices { state.otherFloors[index].mass = share }
-        } else if let last = state.posterior?.time {
-            let elapsed = min(max(now - last, 0), tuning.resetAfter)
+        } else if !fresh {
+            // Since the floors' masses last moved (not the posterior's time: an update in which no reading has a
+            // table on the tag's floor leaves that behind).
+            let elapsed = min(max(now - state.floorTime, 0), tuning.resetAfter)
+            state.floorTime = now
             for index in state.otherFloors.indices {
                 // Each way, the share of a floor's mass that leaves it: at the stairs' rate for its mass by stairs
                 // to the other floor, at the rate elsewhere for the rest.
@@ -220,8 +233,9 @@ struct TagEstimator: Sendable {
                 // one explains them least badly). Not the tag's own floor's: what comes back to it is a small share.
                 if let joining, state.otherFloors[index].mass > 0, other.entry == nil {
                     let share = min(arriving / state.otherFloors[index].mass, 1)
-                    // (A floor with no window yet starts one: around the stairs if most of its mass comes by them.)
-                    if other.posterior != nil || share >= 0.5 {
+                    // (A floor with no window yet starts one: around the stairs if most of its mass comes by them.
+                    // A share under 1 % is not worth mixing in: the weighing would prune it.)
+                    if other.posterior != nil ? share >= 0.01 : share >= 0.5 {
                         state.otherFloors[index].entry = joining.position
                         state.otherFloors[index].entryShare = share
                     }
@@ -280,7 +294,10 @@ struct TagEstimator: Sendable {
         state.floorMass /= total
         for index in state.otherFloors.indices { state.otherFloors[index].mass /= total }
         // 4. The most probable floor is the tag's; a floor nothing holds open any more closes.
-        if let leader = state.otherFloors.indices.max(by: { state.otherFloors[$0].mass < state.otherFloors[$1].mass }),
+        // (Only a floor whose posterior this update weighed: one just opened whose readings no table reached has
+        // none worth reporting.)
+        let weighedNow = state.otherFloors.indices.filter { state.otherFloors[$0].posterior?.time == now }
+        if let leader = weighedNow.max(by: { state.otherFloors[$0].mass < state.otherFloors[$1].mass }),
             state.otherFloors[leader].mass > state.floorMass,
             let posterior = state.otherFloors[leader].posterior
         {
@@ -300,6 +317,12 @@ struct TagEstimator: Sendable {
             let score = scores.first { $0.floor == other.floor }?.score ?? -.infinity
             let landing = byStairs && stairs(from: floor, to: other.floor, near: nil) != nil
             return !landing && score < floorScore - tuning.floorOpeningMargin
+        }
+        // (What the closed floors held goes back to the others, in proportion.)
+        let open = state.floorMass + state.otherFloors.reduce(0) { $0 + $1.mass }
+        if open > 0, open < 1 {
+            state.floorMass /= open
+            for index in state.otherFloors.indices { state.otherFloors[index].mass /= open }
         }
         let runnerUp = state.otherFloors.map(\.mass).max() ?? 0
         if state.otherFloors.isEmpty { state.floorMass = 1 }
@@ -599,7 +622,8 @@ struct EstimateScratch: Sendable {
 /// A floor other than its own that a tag may be on, for the grid filter (``TagState/otherFloors``).
 struct FloorHypothesis: Sendable {
     var floor: UInt16
-    /// Its posterior on that floor: nil until its first update.
+    /// Its posterior on that floor: nil until the first update after it opened (then empty, with the tag's power
+    /// offset, until an update weighs a reading there).
     var posterior: GridPosterior?
     /// The probability that the tag is on that floor.
     var mass: Double

@@ -322,6 +322,7 @@ struct TagTracker: Sendable {
         tags[index].posterior = nil
         tags[index].otherFloors = []
         tags[index].floorMass = 1
+        tags[index].floorTime = -.infinity
     }
 
     /// Drops all state of these tags.
@@ -541,6 +542,8 @@ struct TagState: Sendable {
     /// the probability of ``floor``: together 1. Empty, and 1, for most tags (``TagEstimator``'s floor state).
     var otherFloors: [FloorHypothesis] = []
     var floorMass = 1.0
+    /// When the floors' probabilities last moved.
+    var floorTime = -Double.infinity
 
     /// Whether it has a position (a track, or the grid filter's posterior).
     var hasPosition: Bool { track != nil || posterior != nil }
