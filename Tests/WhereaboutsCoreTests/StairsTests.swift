@@ -44,17 +44,26 @@ struct StairsTests {
         _ engine: inout LocatorEngine, at position: Point, upstairs: Double, from start: Double, seconds: Int,
         silent: Set<String> = [], noise: Double = 0, random: inout SplitMix64
     ) -> [TagEstimate?] {
-        let tag = TagIdentity.iBeacon(uuid: engine.map.site.uuid, major: 1, minor: 1)
         let model = PathLossModel(measuredPower: -59, exponent: 2)
+        return feed(&engine, from: start, seconds: seconds, silent: silent) { agent in
+            let distance = max(agent.position.distance(to: position), 1)
+            return model.expectedRSSI(atDistance: distance) + (agent.floor == 2 ? upstairs : 0)
+                + (noise > 0 ? noise * random.nextGaussian() : 0)
+        }
+    }
+
+    /// Feeds `seconds` of readings of the tag, one from each agent not in `silent` a second at the RSSI `rssi`
+    /// gives it, updating once a second; returns the estimates, one per update (nil where there was none).
+    func feed(
+        _ engine: inout LocatorEngine, from start: Double, seconds: Int, silent: Set<String>,
+        rssi: (Agent) -> Double
+    ) -> [TagEstimate?] {
+        let tag = TagIdentity.iBeacon(uuid: engine.map.site.uuid, major: 1, minor: 1)
         var estimates: [TagEstimate?] = []
         for second in 0..<seconds {
             let now = start + Double(second)
             for (index, agent) in engine.map.agents.enumerated() where !silent.contains(agent.id) {
-                let distance = max(agent.position.distance(to: position), 1)
-                let rssi =
-                    model.expectedRSSI(atDistance: distance) + (agent.floor == 2 ? upstairs : 0)
-                    + (noise > 0 ? noise * random.nextGaussian() : 0)
-                engine.ingest(Reading(tag: tag, time: now, rssi: rssi.rounded()), agentIndex: index, now: now)
+                engine.ingest(Reading(tag: tag, time: now, rssi: rssi(agent).rounded()), agentIndex: index, now: now)
                 engine.agentHeard(index, at: now)
             }
             estimates.append(engine.update(now: now).estimates.first)
@@ -81,24 +90,14 @@ struct StairsTests {
         _ engine: inout LocatorEngine, at position: Point, floor: UInt16, slab: Double = 15, from start: Double,
         seconds: Int, silent: Set<String> = [], noise: Double = 0, random: inout SplitMix64
     ) -> [TagEstimate?] {
-        let tag = TagIdentity.iBeacon(uuid: engine.map.site.uuid, major: 1, minor: 1)
         let model = PathLossModel(measuredPower: -59, exponent: 2)
-        var estimates: [TagEstimate?] = []
-        for second in 0..<seconds {
-            let now = start + Double(second)
-            for (index, agent) in engine.map.agents.enumerated() where !silent.contains(agent.id) {
-                let rise = 3.5 * (Double(agent.floor) - Double(floor)) + agent.height - 1.2
-                let across = agent.position.distance(to: position)
-                let distance = max((across * across + rise * rise).squareRoot(), 0.1)
-                let rssi =
-                    model.expectedRSSI(atDistance: distance) - (agent.floor == floor ? 0 : slab)
-                    + (noise > 0 ? noise * random.nextGaussian() : 0)
-                engine.ingest(Reading(tag: tag, time: now, rssi: rssi.rounded()), agentIndex: index, now: now)
-                engine.agentHeard(index, at: now)
-            }
-            estimates.append(engine.update(now: now).estimates.first)
+        return feed(&engine, from: start, seconds: seconds, silent: silent) { agent in
+            let rise = 3.5 * (Double(agent.floor) - Double(floor)) + agent.height - 1.2
+            let across = agent.position.distance(to: position)
+            let distance = max((across * across + rise * rise).squareRoot(), 0.1)
+            return model.expectedRSSI(atDistance: distance) - (agent.floor == floor ? 0 : slab)
+                + (noise > 0 ? noise * random.nextGaussian() : 0)
         }
-        return estimates
     }
 
     static let positionings: [LocatorEngine.Configuration.Positioning] = [.trilateration, .grid]
