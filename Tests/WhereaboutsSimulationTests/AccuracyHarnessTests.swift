@@ -14,6 +14,16 @@ struct Scenario: Sendable, CustomTestStringConvertible {
     var seed: UInt64
 
     var testDescription: String { name }
+
+    /// Its map, and its simulated readings and truth as recording text, as `whereabouts sim` writes them.
+    func simulated() throws -> (map: FloorMap, readings: String, truth: String) {
+        let map = try scenarioMap(name)
+        var simulation = SimulationConfiguration()
+        simulation.tagCount = tags
+        simulation.duration = duration
+        let (readings, truth) = try simulate(map: map, configuration: simulation, seed: seed)
+        return (map, readings, truth)
+    }
 }
 
 /// The figures a scenario is held to, recorded in `Fixtures/baselines/<name>.json`.
@@ -112,12 +122,8 @@ struct AccuracyHarnessTests {
 
     @Test("simulated scenarios hold their baselines", arguments: scenarios)
     func scenario(_ scenario: Scenario) throws {
-        let map = try scenarioMap(scenario.name)
-        var simulation = SimulationConfiguration()
-        simulation.tagCount = scenario.tags
-        simulation.duration = scenario.duration
         // Through recording text, as `whereabouts sim | replay | evaluate` would.
-        let (readingsText, truthText) = try simulate(map: map, configuration: simulation, seed: scenario.seed)
+        let (map, readingsText, truthText) = try scenario.simulated()
         let readings = try cleanRecords(readingsText, as: RecordedReading.self)
         let truth = try cleanRecords(truthText, as: TruthRecord.self)
         var configuration = LocatorReplay.defaultConfiguration
@@ -161,11 +167,7 @@ struct AccuracyHarnessTests {
             scenarios[0], scenarios[1],
         ])
     func delayAlone(_ scenario: Scenario) throws {
-        let map = try scenarioMap(scenario.name)
-        var simulation = SimulationConfiguration()
-        simulation.tagCount = scenario.tags
-        simulation.duration = scenario.duration
-        let (_, truthText) = try simulate(map: map, configuration: simulation, seed: scenario.seed)
+        let (map, _, truthText) = try scenario.simulated()
         let truth = try cleanRecords(truthText, as: TruthRecord.self)
         let byTag = Dictionary(grouping: truth, by: \.tag)
         var accuracy: [Double] = []
@@ -202,11 +204,7 @@ struct AccuracyHarnessTests {
 
     @Test("trilateration holds its own baselines on the simulated scenarios", arguments: scenarios)
     func trilaterationScenario(_ scenario: Scenario) throws {
-        let map = try scenarioMap(scenario.name)
-        var simulation = SimulationConfiguration()
-        simulation.tagCount = scenario.tags
-        simulation.duration = scenario.duration
-        let (readingsText, truthText) = try simulate(map: map, configuration: simulation, seed: scenario.seed)
+        let (map, readingsText, truthText) = try scenario.simulated()
         let readings = try cleanRecords(readingsText, as: RecordedReading.self)
         let truth = try cleanRecords(truthText, as: TruthRecord.self)
         var configuration = LocatorReplay.defaultConfiguration

@@ -584,10 +584,7 @@ public struct GridFilter: Sendable {
         guard column0 <= column1, row0 <= row1 else { return 0 }
         var total: Float = 0
         for row in row0...row1 {
-            let dy = grid.origin.y + (Double(row) + 0.5) * grid.cellSize - point.y
-            for column in column0...column1 {
-                let dx = grid.origin.x + (Double(column) + 0.5) * grid.cellSize - point.x
-                guard dx * dx + dy * dy <= radius * radius else { continue }
+            for column in column0...column1 where grid.centre(column: column, row: row).distance(to: point) <= radius {
                 total +=
                     posterior.probabilities[(row - posterior.row0) * posterior.columns + column - posterior.column0]
             }
@@ -597,51 +594,49 @@ public struct GridFilter: Sendable {
 
     /// Mixes into the work window (a prediction, its mass 1) the mass that arrives by stairs or a lift at `entry`,
     /// `share` of the whole: a Gaussian of ``Configuration/stairsRadius`` around it over the free cells within twice
-    /// that, the prediction's mass scaled by 1 − `share`. The window grows to hold both. Returns whether it mixed
-    /// (not where no free cell is near `entry`, nor where both would span more than an agent's table reaches).
+    /// that, as a window started by the stairs has (``fillUniform(_:grid:)``, ``weight(around:grid:)``), the
+    /// prediction's mass scaled by 1 − `share`. The window grows to hold both. Returns whether it mixed (not where no
+    /// free cell is near `entry`, nor where both would span more than an agent's table reaches).
     private mutating func mixIn(_ entry: Point, share: Double, grid: FloorGrid) -> Bool {
         let reach = 2 * configuration.stairsRadius
         let first = grid.cell(of: Point(x: entry.x - reach, y: entry.y - reach))
         let last = grid.cell(of: Point(x: entry.x + reach, y: entry.y + reach))
+        let around = Window(
+            column0: first.column, row0: first.row, columns: last.column + 1 - first.column,
+            rows: last.row + 1 - first.row)
         let old = work
-        let column0 = min(old.column0, first.column)
-        let row0 = min(old.row0, first.row)
+        let column0 = min(old.column0, around.column0)
+        let row0 = min(old.row0, around.row0)
         let union = Window(
             column0: column0, row0: row0,
-            columns: max(old.column0 + old.columns, last.column + 1) - column0,
-            rows: max(old.row0 + old.rows, last.row + 1) - row0)
+            columns: max(old.column0 + old.columns, around.column0 + around.columns) - column0,
+            rows: max(old.row0 + old.rows, around.row0 + around.rows) - row0)
         // Wider than an agent's table reaches (the window far from the stairs): agents would be set aside for it.
         let widest = 2 * configuration.gainRadius / grid.cellSize
         guard Double(max(union.columns, union.rows)) <= widest else { return false }
-        // The arriving mass, over the union (a tag whose floor is contested: rare enough to allocate for).
-        let scale = -0.5 / (configuration.stairsRadius * configuration.stairsRadius)
-        var arriving = [Float](repeating: 0, count: union.count)
-        var total: Float = 0
-        for row in first.row...last.row {
-            let dy = grid.origin.y + (Double(row) + 0.5) * grid.cellSize - entry.y
-            for column in first.column...last.column where grid.free[row * grid.columns + column] {
-                let dx = grid.origin.x + (Double(column) + 0.5) * grid.cellSize - entry.x
-                let value = Float(exponential(scale * (dx * dx + dy * dy)))
-                arriving[(row - row0) * union.columns + column - column0] = value
-                total += value
-            }
+        // Both parts set aside (a tag whose floor is contested: rare enough to allocate for), then added up.
+        let predicted = Array(workProbabilities[0..<old.count])
+        guard fillUniform(around, grid: grid) > 0 else {
+            setWork(old)
+            workProbabilities.replaceSubrange(0..<old.count, with: predicted)
+            return false
         }
-        guard total > 0 else { return false }
-        let arrivingScale = Float(share) / total
-        let kept = Float(1 - share)
-        var predicted = [Float](repeating: 0, count: old.count)
-        workProbabilities.withUnsafeBufferPointer { p in
-            for index in 0..<old.count { predicted[index] = p[index] }
-        }
+        weight(around: entry, grid: grid)
+        let arriving = Array(workProbabilities[0..<around.count])
         setWork(union)
+        add(arriving, of: around, times: Float(share), into: union)
+        add(predicted, of: old, times: Float(1 - share), into: union)
+        return true
+    }
+
+    /// Adds `values`, a window's cells, times `factor`, to the work window's cells, which `union` holds.
+    private mutating func add(_ values: [Float], of window: Window, times factor: Float, into union: Window) {
         workProbabilities.withUnsafeMutableBufferPointer { p in
-            for index in 0..<union.count { p[index] = arriving[index] * arrivingScale }
-            for row in 0..<old.rows {
-                let base = (old.row0 - row0 + row) * union.columns + old.column0 - column0
-                for column in 0..<old.columns { p[base + column] += kept * predicted[row * old.columns + column] }
+            for row in 0..<window.rows {
+                let base = (window.row0 - union.row0 + row) * union.columns + window.column0 - union.column0
+                for column in 0..<window.columns { p[base + column] += factor * values[row * window.columns + column] }
             }
         }
-        return true
     }
 
     /// Makes `window` the work window, all zero.

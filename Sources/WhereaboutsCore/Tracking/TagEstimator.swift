@@ -254,7 +254,7 @@ struct TagEstimator: Sendable {
             radio: radio, scratch: &scratch)
         guard !state.otherFloors.isEmpty else {
             state.floorMass = 1
-            return estimate(of: state, weighed.summary, contested: false, ranges: ranges)
+            return estimate(of: state, weighed.summary, contested: false, ranges: ranges, agents: weighed.agents)
         }
         var evidences = [weighed.evidence]
         var summaries: [GridFilter.Summary?] = [weighed.summary]
@@ -362,20 +362,19 @@ struct TagEstimator: Sendable {
             entryShare: entryShare, grids: grids, gridIndex: gridIndex, now: now)
         // (A posterior not updated now weighed nothing: every reading counts as an outlier on its floor.)
         let updated = posterior.map { $0.time == now && $0.gridIndex == gridIndex } ?? false
+        let weighed = updated ? posterior?.weighed ?? 0 : 0
         let evidence = scratch.filter.floorEvidence(
-            evidence: updated ? posterior?.evidence ?? 0 : 0, weighed: updated ? posterior?.weighed ?? 0 : 0,
-            readings: readings)
-        return (summary, evidence, updated ? posterior?.weighed ?? 0 : 0)
+            evidence: updated ? posterior?.evidence ?? 0 : 0, weighed: weighed, readings: readings)
+        return (summary, evidence, weighed)
     }
 
-    /// The tag's estimate from its floor's summary.
+    /// The tag's estimate from its floor's summary, which `agents` weighed in on.
     private func estimate(
         of state: TagState, _ summary: GridFilter.Summary?, contested: Bool,
-        ranges: [AgentRange], agents: Int? = nil
+        ranges: [AgentRange], agents: Int
     ) -> TagEstimate? {
         guard let summary else { return nil }
-        let agentsUsed = agents ?? state.posterior?.weighed ?? 0
-        let quality: Fix.Quality = agentsUsed >= 3 ? .converged : agentsUsed == 2 ? .twoAgents : .singleAgent
+        let quality: Fix.Quality = agents >= 3 ? .converged : agents == 2 ? .twoAgents : .singleAgent
         // With a lag, the summary is of an earlier update, perhaps on the floor the tag was on then.
         var estimate = TagEstimate(
             tag: state.identity,
