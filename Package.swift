@@ -88,8 +88,10 @@ let package = Package(
         // Logging, files, signals, and the real environment and files behind the settings.
         .target(
             name: "CommandLineSupport", dependencies: ["WhereaboutsSettings", "WhereaboutsMQTT", "WhereaboutsCore"]),
-        .executableTarget(
-            name: "whereabouts",
+        // The operator's tool's subcommands (map check, sim, replay, evaluate, render, calibrate, watch, web): a
+        // library, so that the executable stays wiring; nothing but `whereabouts` imports it.
+        .target(
+            name: "WhereaboutsTool",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation",
                 "WhereaboutsMQTT", "WhereaboutsCalibration", "WhereaboutsLocator", "WhereaboutsAgent",
@@ -97,6 +99,7 @@ let package = Package(
                 "WhereaboutsDashboard", "WhereaboutsHTTPServer", "CommandLineSupport",
             ]
         ),
+        .executableTarget(name: "whereabouts", dependencies: ["WhereaboutsTool", "CommandLineSupport"]),
         .executableTarget(
             name: "whereabouts-locator",
             dependencies: [
@@ -111,15 +114,17 @@ let package = Package(
                 "WhereaboutsRuntime", "WhereaboutsSession", "WhereaboutsSettings", "CommandLineSupport",
             ]
         ),
-        // The benchmarks behind scripts/bench.sh (docs/benchmarks.md); kept out of the operator's tool.
-        .executableTarget(
-            name: "whereabouts-bench",
+        // The benchmarks behind scripts/bench.sh (docs/benchmarks.md); kept out of the operator's tool. A library,
+        // so that the executable stays wiring; nothing but `whereabouts-bench` imports it.
+        .target(
+            name: "WhereaboutsBench",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsAdvertising",
                 "WhereaboutsMQTT", "WhereaboutsSettings", "WhereaboutsLocator", "WhereaboutsSession",
                 "CommandLineSupport",
             ]
         ),
+        .executableTarget(name: "whereabouts-bench", dependencies: ["WhereaboutsBench", "CommandLineSupport"]),
         // Built with -sanitize=fuzzer by scripts/fuzz-hci.sh; without it, replays corpus files.
         .executableTarget(name: "whereabouts-fuzz-hci", dependencies: ["WhereaboutsAdvertising", "CLibFuzzer"]),
 

@@ -33,6 +33,13 @@ done
 if grep -rnE '^\s*(@testable |public |internal |package )?import (BrokerFixture|TestFixtures)\b' Sources; then
     fail "a Sources/ module imports a test-support target"
 fi
+# The operator's tool's and the bench's commands are libraries only so that their executables stay wiring: nothing
+# else imports them.
+for library in WhereaboutsTool WhereaboutsBench; do
+    if grep -rnE "^\s*(@testable |public |internal |package )?import $library\b" Sources | grep -vE '^Sources/(whereabouts|whereabouts-bench)/'; then
+        fail "only its executable imports $library"
+    fi
+done
 # Only adapters import C modules.
 for dir in Sources/*/; do
     name=$(basename "$dir")
