@@ -27,8 +27,10 @@ public final class LedgerSaver<Effect: Sendable & Hashable>: ServiceSource, Send
     /// Whether the last save failed (and has been logged).
     public var isFailing: Bool { failing.withLock { $0 } }
 
+    /// Produces nothing: the saver only takes effects.
     public func run(into feed: inout SourceFeed<Never>) async {}
 
+    /// Saves the ledger an effect carries.
     public func perform(_ effect: Effect) async {
         if let bytes = ledger(effect) { save(bytes) }
     }

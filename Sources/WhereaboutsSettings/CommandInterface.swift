@@ -36,6 +36,7 @@ public struct CommandInterface: Sendable, Hashable {
     /// How many arguments that are not options are allowed.
     public var positionalLimit: Int
 
+    /// A program's command line; see the properties for each part.
     public init(
         program: String, synopsis: String, introduction: String? = nil, sections: [Section], notes: String? = nil,
         configFile: String? = nil, positionalLimit: Int = 0
