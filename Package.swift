@@ -30,6 +30,7 @@ let package = Package(
             name: "WhereaboutsLocator",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsCalibration", "WhereaboutsSession",
+                "WhereaboutsSettings",
             ]
         ),
         // Fits the radio constants: guided (a walk with known positions) and automatic (agents hearing each other).
@@ -201,7 +202,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsLocator",
-                "WhereaboutsMQTT", "BrokerFixture", "TestFixtures",
+                "WhereaboutsMQTT", "WhereaboutsAgent", "WhereaboutsSettings", "BrokerFixture", "TestFixtures",
             ],
             resources: [.copy("Fixtures")]
         ),

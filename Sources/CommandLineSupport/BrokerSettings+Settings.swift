@@ -8,19 +8,7 @@ public import WhereaboutsSettings
 #endif
 
 extension BrokerSettings {
-    /// The lines of `--help` text describing ``WhereaboutsSettings/Setting/broker``.
-    public static let usage = """
-          --broker URL             mqtt://host[:port] or mqtts://host[:port] (env WHEREABOUTS_BROKER)
-          --username NAME          broker account (env WHEREABOUTS_USERNAME)
-          --password-file FILE     file holding the password (env WHEREABOUTS_PASSWORD_FILE;
-                                   or the password itself in env WHEREABOUTS_PASSWORD)
-          --ca-file FILE           CA certificate(s) to verify the broker (env WHEREABOUTS_CA_FILE)
-          --cert-file FILE         client certificate (env WHEREABOUTS_CERT_FILE)
-          --key-file FILE          client key (env WHEREABOUTS_KEY_FILE)
-          --insecure               do not verify the broker's certificate (logged as a warning)
-        """
-
-    /// The broker settings of ``WhereaboutsSettings/Setting/broker``; `defaultUsername` applies when none is given.
+    /// The broker settings of ``WhereaboutsSettings/Setting/broker(defaultUsername:)``; `defaultUsername` applies when none is given.
     public init(_ settings: Settings, defaultUsername: String?) throws(SettingsError) {
         try self.init(
             broker: try settings.required("broker", "mqtt://host[:port] or mqtts://host[:port]"),

@@ -20,6 +20,16 @@ extension Settings {
     }
 }
 
+extension Settings {
+    /// Reads the settings `interface` declares from this process: `arguments`, its environment and, when the
+    /// interface has a configuration file, real files.
+    public init(processArguments arguments: [String], interface: CommandInterface) throws(SettingsError) {
+        try self.init(
+            arguments: arguments, interface: interface,
+            environment: Environment.values(interface.table.compactMap(\.key)), readFile: SettingsFileReader.read)
+    }
+}
+
 /// Reads settings files for the pure parser.
 public enum SettingsFileReader {
     /// Reads a settings file whole, telling a missing file from an unreadable one.

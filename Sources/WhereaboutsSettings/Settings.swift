@@ -37,8 +37,7 @@ public struct Settings: Sendable {
         positionalLimit: Int = 0, readFile: (String) -> SettingsFile = { _ in .missing }
     ) throws(SettingsError) {
         if arguments.contains("--help") { throw .help }
-        var flagTable = table
-        if configFile != nil { flagTable += [.value("env-file"), .value("config")] }
+        let flagTable = table + CommandInterface.fileSettings(configFile: configFile)
         flags = try CommandLineFlags(arguments, table: flagTable, positionalLimit: positionalLimit)
         self.table = table
         let keys = Set(table.compactMap(\.key))
@@ -51,6 +50,22 @@ public struct Settings: Sendable {
             layers.append(try Self.layer(path, readFile(path), keys: keys, optional: flags.values["config"] == nil))
         }
         self.layers = layers
+    }
+
+    /// Reads the settings `interface` declares, with its configuration file and positional limit.
+    ///
+    /// - Throws: ``SettingsError/help`` for `--help`, else ``SettingsError/invalid(_:)``; also when the declaration
+    ///   itself is faulty (``CommandInterface/problems``), so that a flag without help fails the program's first run.
+    public init(
+        arguments: [String], interface: CommandInterface, environment: [String: String],
+        readFile: (String) -> SettingsFile = { _ in .missing }
+    ) throws(SettingsError) {
+        if let problem = interface.problems.first {
+            throw .invalid("\(interface.program) declares its settings wrongly: \(problem)")
+        }
+        try self.init(
+            arguments: arguments, table: interface.table, environment: environment, configFile: interface.configFile,
+            positionalLimit: interface.positionalLimit, readFile: readFile)
     }
 
     private static func layer(_ path: String, _ file: SettingsFile, keys: Set<String>, optional: Bool)

@@ -11,26 +11,35 @@ import WhereaboutsWire
 /// `whereabouts calibrate`: fits agents' offsets and exponents and tags' powers from a walk with known positions,
 /// reports the held-out error before and after, and writes the constants into the map.
 enum CalibrateCommand {
-    static let usage = """
-        usage: whereabouts calibrate --map M --readings R.jsonl --truth T.jsonl (--out M2 | --in-place)
-                                     [--folds 5] [--window 1] [--no-tag-power] [--no-radio-map]
-
-          --out M2          write the calibrated map here (M is left alone)
-          --in-place        write it over M, after copying M to M.bak
-          --folds K         time blocks for the held-out error (2…20, default 5)
-          --window S        seconds per sample and (agent, tag) (default 1)
-          --no-tag-power    do not write tags' measured power (the walk's tags are not ones you track)
-          --no-radio-map    do not write a radio map (each agent's residual surface, which the grid tracker
-                            weighs readings against: docs/calibration.md)
-
-        Agents with too little data (under 30 samples, or under 2 m of distance spread) keep their map values and
-        are named; if no agent can be fitted, nothing is written and the exit status is 2.
-        """
-
-    static let table: [Setting] = [
-        .value("map"), .value("readings"), .value("truth"), .value("out"), .switchFlag("in-place"), .value("folds"),
-        .value("window"), .switchFlag("no-tag-power"), .switchFlag("no-radio-map"),
-    ]
+    static let interface = CommandInterface(
+        program: "whereabouts calibrate",
+        synopsis: """
+            whereabouts calibrate --map M --readings R.jsonl --truth T.jsonl (--out M2 | --in-place)
+                                         [--folds 5] [--window 1] [--no-tag-power] [--no-radio-map]
+            """,
+        sections: [
+            .init(
+                Setting.flagsOnly([
+                    .value("map", "M", "the map whose constants are fitted"),
+                    .value("readings", "R.jsonl", "the readings recorded on the walk"),
+                    .value("truth", "T.jsonl", "where the walker really was"),
+                    .value("out", "M2", "write the calibrated map here (M is left alone)"),
+                    .switchFlag("in-place", "write it over M, after copying M to M.bak"),
+                    .value("folds", "K", "time blocks for the held-out error (2…20)", default: "5"),
+                    .value("window", "S", "seconds per sample and (agent, tag)", default: "1"),
+                    .switchFlag(
+                        "no-tag-power", "do not write tags' measured power (the walk's tags are not ones you track)"),
+                    .switchFlag(
+                        "no-radio-map",
+                        "do not write a radio map (each agent's residual surface, which the grid tracker weighs "
+                            + "readings against: docs/calibration.md)"),
+                ])
+            )
+        ],
+        notes: """
+            Agents with too little data (under 30 samples, or under 2 m of distance spread) keep their map values and
+            are named; if no agent can be fitted, nothing is written and the exit status is 2.
+            """)
 
     static func run(_ settings: Settings) throws -> ExitStatus {
         let mapPath = try settings.required("map")

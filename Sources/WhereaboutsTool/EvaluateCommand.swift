@@ -7,9 +7,18 @@ import WhereaboutsWire
 
 /// `whereabouts evaluate`: scores positions against truth and prints a table or JSON.
 enum EvaluateCommand {
-    static let usage = "usage: whereabouts evaluate --positions P.jsonl --truth T.jsonl [--map M] [--json]"
-
-    static let table: [Setting] = [.value("positions"), .value("truth"), .value("map"), .switchFlag("json")]
+    static let interface = CommandInterface(
+        program: "whereabouts evaluate",
+        synopsis: "whereabouts evaluate --positions P.jsonl --truth T.jsonl [--map M] [--json]",
+        sections: [
+            .init(
+                Setting.flagsOnly([
+                    .value("positions", "P.jsonl", "the positions to score (as `whereabouts replay` writes them)"),
+                    .value("truth", "T.jsonl", "where the tags really were"),
+                    .value("map", "M", "the map, for floor and zone accuracy"),
+                    .switchFlag("json", "print JSON instead of a table"),
+                ]))
+        ])
 
     static func run(_ settings: Settings) throws -> ExitStatus {
         let positionsPath = try settings.required("positions")

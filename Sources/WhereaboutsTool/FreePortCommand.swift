@@ -8,7 +8,8 @@ import WhereaboutsSettings
 /// `whereabouts free-port`: prints a TCP port on 127.0.0.1 that is free right now (for scripts that start a
 /// private broker; the machine may be shared, so no port is assumed free).
 enum FreePortCommand {
-    static let usage = "usage: whereabouts free-port"
+    static let interface = CommandInterface(
+        program: "whereabouts free-port", synopsis: "whereabouts free-port", sections: [])
 
     static func run(_ settings: Settings) throws -> ExitStatus {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

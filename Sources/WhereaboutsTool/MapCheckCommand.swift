@@ -5,10 +5,11 @@ import WhereaboutsSettings
 
 /// `whereabouts map check FILE`: validates a map and summarises it.
 enum MapCheckCommand {
-    static let usage = "usage: whereabouts map check FILE"
+    static let interface = CommandInterface(
+        program: "whereabouts map check", synopsis: "whereabouts map check FILE", sections: [], positionalLimit: 1)
 
     static func run(_ settings: Settings) throws -> ExitStatus {
-        guard let path = settings.positionals.first else { throw SettingsError.invalid(usage) }
+        guard let path = settings.positionals.first else { throw SettingsError.invalid(interface.synopsisText) }
         let bytes = try FileAccess.read(path)
         switch FloorMap.parse(bytes) {
         case .success(let map):

@@ -34,38 +34,40 @@ public enum OperatorTool {
 ///
 /// The subcommands read flags and, for the broker, the environment (`WHEREABOUTS_BROKER`, …), but no configuration
 /// file: this is the operator's tool, run by hand from a shell on any machine, and what a command does should be
-/// what its command line and the shell say, not a file in /etc written for a service.
+/// what its command line and the shell say, not a file in /etc written for a service. `web` is the exception: it
+/// runs as a service for a wall screen, so it reads the environment, an `--env-file` and `/etc/whereabouts/web.conf`
+/// as the locator and the agent do.
 func runCommand(_ list: [String]) async -> ExitStatus {
     var words = list[...]
     let command = words.popFirst()
     var commandUsage = usage
-    /// The subcommand's settings; `--help` prints its usage.
-    func settings(_ table: [Setting], _ usage: String, positionals: Int = 0) throws(SettingsError) -> Settings {
-        commandUsage = usage
-        return try Settings(processArguments: Array(words), table: table, positionalLimit: positionals)
+    /// The subcommand's settings; `--help` prints the usage made from the same declaration.
+    func settings(_ interface: CommandInterface) throws(SettingsError) -> Settings {
+        commandUsage = interface.usage
+        return try Settings(processArguments: Array(words), interface: interface)
     }
     let status: ExitStatus
     do {
         switch command {
         case "map":
-            guard words.popFirst() == "check" else { throw UsageError(MapCheckCommand.usage) }
-            status = try MapCheckCommand.run(settings([], MapCheckCommand.usage, positionals: 1))
+            guard words.popFirst() == "check" else { throw UsageError(MapCheckCommand.interface.synopsisText) }
+            status = try MapCheckCommand.run(settings(MapCheckCommand.interface))
         case "sim":
-            status = try await SimCommand.run(settings(SimCommand.table, SimCommand.usage))
+            status = try await SimCommand.run(settings(SimCommand.interface))
         case "replay":
-            status = try ReplayCommand.run(settings(ReplayCommand.table, ReplayCommand.usage))
+            status = try ReplayCommand.run(settings(ReplayCommand.interface))
         case "evaluate":
-            status = try EvaluateCommand.run(settings(EvaluateCommand.table, EvaluateCommand.usage))
+            status = try EvaluateCommand.run(settings(EvaluateCommand.interface))
         case "render":
-            status = try RenderCommand.run(settings(RenderCommand.table, RenderCommand.usage))
+            status = try RenderCommand.run(settings(RenderCommand.interface))
         case "watch":
-            status = try await WatchCommand.run(settings(WatchCommand.table, WatchCommand.usage))
+            status = try await WatchCommand.run(settings(WatchCommand.interface))
         case "web":
-            status = try await WebCommand.run(settings(WebCommand.table, WebCommand.usage))
+            status = try await WebCommand.run(settings(WebCommand.interface))
         case "free-port":
-            status = try FreePortCommand.run(settings([], FreePortCommand.usage))
+            status = try FreePortCommand.run(settings(FreePortCommand.interface))
         case "calibrate":
-            status = try CalibrateCommand.run(settings(CalibrateCommand.table, CalibrateCommand.usage))
+            status = try CalibrateCommand.run(settings(CalibrateCommand.interface))
         case "help", "--help", nil:
             print(usage)
             status = list.isEmpty ? .usage : .success

@@ -8,21 +8,32 @@ import WhereaboutsWire
 /// `whereabouts render`: draws the map, and the last positions if given, as SVG; or a tag's grid posterior at a
 /// moment of a readings recording, replayed through the locator's pipeline.
 enum RenderCommand {
-    static let usage = """
-        usage: whereabouts render --map M [--positions P.jsonl] [--scale PX] --out FILE.svg
-               whereabouts render --map M --readings R.jsonl --posterior TAG [--at UNIX] [--truth T.jsonl]
-                   [--scale PX] --out FILE.svg
-
-        --scale PX sets the pixels per metre (default 30). With --posterior, the readings are replayed (as
-        `whereabouts replay` does, with the grid filter) up to --at (default: the last reading), and the drawing shows
-        that tag's posterior over its floor's cells, its estimate with its accuracy and, with --truth, where it really
-        was at that moment.
-        """
-
-    static let table: [Setting] = [
-        .value("map"), .value("out"), .value("positions"), .value("readings"), .value("posterior"), .value("at"),
-        .value("truth"), .value("scale"),
-    ]
+    static let interface = CommandInterface(
+        program: "whereabouts render",
+        synopsis: """
+            whereabouts render --map M [--positions P.jsonl] [--scale PX] --out FILE.svg
+                   whereabouts render --map M --readings R.jsonl --posterior TAG [--at UNIX] [--truth T.jsonl]
+                       [--scale PX] --out FILE.svg
+            """,
+        sections: [
+            .init(
+                Setting.flagsOnly([
+                    .value("map", "M", "the floor map"),
+                    .value("out", "FILE.svg", "write the drawing here"),
+                    .value("positions", "P.jsonl", "draw the last position of each tag"),
+                    .value("readings", "R.jsonl", "with --posterior: the readings to replay"),
+                    .value("posterior", "TAG", "draw this tag's grid posterior"),
+                    .value("at", "UNIX", "with --posterior: the moment drawn", default: "the last reading"),
+                    .value("truth", "T.jsonl", "with --posterior: where the tag really was"),
+                    .value("scale", "PX", "pixels per metre", default: "30"),
+                ]))
+        ],
+        notes: """
+            --scale PX sets the pixels per metre (default 30). With --posterior, the readings are replayed (as
+            `whereabouts replay` does, with the grid filter) up to --at (default: the last reading), and the drawing shows
+            that tag's posterior over its floor's cells, its estimate with its accuracy and, with --truth, where it really
+            was at that moment.
+            """)
 
     static func run(_ settings: Settings) throws -> ExitStatus {
         let mapPath = try settings.required("map")

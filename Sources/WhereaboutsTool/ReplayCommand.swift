@@ -7,22 +7,34 @@ import WhereaboutsWire
 /// `whereabouts replay`: runs the locator's pipeline over a readings recording as fast as it can; writes the
 /// positions and events it publishes.
 enum ReplayCommand {
-    static let usage = """
-        usage: whereabouts replay --map M --readings R.jsonl [--interval 1] --positions P.jsonl [--events E.jsonl]
-                                  [--positioning automatic|grid|trilateration] [--lag S] [--workers N]
+    static let interface = CommandInterface(
+        program: "whereabouts replay",
+        synopsis: """
+            whereabouts replay --map M --readings R.jsonl [--interval 1] --positions P.jsonl [--events E.jsonl]
+                                      [--positioning automatic|grid|trilateration] [--lag S] [--workers N]
+            """,
+        sections: [
+            .init(
+                Setting.flagsOnly([
+                    .value("map", "M", "the floor map"),
+                    .value("readings", "R.jsonl", "the readings recording"),
+                    .value("positions", "P.jsonl", "write the positions here"),
+                    .value("interval", "S", "seconds between engine updates, 0.01-3600", default: "1"),
+                    .value("events", "E.jsonl", "write the enter/exit events here"),
+                    .value("positioning", "MODE", "automatic, grid or trilateration", default: "grid"),
+                    .value("lag", "S", "the grid filter's fixed lag, 0-10", default: "0"),
+                    .value(
+                        "workers", "N", "threads each tick's estimates are split among", default: "the cores online"),
+                ]))
+        ],
+        notes: """
+            --positioning and --lag choose the tracker as the locator's flags do (default: the grid filter, which
+            `automatic` also names; with --lag S, each position is of S seconds before, smoothed with the readings
+            since).
 
-        --positioning and --lag choose the tracker as the locator's flags do (default: the grid filter, which
-        `automatic` also names; with --lag S, each position is of S seconds before, smoothed with the readings
-        since).
-
-        --workers N splits each tick's estimates among N threads (default: the cores online); the output is the same
-        with any number.
-        """
-
-    static let table: [Setting] = [
-        .value("map"), .value("readings"), .value("positions"), .value("interval"), .value("events"),
-        .value("positioning"), .value("lag"), .value("workers"),
-    ]
+            --workers N splits each tick's estimates among N threads (default: the cores online); the output is the same
+            with any number.
+            """)
 
     static func run(_ settings: Settings) throws -> ExitStatus {
         let mapPath = try settings.required("map")

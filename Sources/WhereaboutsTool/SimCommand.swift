@@ -7,25 +7,40 @@ import WhereaboutsWire
 
 /// `whereabouts sim`: simulates tags walking a map and the agents hearing them; writes readings and truth.
 enum SimCommand {
-    static let usage = """
-        usage: whereabouts sim --map M --tags N --duration S --seed K [--sigma DB] [--floor-loss DB]
-                               [--advert-loss P] [--start T] [--agent-beacons] [--readings R.jsonl]
-                               [--truth T.jsonl]
-               whereabouts sim ... --broker URL [--speed X] [--time-origin UNIX] [--truth T.jsonl]
-
-          Without --broker, the whole simulation is written to the readings and truth files at once.
-          With --broker, every agent of the map runs the real agent's pipeline on the HCI advertising reports
-          its simulated controller delivers, connects as itself and publishes its batches, in real time or
-          --speed X times faster (run the locator with --time-scale X and the same --time-origin so that both
-          clocks agree).
-        """
-
-    static let table: [Setting] =
-        [
-            .value("map"), .value("tags"), .value("duration"), .value("seed"), .value("sigma"), .value("floor-loss"),
-            .value("advert-loss"), .value("start"), .switchFlag("agent-beacons"), .value("readings"), .value("truth"),
-            .value("speed"), .value("time-origin"),
-        ] + Setting.broker
+    static let interface = CommandInterface(
+        program: "whereabouts sim",
+        synopsis: """
+            whereabouts sim --map M --tags N --duration S --seed K [--sigma DB] [--floor-loss DB]
+                                   [--advert-loss P] [--start T] [--agent-beacons] [--readings R.jsonl]
+                                   [--truth T.jsonl]
+                   whereabouts sim ... --broker URL [--speed X] [--time-origin UNIX] [--truth T.jsonl]
+            """,
+        introduction: """
+              Without --broker, the whole simulation is written to the readings and truth files at once.
+              With --broker, every agent of the map runs the real agent's pipeline on the HCI advertising reports
+              its simulated controller delivers, connects as itself and publishes its batches, in real time or
+              --speed X times faster (run the locator with --time-scale X and the same --time-origin so that both
+              clocks agree).
+            """,
+        sections: [
+            .init(
+                Setting.flagsOnly([
+                    .value("map", "M", "the floor map"),
+                    .value("tags", "N", "how many tags walk"),
+                    .value("duration", "S", "simulated seconds"),
+                    .value("seed", "K", "the random seed, a whole number ≥ 0"),
+                    .value("sigma", "DB", "the channel's shadowing sigma"),
+                    .value("floor-loss", "DB", "the loss through a floor"),
+                    .value("advert-loss", "P", "the share of adverts lost"),
+                    .value("start", "T", "the simulated start time (Unix seconds)"),
+                    .switchFlag(
+                        "agent-beacons", "agents advertise too and hear each other (for automatic calibration)"),
+                    .value("readings", "R.jsonl", "write the readings here (without --broker)"),
+                    .value("truth", "T.jsonl", "write where the tags really were here"),
+                    .value("speed", "X", "with --broker: run X times faster than real time", default: "1"),
+                    .value("time-origin", "UNIX", "with --broker: where the scaled clock starts", default: "now"),
+                ]) + Setting.broker(defaultUsername: "simulator"))
+        ])
 
     static func run(_ settings: Settings) async throws -> ExitStatus {
         let mapPath = try settings.required("map")

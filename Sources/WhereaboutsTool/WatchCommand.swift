@@ -12,12 +12,15 @@ import WhereaboutsWire
 /// `whereabouts watch`: a terminal dashboard. Subscribes to the zone occupancy topics as any dashboard would and
 /// redraws a table in place.
 enum WatchCommand {
-    static let usage = """
-        usage: whereabouts watch --map M --broker URL [--duration S] [broker options]
-
-          Shows every zone's occupancy, the last events and the locator's metrics, updating in place.
-          --duration S   stop after S seconds (default: until Ctrl-C)
-        """
+    static let interface = CommandInterface(
+        program: "whereabouts watch",
+        synopsis: "whereabouts watch --map M --broker URL [--duration S] [broker options]",
+        introduction: "  Shows every zone's occupancy, the last events and the locator's metrics, updating in place.",
+        sections: [
+            .init(
+                Setting.flagsOnly([.value("map", "M", "the floor map")]) + Setting.broker(defaultUsername: "dashboard")
+                    + Setting.flagsOnly([.value("duration", "S", "stop after S seconds", default: "until Ctrl-C")]))
+        ])
 
     /// What the subscriber has seen, shared between the MQTT task and the drawing loop.
     final class Board: Sendable {
@@ -47,8 +50,6 @@ enum WatchCommand {
             }
         }
     }
-
-    static let table: [Setting] = [.value("map")] + Setting.broker + [.value("duration")]
 
     static func run(_ settings: Settings) async throws -> ExitStatus {
         let mapPath = try settings.required("map")

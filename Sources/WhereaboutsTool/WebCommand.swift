@@ -10,15 +10,26 @@ import WhereaboutsWire
 /// `whereabouts web`: the live map in a browser. Subscribes as any dashboard (its own account, read-only under the
 /// shipped ACL) and serves the page and its event stream from the dashboard library over our HTTP server.
 enum WebCommand {
-    static let usage = """
-        usage: whereabouts web --map M --broker URL [--listen HOST:PORT] [--duration S] [broker options]
-
-          Serves a live page: each floor with its zones, agents and moving tags, who is in each zone, recent
-          events, the locator's status and metrics, and each zone's last hour. Updates by Server-Sent Events.
-          --listen HOST:PORT  IPv4 address and port to serve on (default 127.0.0.1:8080, loopback only;
-                              port 0 picks a free one). The address is printed on standard output.
-          --duration S        stop after S seconds (default: until Ctrl-C)
-        """
+    /// The page's settings: flags, the environment (`WHEREABOUTS_LISTEN`, …), an `--env-file` or
+    /// `/etc/whereabouts/web.conf`, like the services', since the page runs as one on a wall screen's server.
+    static let interface = CommandInterface(
+        program: "whereabouts web",
+        synopsis: "whereabouts web --map M --broker URL [--listen HOST:PORT] [--duration S] [broker options]",
+        introduction: """
+              Serves a live page: each floor with its zones, agents and moving tags, who is in each zone, recent
+              events, the locator's status and metrics, and each zone's last hour. Updates by Server-Sent Events.
+            """,
+        sections: [
+            .init(
+                [.value("map", "M", "the floor map")] + Setting.broker(defaultUsername: "dashboard") + [
+                    .value(
+                        "listen", "HOST:PORT",
+                        "IPv4 address and port to serve on (loopback only unless told otherwise; port 0 picks a free "
+                            + "one). The address is printed on standard output.", default: "127.0.0.1:8080"),
+                    .value("duration", "S", "stop after S seconds", default: "until Ctrl-C"),
+                ])
+        ],
+        configFile: "/etc/whereabouts/web.conf")
 
     /// The dashboard's state, shared by the MQTT task (which changes it) and the server's thread (which reads it).
     final class LiveDashboard: Sendable {
@@ -47,8 +58,6 @@ enum WebCommand {
                 status: response.status, headers: response.headers.map { (name: $0.0, value: $0.1) }, body: body)
         }
     }
-
-    static let table: [Setting] = [.value("map")] + Setting.broker + [.value("listen"), .value("duration")]
 
     static func run(_ settings: Settings) async throws -> ExitStatus {
         let mapPath = try settings.required("map")

@@ -5,6 +5,7 @@ import WhereaboutsMQTT
 import WhereaboutsMapFile
 import WhereaboutsRuntime
 import WhereaboutsSession
+import WhereaboutsSettings
 import WhereaboutsWire
 
 /// Wires the map, the pipeline and the MQTT client, and runs until SIGINT or SIGTERM; SIGHUP reloads the map (a bad
@@ -15,7 +16,7 @@ enum LocatorCommand {
         do {
             settings = try LocatorSettings(arguments)
         } catch {
-            return error.report(program: "whereabouts-locator", usage: LocatorSettings.usage)
+            return error.report(program: "whereabouts-locator", usage: LocatorCommandLine.interface.usage)
         }
         let map: FloorMap
         switch loadMap(settings.mapPath) {
@@ -47,8 +48,16 @@ enum LocatorCommand {
         var pipeline = LocatorPipeline(map: map, configuration: settings.pipeline)
         // Read before the first connection: a batch the last run took is a duplicate from the first message on.
         let ledger = settings.stateDirectory.map { BatchLedgerFile(directory: $0, clientID: settings.client.clientID) }
-        if let ledger {
-            restoreLedger(ledger, into: &pipeline, logger: logger)
+        let saver = LedgerSaver<LocatorEffect>(file: ledger, logger: logger) { effect in
+            switch effect {
+            case .saveLedger(let bytes): bytes
+            }
+        }
+        if ledger != nil {
+            saver.restore { bytes in
+                try pipeline.restoreLedger(bytes)
+                return pipeline.ledgerAgentCount
+            }
         } else {
             logger.info(
                 "no state directory (--state-dir): the batch ledger is kept in memory only, so a batch the broker "
@@ -92,8 +101,7 @@ enum LocatorCommand {
                     + (share.ownsSite ? ", publishing the site-wide outputs" : "; status on \(pipeline.statusTopic)"))
         }
         let clock = settings.clock
-        let saver = LedgerSaver(file: ledger, logger: logger)
-        let runner = ServiceRunner<LocatorService, LedgerSaver>(
+        let runner = ServiceRunner<LocatorService, LedgerSaver<LocatorEffect>>(
             .init(
                 client: client, source: saver, clock: { clock.now() },
                 tickInterval: .milliseconds(max(Int(settings.updateInterval * 1000), 1)), logger: logger,
@@ -109,36 +117,6 @@ enum LocatorCommand {
             "stopped: \(metrics.readingsAccepted) readings accepted, "
                 + "\(metrics.readingsRejected.values.reduce(0, +)) rejected"
         )
-    }
-
-    /// Takes the ledger the last run saved. Nothing here stops the locator: a missing file is a first start, and an
-    /// unusable directory or file is said (with its path and why) and the ledger starts empty.
-    static func restoreLedger(_ file: BatchLedgerFile, into pipeline: inout LocatorPipeline, logger: Logger) {
-        do {
-            try file.prepareDirectory()
-        } catch {
-            logger.warning(
-                "\(error): the batch ledger cannot be saved there until that is fixed (a batch the broker delivers "
-                    + "again after a restart may be taken twice)")
-        }
-        let bytes: [UInt8]
-        do {
-            guard let read = try file.read() else {
-                logger.info("batch ledger \(file.path): none yet, starting empty")
-                return
-            }
-            bytes = read
-        } catch {
-            logger.warning("\(error): starting with an empty batch ledger")
-            return
-        }
-        do {
-            try pipeline.restoreLedger(bytes)
-            logger.info("batch ledger \(file.path): \(pipeline.ledgerAgentCount) agents from the last run")
-        } catch {
-            let aside = file.moveAside().map { "; moved to \($0)" } ?? ""
-            logger.warning("\(file.path) is unusable: \(error)\(aside); starting with an empty batch ledger")
-        }
     }
 
     /// Reads and validates the map file; a refusal names the file and lists every problem with its JSON path.

@@ -210,4 +210,19 @@ struct AgentSettingsTests {
             #expect(AgentSettings.usage.contains("usage: whereabouts-agent"))
         }
     }
+
+    @Test("every default the usage shows as a value is the value the agent takes when the setting is not given")
+    func declaredDefaults() throws {
+        #expect(AgentSettings.interface.problems.isEmpty)
+        let unset = String(describing: try parse(Self.required))
+        var checked = 0
+        // Defaults in words ("the agent id", "systemd's $STATE_DIRECTORY") are described, not values.
+        for setting in AgentSettings.interface.table {
+            guard let value = setting.defaultText, !value.contains(" ") else { continue }
+            let given = String(describing: try parse(Self.required + ["--\(setting.name)", value]))
+            #expect(given == unset, "--\(setting.name) \(value) is not the default")
+            checked += 1
+        }
+        #expect(checked >= 10)
+    }
 }

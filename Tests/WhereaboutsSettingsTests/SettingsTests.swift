@@ -5,11 +5,12 @@ import WhereaboutsSettings
 struct SettingsTests {
     /// A table like the locator's: values with and without environment names, a switch, a list, a secret.
     static let table: [Setting] =
-        [.value("map", "WHEREABOUTS_MAP"), .value("record")] + Setting.broker + [
-            .value("keepalive", "WHEREABOUTS_KEEPALIVE"),
-            .value("warm-up", "WHEREABOUTS_WARM_UP"),
-            .switchFlag("no-discovery", "WHEREABOUTS_NO_DISCOVERY"),
-            .list("constraint", "WHEREABOUTS_CONSTRAINTS"),
+        [.value("map", "FILE", "floor map"), .value("record", "FILE", "recording", key: .flagOnly)]
+        + Setting.broker() + [
+            .value("keepalive", "SECONDS", "MQTT keepalive"),
+            .value("warm-up", "SECONDS", "occupancy held back"),
+            .switchFlag("no-discovery", "no discovery"),
+            .list("constraint", "UUID", "beacons", key: .named("WHEREABOUTS_CONSTRAINTS")),
         ]
     static let conf = "/etc/whereabouts/locator.conf"
 

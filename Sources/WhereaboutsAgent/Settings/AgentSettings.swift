@@ -37,7 +37,9 @@ public struct AgentSettings: Sendable {
     public static let defaultConfigPath = "/etc/whereabouts/agent.conf"
 
     /// The environment variables the agent reads, so the shell can collect just these.
-    public static var environmentKeys: [String] { (table.compactMap(\.key) + ["STATE_DIRECTORY"]).sorted() }
+    public static var environmentKeys: [String] {
+        (interface.table.compactMap(\.key) + ["STATE_DIRECTORY"]).sorted()
+    }
 
     /// The agent's id: its MQTT username, client id and topic level.
     public var agent: AgentID
@@ -99,63 +101,8 @@ public struct AgentSettings: Sendable {
     /// (its first entry); nil keeps them in memory only.
     public var stateDirectory: String?
 
-    /// The usage text.
-    public static let usage = """
-        usage: whereabouts-agent --id ID --site UUID --broker mqtt://HOST[:PORT] [options]
-
-        Every option can also be set in the environment, an --env-file or /etc/whereabouts/agent.conf, with the
-        name shown (precedence: flag > environment > env file > agent.conf > default).
-
-        identity and broker
-          --id ID                  agent id, [A-Za-z0-9_-]{1,64}                     WHEREABOUTS_ID
-          --site UUID              site proximity UUID                                WHEREABOUTS_SITE
-          --broker URL             mqtt://host[:port] or mqtts://host[:port]          WHEREABOUTS_BROKER
-          --username NAME          broker account (default: the agent id)             WHEREABOUTS_USERNAME
-          --password-file FILE     file holding the password                          WHEREABOUTS_PASSWORD_FILE
-                                   (or the password itself in WHEREABOUTS_PASSWORD; never on the command line)
-          --ca-file FILE           CA certificate(s) to verify the broker             WHEREABOUTS_CA_FILE
-          --cert-file FILE         client certificate                                 WHEREABOUTS_CERT_FILE
-          --key-file FILE          client key                                         WHEREABOUTS_KEY_FILE
-          --insecure               do not verify the broker's certificate (warned)    WHEREABOUTS_INSECURE
-          --keepalive SECONDS      MQTT keepalive, 5-3600 (default 30)                WHEREABOUTS_KEEPALIVE
-          --reconnect-max SECONDS  longest reconnect backoff, 1-300 (default 30)      WHEREABOUTS_RECONNECT_MAX
-
-        radio
-          --device NAME            Bluetooth controller (default hci0), or h4:PATH    WHEREABOUTS_DEVICE
-                                   for H4 on a UART, pty or emulator socket (btvirt)
-          --source SOURCE          hci:NAME, h4:PATH, or btsnoop:FILE (a replay)      WHEREABOUTS_SOURCE
-          --active                 active scanning (default passive)                  WHEREABOUTS_ACTIVE
-          --scan-interval MS       scan interval, 2.5-10240 ms (default 100)          WHEREABOUTS_SCAN_INTERVAL
-          --scan-window MS         scan window, at most the interval (default 100)    WHEREABOUTS_SCAN_WINDOW
-          --watchdog-timeout S     restart a scan silent this long (default 30)       WHEREABOUTS_WATCHDOG_TIMEOUT
-          --replay-speed SPEED     fast, or a factor such as 1 (default 1)            WHEREABOUTS_REPLAY_SPEED
-          --keep-times             keep a replay's recorded times                     WHEREABOUTS_KEEP_TIMES
-
-        what is published
-          --constraint UUID[:MAJOR[:MINOR]]  repeatable (default: the site UUID)      WHEREABOUTS_CONSTRAINTS
-                                   any: every beacon, whatever its UUID (a survey)
-          --rssi-floor DBM         drop weaker adverts                                WHEREABOUTS_RSSI_FLOOR
-          --address MAC            also track this device by address; repeatable      WHEREABOUTS_ADDRESSES
-          --window SECONDS         batching window, 0.1-60 (default 1)                WHEREABOUTS_WINDOW
-          --max-tags N             tags per window, 1-2000 (default 1024)             WHEREABOUTS_MAX_TAGS
-          --buffer-batches N       batches kept while the broker is away (600)        WHEREABOUTS_BUFFER_BATCHES
-          --state-dir DIR          keep unacknowledged batches on disk here           WHEREABOUTS_STATE_DIR
-                                   (default: systemd's $STATE_DIRECTORY; unset: in memory only)
-
-        transmitter
-          --floor N                this board's floor: advertise site:N:minor(id)     WHEREABOUTS_FLOOR
-          --advertise UUID:MAJOR:MINOR[:POWER]  advertise this iBeacon instead         WHEREABOUTS_ADVERTISE
-          --no-advertise           do not advertise                                   WHEREABOUTS_NO_ADVERTISE
-
-        other
-          --log-level LEVEL        debug, info, warning or error (default info)       WHEREABOUTS_LOG_LEVEL
-          --metrics-interval S     how often counters are logged (default 60)         WHEREABOUTS_METRICS_INTERVAL
-          --env-file FILE          KEY=VALUE file of WHEREABOUTS_* settings
-          --config FILE            configuration file (default /etc/whereabouts/agent.conf)
-
-        A btsnoop replay ends the agent when the capture ends.
-        exit status: 0 clean shutdown, 1 runtime failure (no Bluetooth, broker refused us), 2 bad usage
-        """
+    /// The usage text, made from ``interface``.
+    public static var usage: String { interface.usage }
 
     /// Reads the settings.
     ///
@@ -168,9 +115,7 @@ public struct AgentSettings: Sendable {
         arguments: [String], environment: [String: String], readFile: (String) -> SettingsFile
     ) throws(SettingsError) -> AgentSettings {
         var parsed = try AgentSettings(
-            Settings(
-                arguments: arguments, table: table, environment: environment, configFile: defaultConfigPath,
-                readFile: readFile))
+            Settings(arguments: arguments, interface: interface, environment: environment, readFile: readFile))
         // systemd's StateDirectory= sets STATE_DIRECTORY (colon-separated when several are listed).
         if parsed.stateDirectory == nil, let systemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first {
             parsed.stateDirectory = String(systemd)
@@ -200,30 +145,7 @@ public struct AgentSettings: Sendable {
         if (certFile == nil) != (keyFile == nil) { throw .invalid("--cert-file and --key-file go together") }
         insecure = try settings.switchValue("insecure")
 
-        if let sourceText = settings.value("source") {
-            if sourceText.hasPrefix("btsnoop:"), sourceText.count > 8 {
-                source = .btsnoop(path: String(sourceText.dropFirst(8)))
-            } else if sourceText.hasPrefix("hci:"), sourceText.count > 4 {
-                source = .hci(device: String(sourceText.dropFirst(4)))
-            } else if sourceText.hasPrefix("h4:"), sourceText.count > 3 {
-                source = .h4(path: String(sourceText.dropFirst(3)))
-            } else {
-                throw .invalid("--source must be hci:DEVICE, h4:PATH or btsnoop:FILE, not \"\(sourceText)\"")
-            }
-            if settings.value("device") != nil, case .btsnoop = source {
-                throw .invalid("--device and --source btsnoop:FILE exclude each other")
-            }
-        }
-        if let device = settings.value("device") {
-            if device.hasPrefix("h4:"), device.count > 3 {
-                source = .h4(path: String(device.dropFirst(3)))
-            } else {
-                guard device.hasPrefix("hci"), device.count > 3, device.dropFirst(3).allSatisfy(\.isASCIIDigit) else {
-                    throw .invalid("--device must name a controller such as hci0, or h4:PATH, not \"\(device)\"")
-                }
-                source = .hci(device: device)
-            }
-        }
+        if let source = try Self.source(settings) { self.source = source }
         activeScan = try settings.switchValue("active")
         scanIntervalMilliseconds = try settings.number("scan-interval", in: 2.5...10240) ?? 100
         scanWindowMilliseconds =
@@ -240,6 +162,62 @@ public struct AgentSettings: Sendable {
         }
         keepTimes = try settings.switchValue("keep-times")
 
+        filter = try Self.filter(settings, site: site)
+        window = try settings.number("window", in: 0.1...60) ?? 1
+        maximumTags = try settings.integer("max-tags", in: 1...2000) ?? 1024
+        bufferBatches = try settings.integer("buffer-batches", in: 1...86_400) ?? 600
+        keepAlive = try settings.integer("keepalive", in: 5...3600) ?? 30
+        reconnectMaximum = try settings.number("reconnect-max", in: 1...300) ?? 30
+        metricsInterval = try settings.number("metrics-interval", in: 1...86_400) ?? 60
+        stateDirectory = settings.value("state-dir")
+        if let stateDirectory, !stateDirectory.hasPrefix("/") {
+            throw .invalid("--state-dir must be an absolute path, not \"\(stateDirectory)\"")
+        }
+
+        let floor = try settings.integer("floor", in: 0...65535).map { UInt16($0) }
+        self.floor = floor
+        advertising = try Self.advertising(settings, site: site, agent: agent, floor: floor)
+        let level = settings.value("log-level") ?? "info"
+        guard ["debug", "info", "warning", "error"].contains(level) else {
+            throw .invalid("--log-level must be debug, info, warning or error, not \"\(level)\"")
+        }
+        logLevel = level
+        if insecure, !broker.hasPrefix("mqtts://") { throw .invalid("--insecure only makes sense with mqtts://") }
+    }
+
+    /// `--source` and `--device`: where events come from, nil for the default controller.
+    private static func source(_ settings: Settings) throws(SettingsError) -> Source? {
+        var source: Source?
+        if let sourceText = settings.value("source") {
+            if sourceText.hasPrefix("btsnoop:"), sourceText.count > 8 {
+                source = .btsnoop(path: String(sourceText.dropFirst(8)))
+            } else if sourceText.hasPrefix("hci:"), sourceText.count > 4 {
+                source = .hci(device: String(sourceText.dropFirst(4)))
+            } else if sourceText.hasPrefix("h4:"), sourceText.count > 3 {
+                source = .h4(path: String(sourceText.dropFirst(3)))
+            } else {
+                throw .invalid("--source must be hci:DEVICE, h4:PATH or btsnoop:FILE, not \"\(sourceText)\"")
+            }
+            if settings.value("device") != nil, case .btsnoop? = source {
+                throw .invalid("--device and --source btsnoop:FILE exclude each other")
+            }
+        }
+        if let device = settings.value("device") {
+            if device.hasPrefix("h4:"), device.count > 3 {
+                source = .h4(path: String(device.dropFirst(3)))
+            } else {
+                guard device.hasPrefix("hci"), device.count > 3, device.dropFirst(3).allSatisfy(\.isASCIIDigit) else {
+                    throw .invalid("--device must name a controller such as hci0, or h4:PATH, not \"\(device)\"")
+                }
+                source = .hci(device: device)
+            }
+        }
+        return source
+    }
+
+    /// What is published: `--constraint` (the site's UUID by default, `any` for every beacon), `--address` and
+    /// `--rssi-floor`.
+    private static func filter(_ settings: Settings, site: BeaconUUID) throws(SettingsError) -> SightingFilter {
         var constraints: [BeaconIdentityConstraint] = []
         var selectsAllBeacons = false
         for text in settings.list("constraint") {
@@ -262,74 +240,99 @@ public struct AgentSettings: Sendable {
             addresses.insert(address)
         }
         let rssiFloor = try settings.integer("rssi-floor", in: -127...20)
-        filter = SightingFilter(
+        return SightingFilter(
             constraints: constraints, addresses: addresses, minimumRSSI: rssiFloor, selectsAllBeacons: selectsAllBeacons
         )
-        window = try settings.number("window", in: 0.1...60) ?? 1
-        maximumTags = try settings.integer("max-tags", in: 1...2000) ?? 1024
-        bufferBatches = try settings.integer("buffer-batches", in: 1...86_400) ?? 600
-        keepAlive = try settings.integer("keepalive", in: 5...3600) ?? 30
-        reconnectMaximum = try settings.number("reconnect-max", in: 1...300) ?? 30
-        metricsInterval = try settings.number("metrics-interval", in: 1...86_400) ?? 60
-        stateDirectory = settings.value("state-dir")
-        if let stateDirectory, !stateDirectory.hasPrefix("/") {
-            throw .invalid("--state-dir must be an absolute path, not \"\(stateDirectory)\"")
-        }
+    }
 
-        self.floor = try settings.integer("floor", in: 0...65535).map { UInt16($0) }
+    /// `--no-advertise`, `--advertise` or, from `--floor`, the board's own beacon.
+    private static func advertising(
+        _ settings: Settings, site: BeaconUUID, agent: AgentID, floor: UInt16?
+    ) throws(SettingsError) -> Advertising {
         if try settings.switchValue("no-advertise") {
-            advertising = .off(reason: "advertising is turned off (--no-advertise)")
+            return .off(reason: "advertising is turned off (--no-advertise)")
         } else if let text = settings.value("advertise") {
             guard let advertisement = AgentAdvertisement.parse(text) else {
                 throw .invalid("--advertise must be UUID:MAJOR:MINOR[:POWER], not \"\(text)\"")
             }
-            advertising = .on(advertisement)
-        } else if let floor = self.floor {
-            advertising = .on(AgentAdvertisement.advertisement(site: site, floor: floor, agent: agent))
+            return .on(advertisement)
+        } else if let floor {
+            return .on(AgentAdvertisement.advertisement(site: site, floor: floor, agent: agent))
         } else {
-            advertising = .off(reason: "no --floor given, so this board does not advertise itself")
+            return .off(reason: "no --floor given, so this board does not advertise itself")
         }
-        let level = settings.value("log-level") ?? "info"
-        guard ["debug", "info", "warning", "error"].contains(level) else {
-            throw .invalid("--log-level must be debug, info, warning or error, not \"\(level)\"")
-        }
-        logLevel = level
-        if insecure, !broker.hasPrefix("mqtts://") { throw .invalid("--insecure only makes sense with mqtts://") }
     }
 }
 
 // MARK: - The table
 
 extension AgentSettings {
-    /// Every setting the agent takes, with its flag and its name in the environment and files.
-    static let table: [Setting] =
-        [
-            .value("id", "WHEREABOUTS_ID"),
-            .value("site", "WHEREABOUTS_SITE"),
-        ] + Setting.broker + [
-            .value("keepalive", "WHEREABOUTS_KEEPALIVE"),
-            .value("reconnect-max", "WHEREABOUTS_RECONNECT_MAX"),
-            .value("device", "WHEREABOUTS_DEVICE"),
-            .value("source", "WHEREABOUTS_SOURCE"),
-            .switchFlag("active", "WHEREABOUTS_ACTIVE"),
-            .value("scan-interval", "WHEREABOUTS_SCAN_INTERVAL"),
-            .value("scan-window", "WHEREABOUTS_SCAN_WINDOW"),
-            .value("watchdog-timeout", "WHEREABOUTS_WATCHDOG_TIMEOUT"),
-            .value("replay-speed", "WHEREABOUTS_REPLAY_SPEED"),
-            .switchFlag("keep-times", "WHEREABOUTS_KEEP_TIMES"),
-            .list("constraint", "WHEREABOUTS_CONSTRAINTS"),
-            .value("rssi-floor", "WHEREABOUTS_RSSI_FLOOR"),
-            .list("address", "WHEREABOUTS_ADDRESSES"),
-            .value("window", "WHEREABOUTS_WINDOW"),
-            .value("max-tags", "WHEREABOUTS_MAX_TAGS"),
-            .value("buffer-batches", "WHEREABOUTS_BUFFER_BATCHES"),
-            .value("state-dir", "WHEREABOUTS_STATE_DIR"),
-            .value("floor", "WHEREABOUTS_FLOOR"),
-            .value("advertise", "WHEREABOUTS_ADVERTISE"),
-            .switchFlag("no-advertise", "WHEREABOUTS_NO_ADVERTISE"),
-            .value("log-level", "WHEREABOUTS_LOG_LEVEL"),
-            .value("metrics-interval", "WHEREABOUTS_METRICS_INTERVAL"),
-        ]
+    /// Every setting the agent takes, with its flag, its help and its name in the environment and files.
+    public static let interface = CommandInterface(
+        program: "whereabouts-agent",
+        synopsis: "whereabouts-agent --id ID --site UUID --broker mqtt://HOST[:PORT] [options]",
+        sections: [
+            .init(
+                "identity and broker",
+                [
+                    .value("id", "ID", "agent id, [A-Za-z0-9_-]{1,64}"),
+                    .value("site", "UUID", "site proximity UUID"),
+                ] + Setting.broker(defaultUsername: "the agent id") + [
+                    .value("keepalive", "SECONDS", "MQTT keepalive, 5-3600", default: "30"),
+                    .value("reconnect-max", "SECONDS", "longest reconnect backoff, 1-300", default: "30"),
+                ]),
+            .init(
+                "radio",
+                [
+                    .value(
+                        "device", "NAME",
+                        "Bluetooth controller, or h4:PATH for H4 on a UART, pty or emulator socket (btvirt)",
+                        default: "hci0"),
+                    .value("source", "SOURCE", "hci:NAME, h4:PATH, or btsnoop:FILE (a replay)"),
+                    .switchFlag("active", "active scanning (default passive)"),
+                    .value("scan-interval", "MS", "scan interval, 2.5-10240 ms", default: "100"),
+                    .value("scan-window", "MS", "scan window, at most the interval", default: "100"),
+                    .value("watchdog-timeout", "S", "restart a scan silent this long, 5-3600", default: "30"),
+                    .value("replay-speed", "SPEED", "fast, or a factor such as 1", default: "1"),
+                    .switchFlag("keep-times", "keep a replay's recorded times"),
+                ]),
+            .init(
+                "what is published",
+                [
+                    .list(
+                        "constraint", "UUID[:MAJOR[:MINOR]]",
+                        "beacons to publish; any: every beacon, whatever its UUID (a survey)",
+                        default: "the site UUID", key: .named("WHEREABOUTS_CONSTRAINTS")),
+                    .value("rssi-floor", "DBM", "drop weaker adverts"),
+                    .list(
+                        "address", "MAC", "also track this device by address",
+                        key: .named("WHEREABOUTS_ADDRESSES")),
+                    .value("window", "SECONDS", "batching window, 0.1-60", default: "1"),
+                    .value("max-tags", "N", "tags per window, 1-2000", default: "1024"),
+                    .value("buffer-batches", "N", "batches kept while the broker is away", default: "600"),
+                    .value(
+                        "state-dir", "DIR", "keep unacknowledged batches on disk here (unset: in memory only)",
+                        default: "systemd's $STATE_DIRECTORY"),
+                ]),
+            .init(
+                "transmitter",
+                [
+                    .value("floor", "N", "this board's floor: advertise site:N:minor(id)"),
+                    .value("advertise", "UUID:MAJOR:MINOR[:POWER]", "advertise this iBeacon instead"),
+                    .switchFlag("no-advertise", "do not advertise"),
+                ]),
+            .init(
+                "other",
+                [
+                    .value("log-level", "LEVEL", "debug, info, warning or error", default: "info"),
+                    .value("metrics-interval", "S", "how often counters are logged", default: "60"),
+                ]),
+        ],
+        notes: """
+            A btsnoop replay ends the agent when the capture ends.
+            exit status: 0 clean shutdown, 1 runtime failure (no Bluetooth, broker refused us), 2 bad usage
+            """,
+        configFile: defaultConfigPath)
 }
 
 extension Character {
