@@ -74,16 +74,9 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         var loop = Loop(
             state: initial, context: context, recorder: recorder, journal: journal, preparation: preparation)
         let client = context.client
-        for subscription in initial.pipeline.subscriptions {
-            do {
-                // The client subscribes again after every reconnect by itself.
-                try client.subscribe(
-                    subscription.filter.filter, qos: subscription.qos == 0 ? .atMostOnce : .atLeastOnce,
-                    noLocal: subscription.noLocal)
-            } catch {
-                loop.state.clientStopped(failure: "cannot subscribe to \(subscription.filter.filter): \(error)")
-                return loop.state
-            }
+        if let failure = Self.subscribe(to: initial.pipeline.subscriptions, on: client) {
+            loop.state.clientStopped(failure: failure)
+            return loop.state
         }
         // The preparation (the locator's decoding) on a thread of its own: on Swift's shared workers it was seen to
         // take turns with the loop instead of running beside it. Nil (the shared workers) when there is none to run,
@@ -93,75 +86,14 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         let (credits, creditContinuation) = AsyncStream.makeStream(of: Void.self)
         let (messageCredits, messageCreditContinuation) = AsyncStream.makeStream(of: Void.self)
-        let source = context.source
-        let tickInterval = context.tickInterval
         do {
             try await client.withSession { client in
                 await withTaskGroup(of: Void.self) { group in
-                    group.addTask(executorPreference: preparationExecutor) {
-                        // Take a message off the client's inbox only when the loop is ready for it, so that a
-                        // bounded inbox holds the client back (every message in it is acknowledged already). The
-                        // pipeline's preparation (the locator's decoding) runs here, while the loop works on the
-                        // messages before it; four ahead keep both busy (two left the locator's stream bench a
-                        // quarter slower).
-                        var feed = SourceFeed<Input>(credits: messageCredits, limit: 4) { continuation.yield($0) }
-                        let clock = context.clock
-                        for await message in client.messages {
-                            let time = ServiceTime(now: clock(), monotonic: WallClock.monotonic())
-                            let prepared = preparation.current?.prepare(
-                                topic: message.topic, payload: message.payload, at: time)
-                            guard await feed.send(.message(message, prepared)) else { break }
-                        }
-                        continuation.yield(.clientSequenceEnded)
-                    }
-                    group.addTask {
-                        for await event in client.events { continuation.yield(.connection(event)) }
-                        continuation.yield(.clientSequenceEnded)
-                    }
-                    group.addTask {
-                        while !Task.isCancelled {
-                            do {
-                                try await Task.sleep(for: tickInterval)
-                            } catch {
-                                return
-                            }
-                            continuation.yield(.tick)
-                        }
-                    }
-                    group.addTask {
-                        for await number in SignalWatcher.terminationSignals() { continuation.yield(.signal(number)) }
-                    }
-                    group.addTask {
-                        for await _ in SignalWatcher.hangups() { continuation.yield(.hangup) }
-                    }
-                    group.addTask {
-                        var feed = SourceFeed(credits: credits) { continuation.yield(.source($0)) }
-                        await source.run(into: &feed)
-                    }
-                    var endedSequences = 0
-                    // Credits for source inputs taken while the outbox had no room: given back once it has, so
-                    // that a source that can wait (a replay) waits for the broker instead of overflowing the outbox.
-                    var withheldCredits = 0
-                    for await input in inputs {
-                        switch input {
-                        case .message(let message, let prepared):
-                            await loop.receive(message, prepared: prepared)
-                            messageCreditContinuation.yield()
-                        case .connection(let event): await loop.connection(event)
-                        case .source(let sourceInput):
-                            await loop.take(sourceInput)
-                            withheldCredits += 1
-                        case .tick: await loop.tick()
-                        case .signal(let number): await loop.signal(number)
-                        case .hangup: await loop.hangup()
-                        case .clientSequenceEnded: endedSequences += 1
-                        }
-                        while withheldCredits > 0, loop.state.acceptsInputs {
-                            creditContinuation.yield()
-                            withheldCredits -= 1
-                        }
-                        if endedSequences == 2 { break }
-                    }
+                    startInputs(
+                        in: &group, client: client, preparation: preparation, preparationExecutor: preparationExecutor,
+                        into: continuation, sourceCredits: credits, messageCredits: messageCredits)
+                    await loop.consume(
+                        inputs, sourceCredits: creditContinuation, messageCredits: messageCreditContinuation)
                     group.cancelAll()
                     creditContinuation.finish()
                     messageCreditContinuation.finish()
@@ -171,6 +103,70 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
             loop.state.clientStopped(failure: "\(error)")
         }
         return loop.state
+    }
+
+    /// Subscribes to what the pipeline asks for; returns why not, at the first subscription refused.
+    private static func subscribe(to subscriptions: [Subscription], on client: MQTTClient) -> String? {
+        for subscription in subscriptions {
+            do {
+                // The client subscribes again after every reconnect by itself.
+                try client.subscribe(
+                    subscription.filter.filter, qos: subscription.qos == 0 ? .atMostOnce : .atLeastOnce,
+                    noLocal: subscription.noLocal)
+            } catch {
+                return "cannot subscribe to \(subscription.filter.filter): \(error)"
+            }
+        }
+        return nil
+    }
+
+    /// Starts the tasks that feed the loop's inputs: the client's messages (prepared on `preparationExecutor`) and
+    /// connection events, the ticks, the signals, and the service's source.
+    private func startInputs(
+        in group: inout TaskGroup<Void>, client: MQTTClient, preparation: Preparation,
+        preparationExecutor: ThreadExecutor?, into continuation: AsyncStream<Input>.Continuation,
+        sourceCredits credits: AsyncStream<Void>, messageCredits: AsyncStream<Void>
+    ) {
+        let source = context.source
+        let tickInterval = context.tickInterval
+        let clock = context.clock
+        group.addTask(executorPreference: preparationExecutor) {
+            // Take a message off the client's inbox only when the loop is ready for it, so that a bounded inbox
+            // holds the client back (every message in it is acknowledged already). The pipeline's preparation (the
+            // locator's decoding) runs here, while the loop works on the messages before it; four ahead keep both
+            // busy (two left the locator's stream bench a quarter slower).
+            var feed = SourceFeed<Input>(credits: messageCredits, limit: 4) { continuation.yield($0) }
+            for await message in client.messages {
+                let time = ServiceTime(now: clock(), monotonic: WallClock.monotonic())
+                let prepared = preparation.current?.prepare(topic: message.topic, payload: message.payload, at: time)
+                guard await feed.send(.message(message, prepared)) else { break }
+            }
+            continuation.yield(.clientSequenceEnded)
+        }
+        group.addTask {
+            for await event in client.events { continuation.yield(.connection(event)) }
+            continuation.yield(.clientSequenceEnded)
+        }
+        group.addTask {
+            while !Task.isCancelled {
+                do {
+                    try await Task.sleep(for: tickInterval)
+                } catch {
+                    return
+                }
+                continuation.yield(.tick)
+            }
+        }
+        group.addTask {
+            for await number in SignalWatcher.terminationSignals() { continuation.yield(.signal(number)) }
+        }
+        group.addTask {
+            for await _ in SignalWatcher.hangups() { continuation.yield(.hangup) }
+        }
+        group.addTask {
+            var feed = SourceFeed(credits: credits) { continuation.yield(.source($0)) }
+            await source.run(into: &feed)
+        }
     }
 
     /// The pipeline's ``ServicePipeline/preparation``, shared between the loop (which replaces it after a reload) and
@@ -205,6 +201,38 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
 
         var time: ServiceTime { ServiceTime(now: context.clock(), monotonic: WallClock.monotonic()) }
         var logger: Logger { context.logger }
+
+        /// Takes the inputs in order until the client's messages and events have both ended, handing out a credit
+        /// for each message taken and for each source input once the outbox has room.
+        mutating func consume(
+            _ inputs: AsyncStream<Input>, sourceCredits: AsyncStream<Void>.Continuation,
+            messageCredits: AsyncStream<Void>.Continuation
+        ) async {
+            var endedSequences = 0
+            // Credits for source inputs taken while the outbox had no room: given back once it has, so that a
+            // source that can wait (a replay) waits for the broker instead of overflowing the outbox.
+            var withheldCredits = 0
+            for await input in inputs {
+                switch input {
+                case .message(let message, let prepared):
+                    await receive(message, prepared: prepared)
+                    messageCredits.yield()
+                case .connection(let event): await connection(event)
+                case .source(let sourceInput):
+                    await take(sourceInput)
+                    withheldCredits += 1
+                case .tick: await tick()
+                case .signal(let number): await signal(number)
+                case .hangup: await hangup()
+                case .clientSequenceEnded: endedSequences += 1
+                }
+                while withheldCredits > 0, state.acceptsInputs {
+                    sourceCredits.yield()
+                    withheldCredits -= 1
+                }
+                if endedSequences == 2 { break }
+            }
+        }
 
         mutating func receive(_ message: MQTTMessage, prepared: Pipeline.Prepared?) async {
             if let prepared {

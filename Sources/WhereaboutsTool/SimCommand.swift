@@ -83,27 +83,43 @@ enum SimCommand {
             throw UsageError(error.description)
         }
         if let broker {
-            let truthWriter = try truthPath.map { path throws(RuntimeError) in try LineWriter(replacing: path) }
-            var lastReport = -1
-            let published = try await SimulatedAgents.run(
-                simulator: &simulator,
-                broker: broker,
-                clock: clock,
-                truth: truthWriter
-            ) { fraction in
-                let percent = Int(fraction * 100)
-                if percent / 10 != lastReport / 10 {
-                    lastReport = percent
-                    printError("sim: \(percent) % of \(fixed(duration, 0)) s simulated")
-                }
-            }
-            printError(
-                "simulated \(tags) tags through \(broker.address) as \(map.agents.count) agents: "
-                    + "\(published.batches) batches of \(published.adverts) adverts"
-                    + (truthPath.map { ", truth -> \($0)" } ?? "")
-            )
-            return .success
+            return try await publish(&simulator, through: broker, clock: clock, truthPath: truthPath)
         }
+        return try write(&simulator, readingsPath: readingsPath, truthPath: truthPath)
+    }
+
+    /// Runs the simulation through the broker as the map's agents, reporting every 10 % of it; writes the truth
+    /// as it goes when asked to.
+    private static func publish(
+        _ simulator: inout Simulator, through broker: BrokerSettings, clock: ScaledClock, truthPath: String?
+    ) async throws -> ExitStatus {
+        let duration = simulator.configuration.duration
+        let truthWriter = try truthPath.map { path throws(RuntimeError) in try LineWriter(replacing: path) }
+        var lastReport = -1
+        let published = try await SimulatedAgents.run(
+            simulator: &simulator,
+            broker: broker,
+            clock: clock,
+            truth: truthWriter
+        ) { fraction in
+            let percent = Int(fraction * 100)
+            if percent / 10 != lastReport / 10 {
+                lastReport = percent
+                printError("sim: \(percent) % of \(fixed(duration, 0)) s simulated")
+            }
+        }
+        printError(
+            "simulated \(simulator.configuration.tagCount) tags through \(broker.address) as "
+                + "\(simulator.map.agents.count) agents: \(published.batches) batches of \(published.adverts) adverts"
+                + (truthPath.map { ", truth -> \($0)" } ?? "")
+        )
+        return .success
+    }
+
+    /// Runs the whole simulation at once and writes its readings and truth to the files given.
+    private static func write(
+        _ simulator: inout Simulator, readingsPath: String?, truthPath: String?
+    ) throws -> ExitStatus {
         var readings = ""
         var truth = ""
         var readingCount = 0
@@ -121,7 +137,8 @@ enum SimCommand {
         if let readingsPath { try FileAccess.write(Array(readings.utf8), to: readingsPath) }
         if let truthPath { try FileAccess.write(Array(truth.utf8), to: truthPath) }
         printError(
-            "simulated \(tags) tags and \(map.agents.count) agents for \(fixed(duration, 0)) s: "
+            "simulated \(simulator.configuration.tagCount) tags and \(simulator.map.agents.count) agents for "
+                + "\(fixed(simulator.configuration.duration, 0)) s: "
                 + "\(readingCount) readings\(readingsPath.map { " -> \($0)" } ?? ""), "
                 + "\(truthCount) truth samples\(truthPath.map { " -> \($0)" } ?? "")"
         )

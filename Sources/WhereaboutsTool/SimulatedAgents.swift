@@ -42,6 +42,9 @@ enum SimulatedAgents {
         var summary: String
     }
 
+    /// One agent's runner and its state to start from.
+    typealias AgentRun = (runner: ServiceRunner<AgentPipeline, Radio>, state: ServiceState<AgentPipeline>)
+
     /// Runs the simulation through the broker until its end or a signal.
     static func run(
         simulator: inout Simulator,
@@ -50,35 +53,12 @@ enum SimulatedAgents {
         truth: LineWriter?,
         progress: (Double) -> Void
     ) async throws -> Outcome {
-        let map = simulator.map
-        let topics = Topics(site: map.site.uuid)
-        let epoch = Int(clock.origin * 1000)
-        let logger = Logger(label: "whereabouts sim", level: .warning)
         var radios: [AsyncStream<AgentPipeline.Input>.Continuation] = []
-        var agents: [(runner: ServiceRunner<AgentPipeline, Radio>, state: ServiceState<AgentPipeline>)] = []
-        for agent in map.agents {
-            guard let id = AgentID(agent.id) else { throw RuntimeError("the map's agent id \(agent.id) is not valid") }
-            var configuration = AgentPipeline.Configuration(
-                agent: id, topics: topics, epoch: epoch, filter: SightingFilter(siteUUID: map.site.uuid))
-            configuration.window = simulator.configuration.window
-            let start = ServiceTime(now: clock.now(), monotonic: WallClock.monotonic())
-            let state = ServiceState(pipeline: AgentPipeline(configuration: configuration, at: start))
-            var settings = broker
-            if settings.username == nil || settings.username == "simulator" { settings.username = agent.id }
-            let will = state.session.will
-            let client = try MQTTClient(
-                MQTTClientConfiguration(
-                    broker: settings, clientID: "whereabouts-sim-\(agent.id)", keepAlive: .seconds(15),
-                    will: MQTTWill(
-                        topic: will.topic.name, payload: Array(will.payload.utf8), qos: .atLeastOnce, retain: true)))
+        var agents: [AgentRun] = []
+        for agent in simulator.map.agents {
             let (inputs, continuation) = AsyncStream.makeStream(of: AgentPipeline.Input.self)
+            agents.append(try agentRun(agent, of: simulator, broker: broker, clock: clock, radio: inputs))
             radios.append(continuation)
-            let runner = ServiceRunner<AgentPipeline, Radio>(
-                .init(
-                    client: client, source: Radio(inputs: inputs), clock: { clock.now() },
-                    tickInterval: .milliseconds(250), logger: Logger(label: "sim \(agent.id)", level: .warning),
-                    brokerName: "\(broker.address)"))
-            agents.append((runner, state))
         }
 
         let stopped = StopCount()
@@ -95,28 +75,73 @@ enum SimulatedAgents {
                         summary: final.pipeline.summary(outbox: final.session.outbox))
                 }
             }
-            var addresses = AdvertAddresses()
-            let start = simulator.configuration.startTime
-            // An agent that stopped (a signal, or the broker refused it) ends the simulation for all.
-            while stopped.count.load(ordering: .relaxed) == 0, let window = simulator.nextWindow() {
-                let wait = clock.realSeconds(until: window.end)
-                if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
-                for (agentIndex, heard) in window.adverts.enumerated() where agentIndex < radios.count {
-                    let events = heard.compactMap { advert in
-                        addresses.event(for: advert).map { HeardEvent(bytes: $0, time: advert.time) }
-                    }
-                    if !events.isEmpty { radios[agentIndex].yield(.events(events, framing: .bare)) }
-                    radios[agentIndex].yield(.replayTime(window.end))
-                }
-                if let truth { for record in window.truth { try truth.write(JSONLines.line(record)) } }
-                progress((window.end - start) / simulator.configuration.duration)
-            }
+            try await drive(&simulator, radios: radios, clock: clock, truth: truth, until: stopped, progress: progress)
             for radio in radios {
                 radio.yield(.sourceEnded(problem: nil))
                 radio.finish()
             }
             for try await result in group { results.append(result) }
         }
+        return try outcome(of: results, broker: broker)
+    }
+
+    /// One agent of the map as a service: the real agent pipeline on a runner with a client of its own (the
+    /// agent's id as its user name unless another was given), fed by `radio`.
+    static func agentRun(
+        _ agent: Agent, of simulator: Simulator, broker: BrokerSettings, clock: ScaledClock,
+        radio inputs: AsyncStream<AgentPipeline.Input>
+    ) throws -> AgentRun {
+        let map = simulator.map
+        guard let id = AgentID(agent.id) else { throw RuntimeError("the map's agent id \(agent.id) is not valid") }
+        var configuration = AgentPipeline.Configuration(
+            agent: id, topics: Topics(site: map.site.uuid), epoch: Int(clock.origin * 1000),
+            filter: SightingFilter(siteUUID: map.site.uuid))
+        configuration.window = simulator.configuration.window
+        let start = ServiceTime(now: clock.now(), monotonic: WallClock.monotonic())
+        let state = ServiceState(pipeline: AgentPipeline(configuration: configuration, at: start))
+        var settings = broker
+        if settings.username == nil || settings.username == "simulator" { settings.username = agent.id }
+        let will = state.session.will
+        let client = try MQTTClient(
+            MQTTClientConfiguration(
+                broker: settings, clientID: "whereabouts-sim-\(agent.id)", keepAlive: .seconds(15),
+                will: MQTTWill(
+                    topic: will.topic.name, payload: Array(will.payload.utf8), qos: .atLeastOnce, retain: true)))
+        let runner = ServiceRunner<AgentPipeline, Radio>(
+            .init(
+                client: client, source: Radio(inputs: inputs), clock: { clock.now() },
+                tickInterval: .milliseconds(250), logger: Logger(label: "sim \(agent.id)", level: .warning),
+                brokerName: "\(broker.address)"))
+        return (runner, state)
+    }
+
+    /// Steps the simulation in (scaled) real time, handing each agent's radio the advertising reports of what it
+    /// heard in each window and writing the truth, until the simulation ends or an agent has stopped.
+    static func drive(
+        _ simulator: inout Simulator, radios: [AsyncStream<AgentPipeline.Input>.Continuation], clock: ScaledClock,
+        truth: LineWriter?, until stopped: StopCount, progress: (Double) -> Void
+    ) async throws {
+        var addresses = AdvertAddresses()
+        let start = simulator.configuration.startTime
+        // An agent that stopped (a signal, or the broker refused it) ends the simulation for all.
+        while stopped.count.load(ordering: .relaxed) == 0, let window = simulator.nextWindow() {
+            let wait = clock.realSeconds(until: window.end)
+            if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+            for (agentIndex, heard) in window.adverts.enumerated() where agentIndex < radios.count {
+                let events = heard.compactMap { advert in
+                    addresses.event(for: advert).map { HeardEvent(bytes: $0, time: advert.time) }
+                }
+                if !events.isEmpty { radios[agentIndex].yield(.events(events, framing: .bare)) }
+                radios[agentIndex].yield(.replayTime(window.end))
+            }
+            if let truth { for record in window.truth { try truth.write(JSONLines.line(record)) } }
+            progress((window.end - start) / simulator.configuration.duration)
+        }
+    }
+
+    /// The agents' results added up; throws, in agent order, for the first that failed or never connected.
+    static func outcome(of results: [AgentResult], broker: BrokerSettings) throws -> Outcome {
+        let logger = Logger(label: "whereabouts sim", level: .warning)
         var outcome = Outcome()
         for result in results.sorted(by: { $0.agent.rawValue < $1.agent.rawValue }) {
             outcome.batches += result.batches

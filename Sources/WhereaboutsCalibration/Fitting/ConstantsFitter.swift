@@ -45,38 +45,91 @@ struct ConstantsFitter: Sendable {
     /// An agent with fewer observations than this keeps its values.
     var minimumSamples: Int
 
+    /// Fits the observations naming an agent of the map and a known transmitter; the rest are ignored.
     func fit(_ observations: [PathLossObservation]) -> CalibrationResult {
-        let agentCount = map.agents.count
-        var counts = [Int](repeating: 0, count: agentCount)
-        var nearest = [Double](repeating: .infinity, count: agentCount)
-        var farthest = [Double](repeating: -.infinity, count: agentCount)
-        var transmitterCounts = [Int](repeating: 0, count: transmitters.count)
         let usable = observations.filter {
             map.agents.indices.contains($0.receiver) && transmitters.indices.contains($0.transmitter)
         }
-        for observation in usable {
-            counts[observation.receiver] += 1
-            nearest[observation.receiver] = min(nearest[observation.receiver], observation.distance)
-            farthest[observation.receiver] = max(farthest[observation.receiver], observation.distance)
-            transmitterCounts[observation.transmitter] += 1
+        let coverage = Coverage(usable, agentCount: map.agents.count, transmitterCount: transmitters.count)
+        let refusals = agentRefusals(coverage)
+        let transmitterRefusals = transmitterRefusals(coverage)
+        let solution = regression(refusals: refusals, transmitterRefusals: transmitterRefusals).solve(usable)
+        let residuals = self.residuals(usable, solution: solution)
+        let agents = map.agents.indices.map { index in
+            AgentCalibration(
+                agentIndex: index,
+                id: map.agents[index].id,
+                samples: coverage.counts[index],
+                distances: coverage.counts[index] > 0 ? coverage.nearest[index]...coverage.farthest[index] : nil,
+                refusal: refusals[index],
+                before: inForce[index],
+                after: refusals[index] == nil
+                    ? AgentConstants(rssiOffset: solution.offsets[index], pathLossExponent: solution.exponents[index])
+                    : inForce[index],
+                residualBefore: rootMeanSquare(residuals.before[index]),
+                residualAfter: rootMeanSquare(residuals.after[index])
+            )
         }
-        let refusals: [CalibrationRefusal?] = map.agents.indices.map { index in
-            if counts[index] == 0 { return .notHeard }
-            if counts[index] < minimumSamples { return .tooFewSamples(counts[index], needed: minimumSamples) }
-            let spread = farthest[index] - nearest[index]
+        return CalibrationResult(
+            agents: agents,
+            transmitters: transmitterCalibrations(coverage, refusals: transmitterRefusals, solution: solution),
+            samples: usable.count,
+            scale: solution.scale
+        )
+    }
+
+    /// How much of each agent and transmitter the observations cover: their counts, and each agent's distances.
+    private struct Coverage {
+        var counts: [Int]
+        var nearest: [Double]
+        var farthest: [Double]
+        var transmitterCounts: [Int]
+
+        init(_ observations: [PathLossObservation], agentCount: Int, transmitterCount: Int) {
+            counts = [Int](repeating: 0, count: agentCount)
+            nearest = [Double](repeating: .infinity, count: agentCount)
+            farthest = [Double](repeating: -.infinity, count: agentCount)
+            transmitterCounts = [Int](repeating: 0, count: transmitterCount)
+            for observation in observations {
+                counts[observation.receiver] += 1
+                nearest[observation.receiver] = min(nearest[observation.receiver], observation.distance)
+                farthest[observation.receiver] = max(farthest[observation.receiver], observation.distance)
+                transmitterCounts[observation.transmitter] += 1
+            }
+        }
+    }
+
+    /// Why each agent keeps its values (nil: it is fitted): unheard, too few samples, or too narrow a spread.
+    private func agentRefusals(_ coverage: Coverage) -> [CalibrationRefusal?] {
+        map.agents.indices.map { index in
+            if coverage.counts[index] == 0 { return .notHeard }
+            if coverage.counts[index] < minimumSamples {
+                return .tooFewSamples(coverage.counts[index], needed: minimumSamples)
+            }
+            let spread = coverage.farthest[index] - coverage.nearest[index]
             if spread < settings.minimumDistanceSpread {
                 return .narrowDistanceSpread(spread, needed: settings.minimumDistanceSpread)
             }
             return nil
         }
-        let transmitterRefusals: [CalibrationRefusal?] = transmitters.indices.map { index in
-            if transmitterCounts[index] == 0 { return .notHeard }
-            if transmitterCounts[index] < settings.minimumSamples {
-                return .tooFewSamples(transmitterCounts[index], needed: settings.minimumSamples)
+    }
+
+    /// Why each transmitter's power is held (nil: it may be fitted): unheard, or too few samples.
+    private func transmitterRefusals(_ coverage: Coverage) -> [CalibrationRefusal?] {
+        transmitters.indices.map { index in
+            if coverage.transmitterCounts[index] == 0 { return .notHeard }
+            if coverage.transmitterCounts[index] < settings.minimumSamples {
+                return .tooFewSamples(coverage.transmitterCounts[index], needed: settings.minimumSamples)
             }
             return nil
         }
+    }
 
+    /// The regression's priors: a refused agent, and a held or refused power, is fixed at its value in force; the
+    /// rest are pulled toward the defaults within the settings' bounds.
+    private func regression(
+        refusals: [CalibrationRefusal?], transmitterRefusals: [CalibrationRefusal?]
+    ) -> PathLossRegression {
         var regression = PathLossRegression(powers: [], offsets: [], exponents: [])
         regression.huberThreshold = settings.huberThreshold
         for (index, transmitter) in transmitters.enumerated() {
@@ -109,11 +162,16 @@ struct ConstantsFitter: Sendable {
                         bounds: settings.exponentBounds))
             }
         }
-        let solution = regression.solve(usable)
+        return regression
+    }
 
-        var before = [[Double]](repeating: [], count: agentCount)
-        var after = [[Double]](repeating: [], count: agentCount)
-        for observation in usable {
+    /// Each agent's RSSI residuals, in observation order, with the constants in force and with the solution's.
+    private func residuals(
+        _ observations: [PathLossObservation], solution: PathLossRegression.Solution
+    ) -> (before: [[Double]], after: [[Double]]) {
+        var before = [[Double]](repeating: [], count: map.agents.count)
+        var after = [[Double]](repeating: [], count: map.agents.count)
+        for observation in observations {
             let agent = observation.receiver
             let old = inForce[agent]
             let expectedBefore = expectedRawRSSI(
@@ -125,39 +183,26 @@ struct ConstantsFitter: Sendable {
             before[agent].append(observation.rssi - expectedBefore)
             after[agent].append(observation.rssi - expectedAfter)
         }
-        let agents = map.agents.indices.map { index in
-            AgentCalibration(
-                agentIndex: index,
-                id: map.agents[index].id,
-                samples: counts[index],
-                distances: counts[index] > 0 ? nearest[index]...farthest[index] : nil,
-                refusal: refusals[index],
-                before: inForce[index],
-                after: refusals[index] == nil
-                    ? AgentConstants(rssiOffset: solution.offsets[index], pathLossExponent: solution.exponents[index])
-                    : inForce[index],
-                residualBefore: rootMeanSquare(before[index]),
-                residualAfter: rootMeanSquare(after[index])
-            )
-        }
-        // Held powers (the automatic calibration's) are inputs, not results: only fitted ones are reported.
-        let reported = fitsPowers ? transmitters.indices.filter { transmitterCounts[$0] > 0 } : []
+        return (before, after)
+    }
+
+    /// The heard transmitters' powers, sorted by identity. Held powers (the automatic calibration's) are inputs,
+    /// not results: only fitted ones are reported.
+    private func transmitterCalibrations(
+        _ coverage: Coverage, refusals: [CalibrationRefusal?], solution: PathLossRegression.Solution
+    ) -> [TransmitterCalibration] {
+        let reported = fitsPowers ? transmitters.indices.filter { coverage.transmitterCounts[$0] > 0 } : []
         let fittedTransmitters = reported.map { index in
-            let refusal = transmitterRefusals[index]
+            let refusal = refusals[index]
             return TransmitterCalibration(
                 identity: transmitters[index].identity,
-                samples: transmitterCounts[index],
+                samples: coverage.transmitterCounts[index],
                 refusal: refusal,
                 before: transmitters[index].inForce,
                 after: refusal == nil ? solution.powers[index] : transmitters[index].inForce,
                 advertised: transmitters[index].advertised
             )
         }
-        return CalibrationResult(
-            agents: agents,
-            transmitters: fittedTransmitters.sorted { $0.identity < $1.identity },
-            samples: usable.count,
-            scale: solution.scale
-        )
+        return fittedTransmitters.sorted { $0.identity < $1.identity }
     }
 }

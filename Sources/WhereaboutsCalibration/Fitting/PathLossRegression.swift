@@ -97,76 +97,19 @@ struct PathLossRegression: Sendable {
         var values = priors.map { prior in min(max(prior.mean, prior.bounds.lowerBound), prior.bounds.upperBound) }
         var robustWeights = [Double](repeating: 1, count: observations.count)
         var scale = 1.0
-        let powerBase = 0
-        let offsetBase = powers.count
-        let exponentBase = powers.count + offsets.count
         let logDistances = observations.map { logarithm10(max($0.distance, 0.1)) }
 
         for _ in 0..<maximumIterations {
-            // Normal equations over the free values; fixed ones move to the right-hand side.
-            var column = [Int](repeating: -1, count: priors.count)
-            var free: [Int] = []
-            for index in priors.indices where !fixed[index] {
-                column[index] = free.count
-                free.append(index)
-            }
-            let n = free.count
-            var matrix = [Double](repeating: 0, count: n * n)
-            var vector = [Double](repeating: 0, count: n)
-            for (i, observation) in observations.enumerated() {
-                let weight = robustWeights[i] / (observation.variance * scale * scale)
-                let terms = [
-                    (powerBase + observation.transmitter, 1.0),
-                    (offsetBase + observation.receiver, -1.0),
-                    (exponentBase + observation.receiver, -10 * logDistances[i]),
-                ]
-                var target = observation.rssi
-                for (index, coefficient) in terms where fixed[index] { target -= coefficient * values[index] }
-                for (rowIndex, rowCoefficient) in terms where !fixed[rowIndex] {
-                    let row = column[rowIndex]
-                    vector[row] += weight * rowCoefficient * target
-                    for (columnIndex, columnCoefficient) in terms where !fixed[columnIndex] {
-                        matrix[row * n + column[columnIndex]] += weight * rowCoefficient * columnCoefficient
-                    }
-                }
-            }
-            for (row, index) in free.enumerated() {
-                let precision = 1 / (priors[index].sigma * priors[index].sigma)
-                matrix[row * n + row] += precision
-                vector[row] += precision * priors[index].mean
-            }
-            guard let solution = SymmetricSolver.solve(matrix, vector) else { break }
-            var change = 0.0
-            var clamped = false
-            for (row, index) in free.enumerated() {
-                let bounds = priors[index].bounds
-                var value = solution[row]
-                if value < bounds.lowerBound || value > bounds.upperBound {
-                    value = min(max(value, bounds.lowerBound), bounds.upperBound)
-                    fixed[index] = true
-                    clamped = true
-                }
-                change = max(change, abs(value - values[index]))
-                values[index] = value
-            }
-
-            // Robust weights from the standardised residuals.
-            var standardized: [Double] = []
-            standardized.reserveCapacity(observations.count)
-            for (i, observation) in observations.enumerated() {
-                let predicted =
-                    values[powerBase + observation.transmitter] - values[offsetBase + observation.receiver] - 10
-                    * values[exponentBase + observation.receiver] * logDistances[i]
-                standardized.append((observation.rssi - predicted) / observation.variance.squareRoot())
-            }
-            let newScale = min(max(1.4826 * (median(standardized.map(abs)) ?? 1), 1e-3), 1e3)
-            for i in standardized.indices {
-                let u = abs(standardized[i]) / newScale
-                robustWeights[i] = u <= huberThreshold ? 1 : huberThreshold / u
-            }
+            let system = normalEquations(
+                observations, logDistances: logDistances, priors: priors, values: values, fixed: fixed,
+                weights: robustWeights, scale: scale)
+            guard let solution = SymmetricSolver.solve(system.matrix, system.vector) else { break }
+            let step = take(solution, for: system.free, priors: priors, values: &values, fixed: &fixed)
+            let newScale = reweight(
+                &robustWeights, standardized: standardizedResiduals(observations, logDistances, values: values))
             let scaleChange = abs(newScale - scale)
             scale = newScale
-            if !clamped, change < 1e-5, scaleChange < 1e-5 { break }
+            if !step.clamped, step.change < 1e-5, scaleChange < 1e-5 { break }
         }
         return Solution(
             powers: Array(values[powerBase..<offsetBase]),
@@ -174,5 +117,97 @@ struct PathLossRegression: Sendable {
             exponents: Array(values[exponentBase...]),
             scale: scale
         )
+    }
+
+    // Where each kind of value starts in the one vector of all values: powers, then offsets, then exponents.
+    private var powerBase: Int { 0 }
+    private var offsetBase: Int { powers.count }
+    private var exponentBase: Int { powers.count + offsets.count }
+
+    /// One weighted least-squares step: the normal equations over the free values (`free` lists them, one per
+    /// row), with the fixed ones moved to the right-hand side and each free value's prior added.
+    private func normalEquations(
+        _ observations: [PathLossObservation], logDistances: [Double], priors: [ParameterPrior], values: [Double],
+        fixed: [Bool], weights robustWeights: [Double], scale: Double
+    ) -> (matrix: [Double], vector: [Double], free: [Int]) {
+        var column = [Int](repeating: -1, count: priors.count)
+        var free: [Int] = []
+        for index in priors.indices where !fixed[index] {
+            column[index] = free.count
+            free.append(index)
+        }
+        let n = free.count
+        var matrix = [Double](repeating: 0, count: n * n)
+        var vector = [Double](repeating: 0, count: n)
+        for (i, observation) in observations.enumerated() {
+            let weight = robustWeights[i] / (observation.variance * scale * scale)
+            let terms = [
+                (powerBase + observation.transmitter, 1.0),
+                (offsetBase + observation.receiver, -1.0),
+                (exponentBase + observation.receiver, -10 * logDistances[i]),
+            ]
+            var target = observation.rssi
+            for (index, coefficient) in terms where fixed[index] { target -= coefficient * values[index] }
+            for (rowIndex, rowCoefficient) in terms where !fixed[rowIndex] {
+                let row = column[rowIndex]
+                vector[row] += weight * rowCoefficient * target
+                for (columnIndex, columnCoefficient) in terms where !fixed[columnIndex] {
+                    matrix[row * n + column[columnIndex]] += weight * rowCoefficient * columnCoefficient
+                }
+            }
+        }
+        for (row, index) in free.enumerated() {
+            let precision = 1 / (priors[index].sigma * priors[index].sigma)
+            matrix[row * n + row] += precision
+            vector[row] += precision * priors[index].mean
+        }
+        return (matrix, vector, free)
+    }
+
+    /// Takes a step's solution for the free values; a value out of its bounds is held at the bound from now on
+    /// (the active set). Returns the largest change and whether any value was clamped.
+    private func take(
+        _ solution: [Double], for free: [Int], priors: [ParameterPrior], values: inout [Double], fixed: inout [Bool]
+    ) -> (change: Double, clamped: Bool) {
+        var change = 0.0
+        var clamped = false
+        for (row, index) in free.enumerated() {
+            let bounds = priors[index].bounds
+            var value = solution[row]
+            if value < bounds.lowerBound || value > bounds.upperBound {
+                value = min(max(value, bounds.lowerBound), bounds.upperBound)
+                fixed[index] = true
+                clamped = true
+            }
+            change = max(change, abs(value - values[index]))
+            values[index] = value
+        }
+        return (change, clamped)
+    }
+
+    /// The observations' residuals against `values`, each over its standard deviation.
+    private func standardizedResiduals(
+        _ observations: [PathLossObservation], _ logDistances: [Double], values: [Double]
+    ) -> [Double] {
+        var standardized: [Double] = []
+        standardized.reserveCapacity(observations.count)
+        for (i, observation) in observations.enumerated() {
+            let predicted =
+                values[powerBase + observation.transmitter] - values[offsetBase + observation.receiver] - 10
+                * values[exponentBase + observation.receiver] * logDistances[i]
+            standardized.append((observation.rssi - predicted) / observation.variance.squareRoot())
+        }
+        return standardized
+    }
+
+    /// Huber's weights for the standardised residuals, scaled by their median absolute deviation; returns that
+    /// scale.
+    private func reweight(_ robustWeights: inout [Double], standardized: [Double]) -> Double {
+        let newScale = min(max(1.4826 * (median(standardized.map(abs)) ?? 1), 1e-3), 1e3)
+        for i in standardized.indices {
+            let u = abs(standardized[i]) / newScale
+            robustWeights[i] = u <= huberThreshold ? 1 : huberThreshold / u
+        }
+        return newScale
     }
 }

@@ -82,10 +82,33 @@ public struct GuidedCalibration: Sendable {
 
         var statistics = Statistics()
         statistics.readings = readings.count
-        let floorHeights = Dictionary(map.floors.map { ($0.major, $0.height) }, uniquingKeysWith: { a, _ in a })
+        let buckets = Self.bucket(self.readings, map: map, truth: self.truth, window: self.window, into: &statistics)
+        let tagIdentities = Set(buckets.windows.keys.map(\.tag)).sorted()
+        tags = tagIdentities.map { identity in
+            TransmitterPrior(identity: identity, advertised: buckets.advertised[identity], map: map, settings: settings)
+        }
+        let samples = Self.samples(
+            buckets.windows, tags: tagIdentities, map: map, truth: self.truth, settings: settings)
+        self.samples = samples
+        self.statistics = statistics
+        guard !samples.isEmpty else {
+            throw .noSamples(
+                "\(statistics.readings) readings: \(statistics.withoutTruth) of tags without truth at the time, "
+                    + "\(statistics.otherFloor) from another floor, \(statistics.unknownAgents) from unknown agents, "
+                    + "\(statistics.invalid) invalid")
+        }
+    }
+
+    /// Sorts the readings into one bucket per (agent, tag, window) of those that can be used (a known agent, a
+    /// valid reading, truth at the time, on the agent's floor), counting the others by why not; notes each tag's
+    /// advertised power as it goes.
+    private static func bucket(
+        _ readings: [RecordedReading], map: FloorMap, truth: TruthTrack, window: Double,
+        into statistics: inout Statistics
+    ) -> (windows: [BucketKey: Bucket], advertised: [TagIdentity: Double]) {
         var buckets: [BucketKey: Bucket] = [:]
         var advertised: [TagIdentity: Double] = [:]
-        for reading in self.readings {
+        for reading in readings {
             guard let agentIndex = map.agentIndex(of: reading.agent.rawValue) else {
                 statistics.unknownAgents += 1
                 continue
@@ -97,7 +120,7 @@ public struct GuidedCalibration: Sendable {
                 continue
             }
             let agent = map.agents[agentIndex]
-            guard let position = self.truth.position(of: reading.tag, at: reading.time) else {
+            guard let position = truth.position(of: reading.tag, at: reading.time) else {
                 statistics.withoutTruth += 1
                 continue
             }
@@ -108,19 +131,25 @@ public struct GuidedCalibration: Sendable {
             statistics.used += 1
             if let power = reading.power { advertised[reading.tag] = Double(power) }
             let key = BucketKey(
-                agent: agentIndex, tag: reading.tag, window: Int64((reading.time / self.window).rounded(.down)))
+                agent: agentIndex, tag: reading.tag, window: Int64((reading.time / window).rounded(.down)))
             buckets[key, default: Bucket()].add(reading)
         }
-        let tagIdentities = Set(buckets.keys.map(\.tag)).sorted()
-        let tagIndex = Dictionary(tagIdentities.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        tags = tagIdentities.map { identity in
-            TransmitterPrior(identity: identity, advertised: advertised[identity], map: map, settings: settings)
-        }
+        return (buckets, advertised)
+    }
+
+    /// One sample per bucket, in time order: the window's mean RSSI at the distance from the agent's antenna to the
+    /// tag's true position at the readings' mean time. `tags` are the sorted identities the samples index.
+    private static func samples(
+        _ buckets: [BucketKey: Bucket], tags: [TagIdentity], map: FloorMap, truth: TruthTrack,
+        settings: CalibrationSettings
+    ) -> [PathLossObservation] {
+        let floorHeights = Dictionary(map.floors.map { ($0.major, $0.height) }, uniquingKeysWith: { a, _ in a })
+        let tagIndex = Dictionary(tags.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         var samples: [PathLossObservation] = []
         samples.reserveCapacity(buckets.count)
         for (key, bucket) in buckets {
             let time = bucket.timeSum / Double(bucket.readings)
-            guard let position = self.truth.position(of: key.tag, at: time), let index = tagIndex[key.tag] else {
+            guard let position = truth.position(of: key.tag, at: time), let index = tagIndex[key.tag] else {
                 continue
             }
             let agent = map.agents[key.agent]
@@ -142,14 +171,7 @@ public struct GuidedCalibration: Sendable {
                 ))
         }
         samples.sort { ($0.time, $0.receiver, $0.transmitter) < ($1.time, $1.receiver, $1.transmitter) }
-        self.samples = samples
-        self.statistics = statistics
-        guard !samples.isEmpty else {
-            throw .noSamples(
-                "\(statistics.readings) readings: \(statistics.withoutTruth) of tags without truth at the time, "
-                    + "\(statistics.otherFloor) from another floor, \(statistics.unknownAgents) from unknown agents, "
-                    + "\(statistics.invalid) invalid")
-        }
+        return samples
     }
 
     /// The constants in force in the map, per agent.

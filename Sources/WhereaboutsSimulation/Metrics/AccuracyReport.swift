@@ -81,6 +81,42 @@ public struct AccuracyReport: Sendable, Equatable {
         }
         let positionsByTag = Dictionary(grouping: positions, by: \.tag)
         let zoneFinder = map.map(ZoneFinder.init)
+        var tally = Tally()
+        for tag in positionsByTag.keys.sorted() {
+            let reports = (positionsByTag[tag] ?? []).enumerated()
+                .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+            guard let samples = truthByTag[tag], let first = samples.first, let last = samples.last else {
+                tally.unscored += reports.count
+                continue
+            }
+            let inSpan = reports.filter { $0.time >= first.time && $0.time <= last.time }
+            tally.unscored += reports.count - inSpan.count
+            guard let start = inSpan.first?.time, let end = inSpan.last?.time else { continue }
+            tally.seconds += end - start
+            tally.score(inSpan, against: samples, zones: zoneFinder)
+            guard let zoneFinder else { continue }
+            // Zone changes: reported ones from the positions; true ones from the truth samples in the same span.
+            tally.countZoneChanges(
+                inSpan, truth: samples.filter { $0.time >= start && $0.time <= end }, zones: zoneFinder)
+        }
+        let errors = tally.errors
+        scored = errors.count
+        unscored = tally.unscored
+        error = Distribution(errors)
+        floorAccuracy = errors.isEmpty ? nil : Double(tally.floorHits) / Double(errors.count)
+        zoneAccuracy = errors.isEmpty || map == nil ? nil : Double(tally.zoneHits) / Double(errors.count)
+        tagHours = tally.seconds / 3600
+        let perHour = map != nil && tally.seconds > 0
+        reportedZoneChangesPerTagHour = perHour ? Double(tally.reportedChanges) / tagHours : nil
+        trueZoneChangesPerTagHour = perHour ? Double(tally.trueChanges) / tagHours : nil
+        detectionDelay = Distribution(tally.delays)
+        missedZoneChanges = tally.missed
+        confidentZones = tally.confident
+        confidentZoneAccuracy = tally.confident > 0 ? Double(tally.confidentHits) / Double(tally.confident) : nil
+    }
+
+    /// The counts and values the report is made of, added up tag by tag.
+    private struct Tally {
         var errors: [Double] = []
         var floorHits = 0
         var zoneHits = 0
@@ -92,20 +128,15 @@ public struct AccuracyReport: Sendable, Equatable {
         var missed = 0
         var confident = 0
         var confidentHits = 0
-        for tag in positionsByTag.keys.sorted() {
-            let reports = (positionsByTag[tag] ?? []).enumerated()
-                .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
-            guard let samples = truthByTag[tag], let first = samples.first, let last = samples.last else {
-                unscored += reports.count
-                continue
-            }
-            let inSpan = reports.filter { $0.time >= first.time && $0.time <= last.time }
-            unscored += reports.count - inSpan.count
-            guard let start = inSpan.first?.time, let end = inSpan.last?.time else { continue }
-            seconds += end - start
+
+        /// Scores one tag's positions, in time order, against its truth at their times: the error, the floor, and
+        /// (with zones) the zone and the zones given confidently.
+        mutating func score(
+            _ reports: [PositionRecord], against samples: [TruthRecord], zones zoneFinder: ZoneFinder?
+        ) {
             var cursor = 0
-            for report in inSpan {
-                let truth = Self.interpolate(samples, at: report.time, cursor: &cursor)
+            for report in reports {
+                let truth = AccuracyReport.interpolate(samples, at: report.time, cursor: &cursor)
                 errors.append(Point(x: report.x, y: report.y).distance(to: Point(x: truth.x, y: truth.y)))
                 if truth.floor == report.floor { floorHits += 1 }
                 if let zoneFinder {
@@ -117,20 +148,24 @@ public struct AccuracyReport: Sendable, Equatable {
                         report.zones.isEmpty
                         ? report.zone.map { [ZoneShare(zone: $0, probability: report.probability ?? 0)] } ?? []
                         : report.zones
-                    for share in given where share.probability >= Self.confidentProbability {
+                    for share in given where share.probability >= AccuracyReport.confidentProbability {
                         confident += 1
                         if trueZone == ZoneKey(floor: report.floor, minor: share.zone) { confidentHits += 1 }
                     }
                 }
             }
-            guard let zoneFinder else { continue }
-            // Zone changes: reported ones from the positions; true ones from the truth samples in the same span.
-            let reportedZones = inSpan.map { report in report.zone.map { ZoneKey(floor: report.floor, minor: $0) } }
+        }
+
+        /// Counts one tag's zone changes, reported and true, over the span of its positions (`truth` is its truth
+        /// in that span), and how long each true change held long enough took to be reported, or that it never was.
+        mutating func countZoneChanges(
+            _ reports: [PositionRecord], truth: [TruthRecord], zones zoneFinder: ZoneFinder
+        ) {
+            let reportedZones = reports.map { report in report.zone.map { ZoneKey(floor: report.floor, minor: $0) } }
             reportedChanges += zip(reportedZones, reportedZones.dropFirst()).filter { $0 != $1 }.count
-            let spanTruth = samples.filter { $0.time >= start && $0.time <= end }
-            let trueZones = spanTruth.map { zoneFinder.zone(at: Point(x: $0.x, y: $0.y), floor: $0.floor) }
+            let trueZones = truth.map { zoneFinder.zone(at: Point(x: $0.x, y: $0.y), floor: $0.floor) }
             var visits: [(zone: ZoneKey?, start: Double, end: Double)] = []
-            for (sample, zone) in zip(spanTruth, trueZones) {
+            for (sample, zone) in zip(truth, trueZones) {
                 if let lastVisit = visits.last, lastVisit.zone == zone {
                     visits[visits.count - 1].end = sample.time
                 } else {
@@ -139,8 +174,8 @@ public struct AccuracyReport: Sendable, Equatable {
                 }
             }
             trueChanges += max(visits.count - 1, 0)
-            for visit in visits.dropFirst() where visit.end - visit.start >= Self.minimumVisit {
-                let detected = zip(inSpan, reportedZones).first { report, zone in
+            for visit in visits.dropFirst() where visit.end - visit.start >= AccuracyReport.minimumVisit {
+                let detected = zip(reports, reportedZones).first { report, zone in
                     report.time >= visit.start && report.time <= visit.end && zone == visit.zone
                 }
                 if let detected {
@@ -150,19 +185,6 @@ public struct AccuracyReport: Sendable, Equatable {
                 }
             }
         }
-        scored = errors.count
-        self.unscored = unscored
-        error = Distribution(errors)
-        floorAccuracy = errors.isEmpty ? nil : Double(floorHits) / Double(errors.count)
-        zoneAccuracy = errors.isEmpty || map == nil ? nil : Double(zoneHits) / Double(errors.count)
-        tagHours = seconds / 3600
-        let perHour = map != nil && seconds > 0
-        reportedZoneChangesPerTagHour = perHour ? Double(reportedChanges) / tagHours : nil
-        trueZoneChangesPerTagHour = perHour ? Double(trueChanges) / tagHours : nil
-        detectionDelay = Distribution(delays)
-        missedZoneChanges = missed
-        confidentZones = confident
-        confidentZoneAccuracy = confident > 0 ? Double(confidentHits) / Double(confident) : nil
     }
 
     /// The truth at `time`, from samples sorted by time; `cursor` remembers where the last search ended.
