@@ -396,13 +396,17 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
 
         /// Hands the client everything the session allows now.
         private mutating func send() {
-            // Before anything is handed over: the lease's end, for a locator of a pair, as this input left it.
+            // Before anything is handed over: the lease's end, for a locator of a pair, as this input left it. Whether
+            // it is still the holder is judged at the time read before the deadline, so that a pause between the two
+            // reads cannot turn a holder whose lease ends mid-loop into one with no limit (a standby's own claims go
+            // out unlimited: its deadline was already past before this hand-over began).
+            let start = WallClock.monotonic()
             let deadline = state.pipeline.sendingDeadline
             context.client.limitSending(until: deadline)
             // Handing over as the holder, it stops where the lease ends: a process paused in this loop (or slow to
             // get through it) would otherwise hand the rest over after a standby took over. What is left stays held;
             // the next input's lease check stands the pipeline down, and it discards it.
-            let holderUntil = deadline.flatMap { WallClock.monotonic() < $0 ? $0 : nil }
+            let holderUntil = deadline.flatMap { start < $0 ? $0 : nil }
             while let entry = state.nextToSend() {
                 if let holderUntil, WallClock.monotonic() >= holderUntil { break }
                 let publication = entry.publication
