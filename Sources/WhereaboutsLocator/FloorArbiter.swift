@@ -124,14 +124,15 @@ struct FloorArbiter: Sendable {
     func agentSubscriptions(map: FloorMap, topics: Topics) -> [Subscription] {
         guard let share else {
             return [
-                Subscription(filter: topics.allReadings, qos: 1), Subscription(filter: topics.allAgentStatuses, qos: 1),
+                Subscription(filter: topics.allReadings, qos: .atLeastOnce),
+                Subscription(filter: topics.allAgentStatuses, qos: .atLeastOnce),
             ]
         }
         var list: [Subscription] = []
         for agent in map.agents where share.hears(floor: agent.floor) {
             guard let id = AgentID(agent.id) else { continue }
-            list.append(Subscription(filter: TopicFilter(exactly: topics.readings(agent: id)), qos: 1))
-            list.append(Subscription(filter: TopicFilter(exactly: topics.agentStatus(agent: id)), qos: 1))
+            list.append(Subscription(filter: TopicFilter(exactly: topics.readings(agent: id)), qos: .atLeastOnce))
+            list.append(Subscription(filter: TopicFilter(exactly: topics.agentStatus(agent: id)), qos: .atLeastOnce))
         }
         return list
     }

@@ -34,7 +34,7 @@ struct HomeAssistantDiscovery: Sendable {
     /// The configs this locator publishes, retained: on every connection, and when Home Assistant says `online`.
     var announcements: [Action] {
         configs(ownedOnly: true).map {
-            .publish(Publication(topic: $0.topic, payload: $0.payload, qos: 1, retain: true))
+            .publish(Publication(topic: $0.topic, payload: $0.payload, qos: .atLeastOnce, retain: true))
         }
     }
 
@@ -42,7 +42,7 @@ struct HomeAssistantDiscovery: Sendable {
     /// longer has it.
     func retainedConfig(_ topic: Topic, payload: [UInt8]) -> [Action] {
         guard isEnabled, !payload.isEmpty, !configTopics.contains(topic) else { return [] }
-        return [.publish(Publication(topic: topic, payload: "", qos: 1, retain: true))]
+        return [.publish(Publication(topic: topic, payload: "", qos: .atLeastOnce, retain: true))]
     }
 
     /// Takes a new map (and the share it gives); returns the removal of every config the old map had and the new one
@@ -53,7 +53,7 @@ struct HomeAssistantDiscovery: Sendable {
         share = newShare
         configTopics = Set(configs(ownedOnly: false).map(\.topic))
         return oldConfigs.subtracting(configTopics).sorted(by: { $0.name < $1.name }).map {
-            .publish(Publication(topic: $0, payload: "", qos: 1, retain: true))
+            .publish(Publication(topic: $0, payload: "", qos: .atLeastOnce, retain: true))
         }
     }
 

@@ -176,7 +176,8 @@ public struct LocatorCalibration: Sendable {
                 ("mode", .string(configuration.mode.rawValue)), ("updated", .number(rounded(now, 3))),
                 ("agents", .array(entries)),
             ]))
-        return Publication(topic: topics.calibration, payload: JSONWriter().string(payload), qos: 1, retain: true)
+        return Publication(
+            topic: topics.calibration, payload: JSONWriter().string(payload), qos: .atLeastOnce, retain: true)
     }
 }
 

@@ -137,7 +137,7 @@ struct LocatorMonitor: Sendable {
         let payload = metrics.payload
         latencies.removeAll(keepingCapacity: true)
         inputLags.removeAll(keepingCapacity: true)
-        return Publication(topic: topic, payload: payload, qos: 0, retain: false)
+        return Publication(topic: topic, payload: payload, qos: .atMostOnce, retain: false)
     }
 
     /// The `p` quantile of sorted values (the value at rank ⌊count · p⌋), nil for none.

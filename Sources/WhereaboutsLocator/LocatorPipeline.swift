@@ -145,13 +145,13 @@ public struct LocatorPipeline: Sendable {
     public var subscriptions: [Subscription] {
         var list = arbiter.agentSubscriptions(map: map, topics: topics)
         list += [
-            Subscription(filter: topics.allPositions, qos: 0, noLocal: true),
-            Subscription(filter: topics.allTagZones, qos: 0, noLocal: true),
-            Subscription(filter: topics.allOccupancy, qos: 0, noLocal: true),
+            Subscription(filter: topics.allPositions, qos: .atMostOnce, noLocal: true),
+            Subscription(filter: topics.allTagZones, qos: .atMostOnce, noLocal: true),
+            Subscription(filter: topics.allOccupancy, qos: .atMostOnce, noLocal: true),
         ]
         if configuration.homeAssistantDiscovery {
-            list.append(Subscription(filter: Topics.homeAssistantStatusFilter, qos: 1))
-            list.append(Subscription(filter: topics.allDiscoveryConfigs, qos: 0, noLocal: true))
+            list.append(Subscription(filter: Topics.homeAssistantStatusFilter, qos: .atLeastOnce))
+            list.append(Subscription(filter: topics.allDiscoveryConfigs, qos: .atMostOnce, noLocal: true))
         }
         return list
     }

@@ -66,8 +66,8 @@ public struct LocatorService: ServicePipeline {
         guard lease != nil else { return pipeline.subscriptions }
         // The lease without noLocal: the holder's renewals must come back to it to count.
         return pipeline.subscriptions + [
-            Subscription(filter: pipeline.topics.locatorLeaseFilter, qos: 1),
-            Subscription(filter: pipeline.topics.locatorStatusFilter, qos: 1, noLocal: true),
+            Subscription(filter: pipeline.topics.locatorLeaseFilter, qos: .atLeastOnce),
+            Subscription(filter: pipeline.topics.locatorStatusFilter, qos: .atLeastOnce, noLocal: true),
         ]
     }
 
@@ -219,7 +219,8 @@ public struct LocatorService: ServicePipeline {
     }
 
     private var statusOnline: Publication {
-        Publication(topic: pipeline.topics.locatorStatus, payload: Availability.online.payload, qos: 1, retain: true)
+        Publication(
+            topic: pipeline.topics.locatorStatus, payload: Availability.online.payload, qos: .atLeastOnce, retain: true)
     }
 
     private mutating func leaseActions(
@@ -232,7 +233,8 @@ public struct LocatorService: ServicePipeline {
                 actions.append(
                     .publish(
                         Publication(
-                            topic: pipeline.topics.locatorLease, payload: claim.payload, qos: 1, retain: true,
+                            topic: pipeline.topics.locatorLease, payload: claim.payload, qos: .atLeastOnce,
+                            retain: true,
                             priority: .urgent)))
             case .release:
                 // Behind everything still held: the outbox sends the urgent first, and a release among them let the
@@ -240,7 +242,7 @@ public struct LocatorService: ServicePipeline {
                 actions.append(
                     .publish(
                         Publication(
-                            topic: pipeline.topics.locatorLease, payload: "", qos: 1, retain: true,
+                            topic: pipeline.topics.locatorLease, payload: "", qos: .atLeastOnce, retain: true,
                             priority: .background)))
             case .tookOver(let reason):
                 actions.append(.log(.warning, "active: \(reason)"))

@@ -102,7 +102,7 @@ struct OccupancyPublisher: Sendable {
     }
 
     private static func clearing(_ topic: Topic) -> Publication {
-        Publication(topic: topic, payload: "", qos: 1, retain: true, priority: .urgent)
+        Publication(topic: topic, payload: "", qos: .atLeastOnce, retain: true, priority: .urgent)
     }
 
     /// The zones this locator publishes, in map order.
@@ -133,7 +133,7 @@ struct OccupancyPublisher: Sendable {
         return Publication(
             topic: topics.occupancy(floor: occupancy.zone.floor, zone: occupancy.zone.minor),
             payload: payload.payload,
-            qos: 1,
+            qos: .atLeastOnce,
             retain: true,
             priority: .urgent
         )
@@ -149,6 +149,6 @@ struct OccupancyPublisher: Sendable {
             zoneName: zoneNames[event.zone],
             kind: event.kind == .enter ? .enter : .exit
         )
-        return Publication(topic: topics.events, payload: payload.payload, qos: 1, retain: false)
+        return Publication(topic: topics.events, payload: payload.payload, qos: .atLeastOnce, retain: false)
     }
 }

@@ -92,7 +92,8 @@ struct TagPublisher: Sendable {
             actions.append(
                 .publish(
                     Publication(
-                        topic: topics.position(tag: published.payload.tag), payload: published.payload.payload, qos: 1,
+                        topic: topics.position(tag: published.payload.tag), payload: published.payload.payload,
+                        qos: .atLeastOnce,
                         retain: true, priority: .background)))
         }
         for tag in lastZones.keys.sorted() {
@@ -129,7 +130,8 @@ struct TagPublisher: Sendable {
             lastPositions[tag].map {
                 .publish(
                     Publication(
-                        topic: $0.topic, payload: $0.payload.payload, qos: 1, retain: true, priority: .background))
+                        topic: $0.topic, payload: $0.payload.payload, qos: .atLeastOnce, retain: true,
+                        priority: .background))
             }
         }
     }
@@ -195,7 +197,8 @@ struct TagPublisher: Sendable {
             topic = topics.position(tag: estimate.tag)
             lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now, topic: topic)
         }
-        return Publication(topic: topic, payload: payload.payload, qos: 0, retain: true, priority: .background)
+        return Publication(
+            topic: topic, payload: payload.payload, qos: .atMostOnce, retain: true, priority: .background)
     }
 
     /// Makes `published` the record of `payload`, published at `time`; returns its topic.
@@ -353,11 +356,12 @@ struct TagPublisher: Sendable {
         [
             .publish(
                 Publication(
-                    topic: topics.tagZone(tag: summary.tag), payload: summary.payload, qos: 1, retain: true,
+                    topic: topics.tagZone(tag: summary.tag), payload: summary.payload, qos: .atLeastOnce, retain: true,
                     priority: .background)),
             .publish(
                 Publication(
-                    topic: topics.tagLocation(tag: summary.tag), payload: summary.location, qos: 1, retain: true,
+                    topic: topics.tagLocation(tag: summary.tag), payload: summary.location, qos: .atLeastOnce,
+                    retain: true,
                     priority: .background)),
         ]
     }
@@ -453,6 +457,6 @@ struct TagPublisher: Sendable {
     }
 
     private func clearing(_ topic: Topic) -> Publication {
-        Publication(topic: topic, payload: "", qos: 1, retain: true, priority: .background)
+        Publication(topic: topic, payload: "", qos: .atLeastOnce, retain: true, priority: .background)
     }
 }
