@@ -22,38 +22,6 @@ public import WhereaboutsWire
 ///
 /// After every (re)connection, all retained state is published again.
 public struct LocatorPipeline: Sendable {
-    /// Settings of the pipeline.
-    public struct Configuration: Sendable {
-        /// The engine's tuning.
-        public var engine = LocatorEngine.Configuration()
-        /// Limits on batch payloads.
-        public var limits = BatchDecoder.Limits()
-        /// Time tolerances for readings.
-        public var tolerance = BatchDecoder.TimeTolerance()
-        /// Seconds during which occupancy is held back, counted from the first batch (or recorded reading) taken
-        /// after the start or a reload.
-        public var warmUp: Double = 10
-        /// Seconds between metrics messages.
-        public var metricsInterval: Double = 10
-        /// A tag's position is republished at least this often (seconds) while it is tracked …
-        public var positionHeartbeat: Double = 30
-        /// … and otherwise only when it moved this far (metres) or changed zone or floor.
-        public var positionMinimumMove: Double = 0.1
-        /// Whether to announce Home Assistant discovery configs.
-        public var homeAssistantDiscovery = true
-        /// Whether readings that pass the wire checks (before the engine's own) produce `.record` actions.
-        public var recordsReadings = false
-        /// Which radio constants to range with, and the automatic calibration's settings.
-        public var calibration = LocatorCalibration.Configuration()
-        /// The floors (majors) this locator owns when the site is split between locators (``FloorShare``); nil
-        /// for the whole site. Floors the map does not have are ignored (the shell refuses them first).
-        public var floors: [UInt16]? = nil
-        /// With ``floors``: how many floors above and below them the locator hears (``FloorShare/margin``).
-        public var floorMargin = FloorShare.defaultMargin
-
-        public init() {}
-    }
-
     /// Counts since start.
     public struct Counters: Sendable, Equatable {
         /// Readings taken by the engine.
@@ -328,24 +296,10 @@ public struct LocatorPipeline: Sendable {
     /// - Parameter now: the time the reading is taken at: its own time, or the last tick if that is later.
     public mutating func receive(_ reading: RecordedReading, now: Double) -> [ServiceAction<LocatorEffect>] {
         var actions: [Action] = []
-        guard reading.time.isFinite, now.isFinite else {
-            monitor.reject(.nonFinite, agent: reading.agent, now: now.isFinite ? now : 0, actions: &actions)
-            return actions
-        }
-        guard let agentIndex = map.agentIndex(of: reading.agent.rawValue) else {
-            monitor.reject(.unknownAgent, agent: reading.agent, now: now, actions: &actions)
-            return actions
-        }
-        guard hears(agentIndex: agentIndex) else {
-            monitor.counters.otherFloors += 1
-            return actions
-        }
-        // A recording has no heartbeats; a reading is the sign of life its batch was.
-        engine.agentHeard(agentIndex, at: now)
-        occupancy.batchTaken(now: now)
-        intake.take(
-            reading, agentIndex: agentIndex, now: now, engine: &engine, calibration: &calibration, monitor: &monitor,
+        let taken = intake.take(
+            reading, map: map, share: share, now: now, engine: &engine, calibration: &calibration, monitor: &monitor,
             actions: &actions)
+        if taken { occupancy.batchTaken(now: now) }
         return actions
     }
 

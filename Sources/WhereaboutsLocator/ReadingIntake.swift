@@ -125,17 +125,32 @@ struct ReadingIntake: Sendable {
         return true
     }
 
-    /// Takes one reading of a recording at `agentIndex` (an agent the locator hears): through the same ``settle``
-    /// as a reading of a live batch.
+    /// Takes one reading of a recording, which holds what passed the wire checks and the deduplication: from the
+    /// engine on the same way as a reading of a live batch. True when it reached the engine (a recording has no
+    /// heartbeats: the reading is the sign of life its batch was).
     func take(
-        _ reading: RecordedReading, agentIndex: Int, now: Double, engine: inout LocatorEngine,
+        _ reading: RecordedReading, map: FloorMap, share: FloorShare?, now: Double, engine: inout LocatorEngine,
         calibration: inout LocatorCalibration, monitor: inout LocatorMonitor, actions: inout [Action]
-    ) {
+    ) -> Bool {
+        guard reading.time.isFinite, now.isFinite else {
+            monitor.reject(.nonFinite, agent: reading.agent, now: now.isFinite ? now : 0, actions: &actions)
+            return false
+        }
+        guard let agentIndex = map.agentIndex(of: reading.agent.rawValue) else {
+            monitor.reject(.unknownAgent, agent: reading.agent, now: now, actions: &actions)
+            return false
+        }
+        guard share.hears(floor: map.agents[agentIndex].floor) else {
+            monitor.counters.otherFloors += 1
+            return false
+        }
+        engine.agentHeard(agentIndex, at: now)
         let engineReading = Self.engineReading(reading)
         let refusal = engine.ingest(engineReading, agentIndex: agentIndex, now: now)
         settle(
             reading, as: engineReading, refusal: refusal, agentIndex: agentIndex, now: now, engine: engine,
             calibration: &calibration, monitor: &monitor, actions: &actions)
+        return true
     }
 
     private static func engineReading(_ reading: RecordedReading) -> Reading {
