@@ -69,7 +69,7 @@ enum LoopBench {
                 nextMessageID = nextMessageID % 65_535 + 1
                 counts.publications += 1
                 _ = state.sent(id: entry.id, result: .accepted(messageID: messageID), at: time(now))
-                if entry.publication.qos > 0 {
+                if entry.publication.qos == .atLeastOnce {
                     _ = state.acknowledged(messageID: messageID, success: true, at: time(now))
                 }
             }

@@ -84,3 +84,27 @@ public struct FloorShare: Sendable, Hashable {
     /// Whether this share hears the agents of a floor.
     public func hears(floor major: UInt16) -> Bool { heard.contains(major) }
 }
+
+extension FloorShare? {
+    /// Whether the locator with this share (nil: the whole site's) publishes the outputs of a floor.
+    func owns(floor major: UInt16) -> Bool { self?.owns(floor: major) ?? true }
+
+    /// Whether it publishes the site-wide outputs.
+    var ownsSite: Bool { self?.ownsSite ?? true }
+
+    /// Whether it hears the agents of a floor.
+    func hears(floor major: UInt16) -> Bool { self?.hears(floor: major) ?? true }
+
+    /// Its `online`/`offline` topic: `…/locator/status`, or the share's own for a share that does not own the site,
+    /// so that one locator's last will never says another is offline.
+    func statusTopic(_ topics: Topics) -> Topic {
+        guard let share = self, !share.ownsSite else { return topics.locatorStatus }
+        return topics.locatorStatus(shareOf: share.floors)
+    }
+
+    /// Where its metrics go: `…/locator/metrics`, or the share's own, like ``statusTopic(_:)``.
+    func metricsTopic(_ topics: Topics) -> Topic {
+        guard let share = self, !share.ownsSite else { return topics.locatorMetrics }
+        return topics.locatorMetrics(shareOf: share.floors)
+    }
+}

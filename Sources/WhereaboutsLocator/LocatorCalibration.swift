@@ -1,6 +1,7 @@
 public import WhereaboutsCalibration
 public import WhereaboutsCore
 import WhereaboutsJSON
+public import WhereaboutsSession
 public import WhereaboutsWire
 
 /// Which radio constants the locator ranges with.
@@ -100,7 +101,9 @@ public struct LocatorCalibration: Sendable {
     }
 
     /// Runs the automatic fit when it is due and applies what improves; returns the logs and the publication.
-    public mutating func tick(now: Double, engine: inout LocatorEngine, topics: Topics) -> [LocatorAction] {
+    public mutating func tick(
+        now: Double, engine: inout LocatorEngine, topics: Topics
+    ) -> [ServiceAction<LocatorEffect>] {
         guard configuration.mode == .auto, now.isFinite else { return [] }
         guard let due = nextRun else {
             nextRun = now + configuration.interval
@@ -111,7 +114,7 @@ public struct LocatorCalibration: Sendable {
         let map = engine.map
         let inForce = map.agents.map { AgentConstants($0, in: map) }
         let fit = calibrator.fit(inForce: inForce, now: now)
-        var actions: [LocatorAction] = []
+        var actions: [ServiceAction<LocatorEffect>] = []
         var changed = false
         for agent in fit.result.agents {
             let index = agent.agentIndex
@@ -119,7 +122,9 @@ public struct LocatorCalibration: Sendable {
                 if loggedRefusals[index] != refusal {
                     loggedRefusals[index] = refusal
                     actions.append(
-                        .log("calibration: agent \(agent.id) keeps its constants: \(refusal) from agents' beacons"))
+                        .log(
+                            .info, "calibration: agent \(agent.id) keeps its constants: \(refusal) from agents' beacons"
+                        ))
                 }
                 continue
             }
@@ -133,6 +138,7 @@ public struct LocatorCalibration: Sendable {
             changed = true
             actions.append(
                 .log(
+                    .info,
                     "calibration: agent \(agent.id) offset \(text(agent.before.rssiOffset)) -> "
                         + "\(text(agent.after.rssiOffset)) dB, exponent \(text(agent.before.pathLossExponent, 3)) -> "
                         + "\(text(agent.after.pathLossExponent, 3)) (automatic, \(agent.samples) links; held-out "
@@ -170,7 +176,8 @@ public struct LocatorCalibration: Sendable {
                 ("mode", .string(configuration.mode.rawValue)), ("updated", .number(rounded(now, 3))),
                 ("agents", .array(entries)),
             ]))
-        return Publication(topic: topics.calibration, payload: JSONWriter().string(payload), qos: 1, retain: true)
+        return Publication(
+            topic: topics.calibration, payload: JSONWriter().string(payload), qos: .atLeastOnce, retain: true)
     }
 }
 

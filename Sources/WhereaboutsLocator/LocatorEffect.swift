@@ -1,6 +1,20 @@
+import WhereaboutsSession
+import WhereaboutsWire
+
 /// Something the locator service asks of its shell besides publishing, recording and logging.
 public enum LocatorEffect: Sendable, Hashable {
     /// Replace the saved batch ledger with these bytes (``LocatorPipeline/ledger``): the service's periodic save,
     /// so that a crash loses at most ``LocatorService/ledgerInterval`` seconds of it.
     case saveLedger([UInt8])
+}
+
+/// What the locator's pipeline and its parts return: the service's own actions.
+typealias Action = ServiceAction<LocatorEffect>
+
+extension ServiceAction {
+    /// The topic a publication goes to; empty for other actions (for ordering actions deterministically).
+    var topicName: String {
+        if case .publish(let publication) = self { return publication.topic.name }
+        return ""
+    }
 }

@@ -66,8 +66,8 @@ public struct LocatorService: ServicePipeline {
         guard lease != nil else { return pipeline.subscriptions }
         // The lease without noLocal: the holder's renewals must come back to it to count.
         return pipeline.subscriptions + [
-            Subscription(filter: pipeline.topics.locatorLeaseFilter, qos: 1),
-            Subscription(filter: pipeline.topics.locatorStatusFilter, qos: 1, noLocal: true),
+            Subscription(filter: pipeline.topics.locatorLeaseFilter, qos: .atLeastOnce),
+            Subscription(filter: pipeline.topics.locatorStatusFilter, qos: .atLeastOnce, noLocal: true),
         ]
     }
 
@@ -121,14 +121,14 @@ public struct LocatorService: ServicePipeline {
     }
 
     /// The pipeline's decoding of readings batches, done off the loop.
-    public var preparation: MessagePreparation<LocatorPipeline.PreparedBatch>? {
+    public var preparation: MessagePreparation<PreparedBatch>? {
         let decode = pipeline.preparation
         return MessagePreparation { topic, payload, time in decode(topic, payload, time.now) }
     }
 
     /// A readings batch the preparation decoded (never the lease's or the status's topic, which it leaves alone).
     public mutating func receive(
-        topic: String, payload: [UInt8], prepared: LocatorPipeline.PreparedBatch, at time: ServiceTime
+        topic: String, payload: [UInt8], prepared: PreparedBatch, at time: ServiceTime
     ) -> [ServiceAction<LocatorEffect>] {
         var actions = checkLease(at: time)
         actions += gated({ $0.receive(topic: topic, payload: payload, prepared: prepared, now: time.now) }, at: time)
@@ -208,9 +208,9 @@ public struct LocatorService: ServicePipeline {
     /// every published position) are then copied on write by each batch: at 10,000 tags that was about a third of the
     /// locator's CPU.
     private mutating func gated(
-        _ step: (inout LocatorPipeline) -> [LocatorAction], at time: ServiceTime
+        _ step: (inout LocatorPipeline) -> [ServiceAction<LocatorEffect>], at time: ServiceTime
     ) -> [ServiceAction<LocatorEffect>] {
-        let actions = Self.actions(step(&pipeline))
+        let actions = step(&pipeline)
         guard !isActive(at: time) else { return actions }
         return actions.filter {
             if case .publish = $0 { return false }
@@ -219,7 +219,8 @@ public struct LocatorService: ServicePipeline {
     }
 
     private var statusOnline: Publication {
-        Publication(topic: pipeline.topics.locatorStatus, payload: Availability.online.payload, qos: 1, retain: true)
+        Publication(
+            topic: pipeline.topics.locatorStatus, payload: Availability.online.payload, qos: .atLeastOnce, retain: true)
     }
 
     private mutating func leaseActions(
@@ -232,7 +233,8 @@ public struct LocatorService: ServicePipeline {
                 actions.append(
                     .publish(
                         Publication(
-                            topic: pipeline.topics.locatorLease, payload: claim.payload, qos: 1, retain: true,
+                            topic: pipeline.topics.locatorLease, payload: claim.payload, qos: .atLeastOnce,
+                            retain: true,
                             priority: .urgent)))
             case .release:
                 // Behind everything still held: the outbox sends the urgent first, and a release among them let the
@@ -240,28 +242,18 @@ public struct LocatorService: ServicePipeline {
                 actions.append(
                     .publish(
                         Publication(
-                            topic: pipeline.topics.locatorLease, payload: "", qos: 1, retain: true,
+                            topic: pipeline.topics.locatorLease, payload: "", qos: .atLeastOnce, retain: true,
                             priority: .background)))
             case .tookOver(let reason):
                 actions.append(.log(.warning, "active: \(reason)"))
                 // The site's state as this locator's engine has it, as after a reconnect: occupancy only once warm.
                 actions.append(.publish(statusOnline))
-                actions += Self.actions(pipeline.connected(now: time.now))
+                actions += pipeline.connected(now: time.now)
             case .stoodDown(let reason):
                 actions.append(.log(.warning, "standby: \(reason)"))
                 actions.append(.discardHeld)
             }
         }
         return actions
-    }
-
-    private static func actions(_ actions: [LocatorAction]) -> [ServiceAction<LocatorEffect>] {
-        actions.map { action in
-            switch action {
-            case .publish(let publication): .publish(publication)
-            case .record(let line): .record(line)
-            case .log(let line): .log(.warning, line)
-            }
-        }
     }
 }

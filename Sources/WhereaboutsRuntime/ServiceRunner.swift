@@ -111,7 +111,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
             do {
                 // The client subscribes again after every reconnect by itself.
                 try client.subscribe(
-                    subscription.filter.filter, qos: subscription.qos == 0 ? .atMostOnce : .atLeastOnce,
+                    subscription.filter.filter, qos: MQTTQoS(subscription.qos),
                     noLocal: subscription.noLocal)
             } catch {
                 return "cannot subscribe to \(subscription.filter.filter): \(error)"
@@ -308,7 +308,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
             for new in after.subtracting(before) {
                 do {
                     try context.client.subscribe(
-                        new.filter.filter, qos: new.qos == 0 ? .atMostOnce : .atLeastOnce, noLocal: new.noLocal)
+                        new.filter.filter, qos: MQTTQoS(new.qos), noLocal: new.noLocal)
                 } catch {
                     logger.error("SIGHUP: cannot subscribe to \(new.filter.filter): \(error)")
                 }
@@ -414,7 +414,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                 do {
                     let messageID = try context.client.publish(
                         topic: publication.topic.name, payload: Array(publication.payload.utf8),
-                        qos: publication.qos == 0 ? .atMostOnce : .atLeastOnce, retain: publication.retain)
+                        qos: MQTTQoS(publication.qos), retain: publication.retain)
                     result = .accepted(messageID: messageID)
                 } catch  where error == .noConnection {
                     result = .noConnection

@@ -253,6 +253,6 @@ public struct BrokerSession: Sendable {
     private var lastEntryID: Int { outbox.held.last?.id ?? -1 }
 
     private func status(_ availability: Availability) -> Publication {
-        Publication(topic: configuration.statusTopic, payload: availability.payload, qos: 1, retain: true)
+        Publication(topic: configuration.statusTopic, payload: availability.payload, qos: .atLeastOnce, retain: true)
     }
 }

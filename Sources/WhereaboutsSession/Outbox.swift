@@ -254,7 +254,7 @@ public struct Outbox: Sendable {
         }
         switch policy {
         case .untilHandedOver:
-            if entries[index].publication.qos > 0 { handedOver.insert(messageID) }
+            if entries[index].publication.qos == .atLeastOnce { handedOver.insert(messageID) }
             remove(at: index)
         case .untilAcknowledged:
             leaveLane(entries[index])
@@ -339,7 +339,7 @@ public struct Outbox: Sendable {
     private func lane(of entry: Entry) -> Int {
         let group =
             entry.isControl ? (entry.id < 0 ? 0 : Self.laneGroups - 1) : Self.group(of: entry.publication.priority)
-        return 2 * group + (entry.publication.qos == 0 ? 1 : 0)
+        return 2 * group + (entry.publication.qos == .atMostOnce ? 1 : 0)
     }
 
     /// The lane group of a publication's priority: after the session's leading status, in priority order.

@@ -1,4 +1,4 @@
-import WhereaboutsWire
+public import WhereaboutsWire
 
 /// The on-disk form of an ``Outbox``'s service publications: an append-only journal of records, each checked by a
 /// CRC-32, so that a service restarted after a crash sends again what the broker had not acknowledged.
@@ -30,7 +30,7 @@ public enum OutboxJournal {
     /// One record of the journal.
     public enum Record: Sendable, Equatable {
         /// The outbox took a publication as entry `id`.
-        case held(id: Int, topic: String, payload: String, qos: Int, retain: Bool)
+        case held(id: Int, topic: String, payload: String, qos: QoS, retain: Bool)
         /// Entry `id` left the outbox: acknowledged, refused, or dropped when the outbox was full.
         case released(id: Int)
     }
@@ -75,11 +75,11 @@ public enum OutboxJournal {
         /// The payload.
         public var payload: String
         /// MQTT quality of service.
-        public var qos: Int
+        public var qos: QoS
         /// Whether it was retained.
         public var retain: Bool
 
-        public init(id: Int, topic: String, payload: String, qos: Int, retain: Bool) {
+        public init(id: Int, topic: String, payload: String, qos: QoS, retain: Bool) {
             self.id = id
             self.topic = topic
             self.payload = payload
@@ -134,7 +134,7 @@ public enum OutboxJournal {
             body.reserveCapacity(13 + topicBytes.count + payload.utf8.count)
             body.append(1)
             appendLittleEndian(UInt64(bitPattern: Int64(id)), bytes: 8, to: &body)
-            body.append(UInt8(clamping: qos))
+            body.append(qos.rawValue)
             body.append(retain ? 1 : 0)
             appendLittleEndian(UInt64(topicBytes.count), bytes: 2, to: &body)
             body += topicBytes
@@ -225,7 +225,8 @@ public enum OutboxJournal {
         switch body[start] {
         case 1:
             guard length >= 13 else { return nil }
-            let qos = Int(body[start + 9])
+            // Read as leniently as `retain`: any level but 0 was always sent at least once.
+            let qos: QoS = body[start + 9] == 0 ? .atMostOnce : .atLeastOnce
             let retain = body[start + 10] != 0
             let topicLength = Int(littleEndian(bytes, at: start + 11, bytes: 2))
             guard 13 + topicLength <= length else { return nil }

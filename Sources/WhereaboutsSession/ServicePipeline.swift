@@ -102,13 +102,13 @@ extension ServicePipeline where Reload == Never {
 public struct Subscription: Sendable, Hashable {
     /// The topic filter.
     public var filter: TopicFilter
-    /// MQTT quality of service, 0 or 1.
-    public var qos: Int
+    /// MQTT quality of service.
+    public var qos: QoS
     /// Whether the service's own publications on the filter are kept from it (it reads back only others' and the
     /// retained ones).
     public var noLocal: Bool
 
-    public init(filter: TopicFilter, qos: Int, noLocal: Bool = false) {
+    public init(filter: TopicFilter, qos: QoS, noLocal: Bool = false) {
         self.filter = filter
         self.qos = qos
         self.noLocal = noLocal

@@ -101,12 +101,10 @@ enum SimulatedAgents {
         let state = ServiceState(pipeline: AgentPipeline(configuration: configuration, at: start))
         var settings = broker
         if settings.username == nil || settings.username == "simulator" { settings.username = agent.id }
-        let will = state.session.will
         let client = try MQTTClient(
             MQTTClientConfiguration(
                 broker: settings, clientID: "whereabouts-sim-\(agent.id)", keepAlive: .seconds(15),
-                will: MQTTWill(
-                    topic: will.topic.name, payload: Array(will.payload.utf8), qos: .atLeastOnce, retain: true)))
+                will: MQTTWill(state.session.will)))
         let runner = ServiceRunner<AgentPipeline, Radio>(
             .init(
                 client: client, source: Radio(inputs: inputs), clock: { clock.now() },

@@ -60,9 +60,7 @@ enum AgentCommand {
         }
 
         var clientConfiguration = startup.client
-        let will = state.session.will
-        clientConfiguration.will = MQTTWill(
-            topic: will.topic.name, payload: Array(will.payload.utf8), qos: .atLeastOnce, retain: true)
+        clientConfiguration.will = MQTTWill(state.session.will)
         if settings.insecure { logger.warning("--insecure: the broker's certificate is NOT verified") }
         let client: MQTTClient
         do {

@@ -76,9 +76,7 @@ enum LocatorCommand {
         // Positions go at QoS 0, thousands a second on a campus, and the outbox releases them when handed over: a
         // report of each one written was an event and two task wake-ups for nothing.
         configuration.reportsQoS0Completions = service.session.outbox.waitsForQoS0Completions
-        let will = state.session.will
-        configuration.will = MQTTWill(
-            topic: will.topic.name, payload: Array(will.payload.utf8), qos: .atLeastOnce, retain: true)
+        configuration.will = MQTTWill(state.session.will)
         if settings.insecure { logger.warning("--insecure: the broker's certificate is NOT verified") }
         let client = try MQTTClient(configuration)
         let recorder = try settings.recordPath.map { path throws(RuntimeError) in try LineWriter(appendingTo: path) }

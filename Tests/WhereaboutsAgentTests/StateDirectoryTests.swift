@@ -49,10 +49,11 @@ struct StateDirectoryTests {
         #expect(pipeline.session.journaled)
         let payload = ReadingBatch(agent: agent, epoch: 999, seq: 41, sent: 0.5, readings: []).payload
         let mine = OutboxJournal.Pending(
-            id: 0, topic: topics.readings(agent: agent).name, payload: payload, qos: 1, retain: false)
+            id: 0, topic: topics.readings(agent: agent).name, payload: payload, qos: .atLeastOnce, retain: false)
         #expect(
             pipeline.restoredPublication(mine)
-                == Publication(topic: topics.readings(agent: agent), payload: payload, qos: 1, retain: false))
+                == Publication(topic: topics.readings(agent: agent), payload: payload, qos: .atLeastOnce, retain: false)
+        )
         var elsewhere = mine
         elsewhere.topic = "whereabouts/v1/\(Self.site)/agents/hall-2/readings"
         #expect(pipeline.restoredPublication(elsewhere) == nil)

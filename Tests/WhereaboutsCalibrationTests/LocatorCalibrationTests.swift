@@ -3,6 +3,7 @@ import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsJSON
 import WhereaboutsLocator
+import WhereaboutsSession
 import WhereaboutsSimulation
 import WhereaboutsWire
 
@@ -20,13 +21,13 @@ struct CalibratingLocator {
         pipeline = LocatorPipeline(map: map, configuration: configuration)
     }
 
-    mutating func perform(_ actions: [LocatorAction]) {
+    mutating func perform(_ actions: [ServiceAction<LocatorEffect>]) {
         for action in actions {
             switch action {
             case .publish(let publication) where publication.topic == pipeline.topics.calibration:
                 #expect(publication.retain)
                 calibrationPayloads.append(publication.payload)
-            case .log(let line): logs.append(line)
+            case .log(_, let line): logs.append(line)
             default: break
             }
         }

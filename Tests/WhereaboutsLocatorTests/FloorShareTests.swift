@@ -9,7 +9,7 @@ import WhereaboutsWire
 
 /// Locators split by floor (issue 16, item 3): each owns a share of the floors, and their outputs together are one
 /// locator's.
-extension LocatorAction {
+extension ServiceAction {
     /// The topic a publication goes to, or nil.
     var publishedTopic: String? {
         guard case .publish(let publication) = self else { return nil }
@@ -143,7 +143,7 @@ struct FloorShareTests {
         var retained: [String: String] = [:]
 
         /// Keeps what `actions` publish; returns the per-tag publications, which the other locator receives.
-        mutating func publish(_ actions: [LocatorAction]) -> [Publication] {
+        mutating func publish(_ actions: [ServiceAction<LocatorEffect>]) -> [Publication] {
             var tagTopics: [Publication] = []
             for case .publish(let publication) in actions {
                 if publication.retain {
@@ -170,7 +170,7 @@ struct FloorShareTests {
         #expect(newMap.floors.count == map.floors.count + 1)
         let refused = lowest.replaceMap(newMap, now: 1_764_000_000)
         #expect(refused.count == 1)
-        guard case .log(let line) = refused.first else {
+        guard case .log(_, let line) = refused.first else {
             Issue.record("no refusal: \(refused)")
             return
         }

@@ -178,7 +178,7 @@ struct HomeAssistantPipelineTests {
             Issue.record("\(topic) is not a discovery topic")
             throw CancellationError()
         }
-        return Publication(topic: parsed, payload: "", qos: 1, retain: true)
+        return Publication(topic: parsed, payload: "", qos: .atLeastOnce, retain: true)
     }
 
     /// The demo map, changed by `edit`.

@@ -3,6 +3,7 @@ import Testing
 import WhereaboutsCore
 import WhereaboutsLocator
 import WhereaboutsMapFile
+import WhereaboutsSession
 import WhereaboutsWire
 
 /// Drives the pipeline as the locator's shell does, with batches that simulated agents would publish.
@@ -12,6 +13,8 @@ struct PipelineHarness {
     var retained: [String: String] = [:]
     var events: [String] = []
     var logs: [String] = []
+    /// Each log line's level, in the order of ``logs``.
+    var logLevels: [LogLevel] = []
     var records: [String] = []
     var publications: [Publication] = []
     var sequence: [String: Int] = [:]
@@ -25,7 +28,7 @@ struct PipelineHarness {
         pipeline = LocatorPipeline(map: try FloorMap.parse(Array(data)).get(), configuration: configuration)
     }
 
-    mutating func perform(_ actions: [LocatorAction]) {
+    mutating func perform(_ actions: [ServiceAction<LocatorEffect>]) {
         for action in actions {
             switch action {
             case .publish(let publication):
@@ -33,7 +36,11 @@ struct PipelineHarness {
                 if publication.retain { retained[publication.topic.name] = publication.payload }
                 if publication.topic == pipeline.topics.events { events.append(publication.payload) }
             case .record(let line): records.append(line)
-            case .log(let line): logs.append(line)
+            case .log(let level, let line):
+                logs.append(line)
+                logLevels.append(level)
+            case .effect, .stop, .discardHeld:
+                Issue.record("the pipeline asks only to publish, record and log: \(action)")
             }
         }
     }

@@ -2,6 +2,7 @@ import TestFixtures
 import Testing
 import WhereaboutsCore
 import WhereaboutsLocator
+import WhereaboutsSession
 import WhereaboutsSimulation
 import WhereaboutsWire
 
@@ -37,7 +38,7 @@ struct LocatorReplayTests {
         var recording = ""
         var sequences: [AgentID: Int] = [:]
         for window in windows {
-            var actions: [LocatorAction] = []
+            var actions: [ServiceAction<LocatorEffect>] = []
             for batch in window.batches {
                 let seq = sequences[batch.agent, default: 0]
                 sequences[batch.agent] = seq + 1

@@ -114,7 +114,8 @@ struct LocatorServiceTests {
         #expect(harness.state.pipeline.sendingDeadline == nil, "a locator on its own publishes whenever connected")
         let statusTopic = harness.batches.pipeline.topics.locatorStatus
         harness.connect(at: ServiceTime(now: start, monotonic: 0))
-        #expect(harness.sent.first == Publication(topic: statusTopic, payload: "online", qos: 1, retain: true))
+        #expect(
+            harness.sent.first == Publication(topic: statusTopic, payload: "online", qos: .atLeastOnce, retain: true))
         for second in 0..<15 { harness.second(second, from: start, alice: try alice()) }
         #expect(harness.sent.contains { $0.topic.name.hasSuffix("/occupancy") })
         // The broker goes away and comes back: online again, then every retained topic again.
@@ -132,7 +133,8 @@ struct LocatorServiceTests {
         let stop = ServiceTime(now: start + 17, monotonic: 17)
         let beforeStop = harness.sent.count
         harness.perform(harness.state.signal(at: stop), at: stop)
-        #expect(harness.sent.last == Publication(topic: statusTopic, payload: "offline", qos: 1, retain: true))
+        #expect(
+            harness.sent.last == Publication(topic: statusTopic, payload: "offline", qos: .atLeastOnce, retain: true))
         let metrics = harness.batches.pipeline.topics.locatorMetrics
         #expect(harness.sent[beforeStop...].dropLast().contains { $0.topic == metrics })
         #expect(harness.sent[beforeStop...].contains { $0.topic.name.hasSuffix("/position") }, "the last update")

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+
 @testable import WhereaboutsMQTT
 
 // Five minutes, as for the edge cases below: the TLS test, a second alone, ran past one minute in a CI run while the

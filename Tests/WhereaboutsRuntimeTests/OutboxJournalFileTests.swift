@@ -25,13 +25,14 @@ struct BatchPipeline: ServicePipeline {
     func connected(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
     func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] { [] }
     func take(_ input: Int, at time: ServiceTime) -> [ServiceAction<Never>] {
-        [.publish(Publication(topic: topic, payload: "{\"seq\":\(input)}", qos: 1, retain: false))]
+        [.publish(Publication(topic: topic, payload: "{\"seq\":\(input)}", qos: .atLeastOnce, retain: false))]
     }
     func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] { [] }
     func stop(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
 
     func restored(_ pending: OutboxJournal.Pending) -> Publication? {
-        pending.topic == topic.name ? Publication(topic: topic, payload: pending.payload, qos: 1, retain: false) : nil
+        pending.topic == topic.name
+            ? Publication(topic: topic, payload: pending.payload, qos: .atLeastOnce, retain: false) : nil
     }
 }
 
@@ -169,7 +170,8 @@ struct OutboxJournalFileTests {
         }
         // A crash in the middle of the fourth write.
         let whole = try Self.bytes(path)
-        let fourth = OutboxJournal.encode(.held(id: 3, topic: "t", payload: "{\"seq\":3}", qos: 1, retain: false))
+        let fourth = OutboxJournal.encode(
+            .held(id: 3, topic: "t", payload: "{\"seq\":3}", qos: .atLeastOnce, retain: false))
         try FileAccess.write(whole + fourth.prefix(fourth.count - 4), to: path)
         let service = try JournaledService(path: path)
         #expect(service.held == Self.payloads(0..<3))

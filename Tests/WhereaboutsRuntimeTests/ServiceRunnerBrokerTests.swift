@@ -31,20 +31,23 @@ struct EchoPipeline: ServicePipeline {
             goodbyeTimeout: 5)
     }
 
-    var subscriptions: [Subscription] { [Subscription(filter: Topics.homeAssistantStatusFilter, qos: 1)] }
+    var subscriptions: [Subscription] { [Subscription(filter: Topics.homeAssistantStatusFilter, qos: .atLeastOnce)] }
 
     mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
 
     mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] {
         let text = String(decoding: payload, as: UTF8.self)
         heard.append(text)
-        return [.publish(Publication(topic: topics.events, payload: "heard \(text)", qos: 1, retain: false))]
+        return [.publish(Publication(topic: topics.events, payload: "heard \(text)", qos: .atLeastOnce, retain: false))]
     }
 
     mutating func take(_ input: Input, at time: ServiceTime) -> [ServiceAction<Never>] {
         switch input {
         case .say(let text):
-            [.publish(Publication(topic: topics.readings(agent: agent), payload: text, qos: 1, retain: false))]
+            [
+                .publish(
+                    Publication(topic: topics.readings(agent: agent), payload: text, qos: .atLeastOnce, retain: false))
+            ]
         case .finish:
             [.stop(failure: nil)]
         }
@@ -53,7 +56,7 @@ struct EchoPipeline: ServicePipeline {
     mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] { [] }
 
     mutating func stop(at time: ServiceTime) -> [ServiceAction<Never>] {
-        [.publish(Publication(topic: topics.events, payload: "bye", qos: 1, retain: false))]
+        [.publish(Publication(topic: topics.events, payload: "bye", qos: .atLeastOnce, retain: false))]
     }
 }
 
@@ -116,14 +119,15 @@ struct FloodPipeline: ServicePipeline {
             return (0..<count).map { index in
                 .publish(
                     Publication(
-                        topic: topics.occupancy(floor: 2, zone: UInt16(index)), payload: "\(text) \(index)", qos: 1,
+                        topic: topics.occupancy(floor: 2, zone: UInt16(index)), payload: "\(text) \(index)",
+                        qos: .atLeastOnce,
                         retain: true, priority: .background))
             }
         case .say(let text):
             return [
                 .publish(
                     Publication(
-                        topic: topics.occupancy(floor: 1, zone: 1), payload: text, qos: 1, retain: true,
+                        topic: topics.occupancy(floor: 1, zone: 1), payload: text, qos: .atLeastOnce, retain: true,
                         priority: .urgent))
             ]
         case .finish:
@@ -176,7 +180,7 @@ struct LeasedFloodPipeline: ServicePipeline {
             flooded = true
             return (0..<count).map { index in
                 .publish(
-                    Publication(topic: topics.events, payload: "\(text) \(index)", qos: 1, retain: false))
+                    Publication(topic: topics.events, payload: "\(text) \(index)", qos: .atLeastOnce, retain: false))
             }
         case .say:
             return []
@@ -214,7 +218,7 @@ struct PreparingPipeline: ServicePipeline {
             statusTopic: topics.locatorStatus, outbox: .untilHandedOver(capacity: 1_000), drainTimeout: 5)
     }
 
-    var subscriptions: [Subscription] { [Subscription(filter: Topics.homeAssistantStatusFilter, qos: 1)] }
+    var subscriptions: [Subscription] { [Subscription(filter: Topics.homeAssistantStatusFilter, qos: .atLeastOnce)] }
 
     var preparation: MessagePreparation<String>? {
         MessagePreparation { _, payload, _ in String(decoding: payload, as: UTF8.self).uppercased() }
@@ -223,14 +227,17 @@ struct PreparingPipeline: ServicePipeline {
     mutating func connected(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
 
     mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] {
-        [.publish(Publication(topic: topics.events, payload: "as it came", qos: 1, retain: false))]
+        [.publish(Publication(topic: topics.events, payload: "as it came", qos: .atLeastOnce, retain: false))]
     }
 
     mutating func receive(
         topic: String, payload: [UInt8], prepared: String, at time: ServiceTime
     ) -> [ServiceAction<Never>] {
         let text = String(decoding: payload, as: UTF8.self)
-        return [.publish(Publication(topic: topics.events, payload: "\(text) as \(prepared)", qos: 1, retain: false))]
+        return [
+            .publish(
+                Publication(topic: topics.events, payload: "\(text) as \(prepared)", qos: .atLeastOnce, retain: false))
+        ]
     }
 
     mutating func take(_ input: EchoPipeline.Input, at time: ServiceTime) -> [ServiceAction<Never>] {

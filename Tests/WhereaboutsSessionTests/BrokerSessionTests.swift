@@ -45,7 +45,8 @@ struct FakeClient {
     mutating func publish(_ payload: String, retain: Bool = false, topic: String = "data") {
         session.publish(
             Publication(
-                topic: topic == "state" ? topics.calibration : topics.events, payload: payload, qos: 1, retain: retain))
+                topic: topic == "state" ? topics.calibration : topics.events, payload: payload, qos: .atLeastOnce,
+                retain: retain))
         pump()
     }
 
@@ -275,6 +276,6 @@ struct BrokerSessionTests {
         let client = FakeClient(policy: Self.locatorPolicy)
         #expect(client.session.will.payload == "offline")
         #expect(client.session.will.retain)
-        #expect(client.session.will.qos == 1)
+        #expect(client.session.will.qos == .atLeastOnce)
     }
 }

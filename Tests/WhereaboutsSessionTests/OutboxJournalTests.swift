@@ -9,7 +9,7 @@ struct OutboxJournalTests {
     static let topic = "whereabouts/v1/site/agents/a1/readings"
 
     static func held(_ id: Int, _ payload: String? = nil) -> OutboxJournal.Record {
-        .held(id: id, topic: topic, payload: payload ?? "{\"seq\":\(id)}", qos: 1, retain: false)
+        .held(id: id, topic: topic, payload: payload ?? "{\"seq\":\(id)}", qos: .atLeastOnce, retain: false)
     }
 
     /// A journal of held 0..<5 with 1 and 3 released, and the end offset of each record.
@@ -128,14 +128,15 @@ struct OutboxJournalTests {
     // MARK: - The outbox's changes
 
     static func batch(_ seq: Int) -> Publication {
-        Publication(topic: topics.events, payload: "\(seq)", qos: 1, retain: false)
+        Publication(topic: topics.events, payload: "\(seq)", qos: .atLeastOnce, retain: false)
     }
 
     @Test("an outbox that records changes lists takes, acknowledgements and drops; not the status, not retained ones")
     func outboxChanges() {
         var outbox = Outbox(policy: .untilAcknowledged(capacity: 2, inFlightLimit: 8), recordsChanges: true)
-        outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
-        outbox.enqueue(Publication(topic: topics.events, payload: "state", qos: 1, retain: true))
+        outbox.enqueueFirst(
+            Publication(topic: topics.locatorStatus, payload: "online", qos: .atLeastOnce, retain: true))
+        outbox.enqueue(Publication(topic: topics.events, payload: "state", qos: .atLeastOnce, retain: true))
         for seq in 0..<3 { outbox.enqueue(Self.batch(seq)) }
         let ids = outbox.held.filter { !$0.publication.retain }.map(\.id)
         #expect(outbox.statistics.dropped == 1)
@@ -198,7 +199,7 @@ struct OutboxJournalTests {
                     bytes += OutboxJournal.encode(
                         .held(
                             id: entry.id, topic: entry.publication.topic.name, payload: entry.publication.payload,
-                            qos: 1, retain: false))
+                            qos: .atLeastOnce, retain: false))
                 case .released(let id):
                     bytes += OutboxJournal.encode(.released(id: id))
                 }
@@ -243,7 +244,7 @@ struct JournaledPipeline: ServicePipeline {
     func connected(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
     func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] { [] }
     func take(_ input: Int, at time: ServiceTime) -> [ServiceAction<Never>] {
-        [.publish(Publication(topic: topics.events, payload: "\(input)", qos: 1, retain: false))]
+        [.publish(Publication(topic: topics.events, payload: "\(input)", qos: .atLeastOnce, retain: false))]
     }
     func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] { [] }
     func stop(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
@@ -271,7 +272,7 @@ struct JournalDeduplicationTests {
         var journal = OutboxJournal.header
         for (index, batch) in run1.enumerated() {
             journal += OutboxJournal.encode(
-                .held(id: index, topic: "t", payload: batch.payload, qos: 1, retain: false))
+                .held(id: index, topic: "t", payload: batch.payload, qos: .atLeastOnce, retain: false))
             if index < 5 { journal += OutboxJournal.encode(.released(id: index)) }
         }
         // Killed, restarted 60 s later: epoch 2; the journal's batches go out first, unchanged, then run 2's.

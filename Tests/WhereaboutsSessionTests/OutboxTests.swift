@@ -6,7 +6,7 @@ import WhereaboutsWire
 @Suite("Outbox")
 struct OutboxTests {
     func batch(_ seq: Int) -> Publication {
-        Publication(topic: topics.events, payload: "\(seq)", qos: 1, retain: false)
+        Publication(topic: topics.events, payload: "\(seq)", qos: .atLeastOnce, retain: false)
     }
 
     /// Publishes what the outbox offers, numbering message ids from `firstID`; returns (seq, id) pairs.
@@ -129,7 +129,8 @@ struct OutboxTests {
         for seq in 0..<5000 {
             outbox.enqueue(batch(seq))
             if seq % 1000 == 0 {
-                outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
+                outbox.enqueueFirst(
+                    Publication(topic: topics.locatorStatus, payload: "online", qos: .atLeastOnce, retain: true))
             }
             let sent = send(&outbox, firstID: &id)
             #expect(sent.count == (seq % 1000 == 0 ? 2 : 1))
@@ -142,7 +143,8 @@ struct OutboxTests {
 
     /// Version `version` of the retained state `name` (each name its own topic), or an event when not `retain`.
     func state(
-        _ name: String, _ version: Int, qos: Int = 1, retain: Bool = true, priority: Publication.Priority = .normal
+        _ name: String, _ version: Int, qos: QoS = .atLeastOnce, retain: Bool = true,
+        priority: Publication.Priority = .normal
     ) -> Publication {
         let zone = UInt16(name.unicodeScalars.reduce(0) { $0 * 31 + Int($1.value) } % 60_000)
         return Publication(
@@ -175,7 +177,7 @@ struct OutboxTests {
         outbox.enqueue(state("a", 2))
         #expect(outbox.statistics.coalesced == 1)
         // A QoS 0 publication is not held by the window.
-        outbox.enqueue(state("p", 1, qos: 0, priority: .background))
+        outbox.enqueue(state("p", 1, qos: .atMostOnce, priority: .background))
         #expect(hand(&outbox, firstID: &id).map(\.payload) == ["p1"])
         // Acknowledgements open the window again, in order; an unknown id changes nothing.
         outbox.acknowledged(messageID: 999, success: true)
@@ -224,19 +226,19 @@ struct OutboxTests {
         #expect(first.map(\.payload) == ["zone1"])
         // A cleared position (QoS 1) waits for the window; the positions and metrics behind it do not.
         outbox.enqueue(state("gone", 1, priority: .background))
-        outbox.enqueue(state("here", 1, qos: 0, priority: .background))
-        outbox.enqueue(state("metrics", 1, qos: 0, retain: false))
-        outbox.enqueue(state("there", 1, qos: 0, priority: .background))
+        outbox.enqueue(state("here", 1, qos: .atMostOnce, priority: .background))
+        outbox.enqueue(state("metrics", 1, qos: .atMostOnce, retain: false))
+        outbox.enqueue(state("there", 1, qos: .atMostOnce, priority: .background))
         #expect(hand(&outbox, firstID: &id).map(\.payload) == ["metrics1", "here1", "there1"])
         // A QoS 0 state replaced by a QoS 1 one waits too; the other way round, it goes.
-        outbox.enqueue(state("moved", 1, qos: 0, priority: .background))
+        outbox.enqueue(state("moved", 1, qos: .atMostOnce, priority: .background))
         outbox.enqueue(state("moved", 2, priority: .background))
-        outbox.enqueue(state("gone", 2, qos: 0, priority: .background))
-        outbox.enqueue(state("last", 1, qos: 0, priority: .background))
+        outbox.enqueue(state("gone", 2, qos: .atMostOnce, priority: .background))
+        outbox.enqueue(state("last", 1, qos: .atMostOnce, priority: .background))
         #expect(hand(&outbox, firstID: &id).map(\.payload) == ["gone2", "last1"])
         #expect(outbox.statistics.coalesced == 2)
         // With the window open, a priority leaves in its order again, whatever the QoS.
-        outbox.enqueue(state("after", 1, qos: 0, priority: .background))
+        outbox.enqueue(state("after", 1, qos: .atMostOnce, priority: .background))
         outbox.enqueue(state("later", 1, priority: .background))
         outbox.acknowledged(messageID: first[0].id, success: true)
         let rest = hand(&outbox, firstID: &id)
@@ -259,7 +261,8 @@ struct OutboxTests {
         outbox.enqueue(state("zone", 2, priority: .urgent))
         outbox.enqueue(state("event", 2, retain: false))
         outbox.enqueue(state("lease", 1, priority: .urgent))
-        outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
+        outbox.enqueueFirst(
+            Publication(topic: topics.locatorStatus, payload: "online", qos: .atLeastOnce, retain: true))
         #expect(
             hand(&outbox, firstID: &id).map(\.payload) == [
                 "online", "zone2", "lease1", "event1", "event2", "tag11", "tag21",
@@ -268,7 +271,8 @@ struct OutboxTests {
         // The goodbye, enqueued at the end, waits for the tag state before it, but not for what is urgent.
         outbox.enqueue(state("tag3", 1, priority: .background))
         outbox.enqueue(
-            Publication(topic: topics.locatorStatus, payload: "offline", qos: 1, retain: true), control: true)
+            Publication(topic: topics.locatorStatus, payload: "offline", qos: .atLeastOnce, retain: true), control: true
+        )
         outbox.enqueue(state("zone", 3, priority: .urgent))
         #expect(hand(&outbox, firstID: &id).map(\.payload) == ["zone3", "tag31", "offline"])
     }
@@ -279,10 +283,11 @@ struct OutboxTests {
         var id = 1
         outbox.enqueue(state("zone", 1, priority: .urgent))
         // A locator taking over the lease says `online` as an ordinary publication on the session's status topic.
-        outbox.enqueue(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
+        outbox.enqueue(Publication(topic: topics.locatorStatus, payload: "online", qos: .atLeastOnce, retain: true))
         outbox.enqueue(state("lease", 1, priority: .urgent))
         outbox.connectionLost()
-        outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
+        outbox.enqueueFirst(
+            Publication(topic: topics.locatorStatus, payload: "online", qos: .atLeastOnce, retain: true))
         #expect(hand(&outbox, firstID: &id).map(\.payload) == ["online", "zone1", "lease1"])
         #expect(outbox.isEmpty)
         #expect(outbox.statistics.coalesced == 1)  // the service's online, replaced by the session's
@@ -299,7 +304,8 @@ struct OutboxTests {
         #expect(hand(&outbox, firstID: &id).map(\.payload) == ["u1", "n2"])
         outbox.enqueue(state("u", 2, priority: .urgent))
         outbox.connectionLost()
-        outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 1, retain: true))
+        outbox.enqueueFirst(
+            Publication(topic: topics.locatorStatus, payload: "online", qos: .atLeastOnce, retain: true))
         var order: [String] = []
         while let entry = outbox.nextToSend() {
             order.append(entry.publication.payload)
@@ -324,7 +330,7 @@ struct OutboxTests {
         for index in 0..<5000 {
             outbox.enqueue(
                 Publication(
-                    topic: topics.occupancy(floor: 2, zone: UInt16(index)), payload: "tag\(index)1", qos: 0,
+                    topic: topics.occupancy(floor: 2, zone: UInt16(index)), payload: "tag\(index)1", qos: .atMostOnce,
                     retain: true, priority: .background))
         }
         outbox.enqueue(state("event", 2, retain: false))
@@ -343,8 +349,8 @@ struct OutboxTests {
         #expect(outbox.isEmpty)
         #expect(outbox.held.isEmpty)
         // And it works as new afterwards: a status first, then in order.
-        outbox.enqueue(state("later", 1, qos: 0))
-        outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: 0, retain: true))
+        outbox.enqueue(state("later", 1, qos: .atMostOnce))
+        outbox.enqueueFirst(Publication(topic: topics.locatorStatus, payload: "online", qos: .atMostOnce, retain: true))
         #expect(hand(&outbox, firstID: &id).map(\.payload) == ["online", "later1"])
     }
 }

@@ -12,7 +12,7 @@ struct EventPipeline: ServicePipeline {
     func connected(at time: ServiceTime) -> [ServiceAction<Never>] { [] }
     func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Never>] { [] }
     func take(_ input: Int, at time: ServiceTime) -> [ServiceAction<Never>] {
-        [.publish(Publication(topic: topics.events, payload: "\(input)", qos: 1, retain: false))]
+        [.publish(Publication(topic: topics.events, payload: "\(input)", qos: .atLeastOnce, retain: false))]
     }
     func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Never>] { [] }
     func stop(at time: ServiceTime) -> [ServiceAction<Never>] { [] }

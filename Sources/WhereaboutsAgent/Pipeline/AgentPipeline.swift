@@ -116,7 +116,7 @@ public struct AgentPipeline: ServicePipeline {
     /// site (the journal of an agent whose id or site changed).
     public func restoredPublication(_ pending: OutboxJournal.Pending) -> Publication? {
         guard pending.topic == readingsTopic.name, !pending.retain else { return nil }
-        return Publication(topic: readingsTopic, payload: pending.payload, qos: 1, retain: false)
+        return Publication(topic: readingsTopic, payload: pending.payload, qos: .atLeastOnce, retain: false)
     }
 
     // MARK: - ServicePipeline
@@ -252,7 +252,7 @@ public struct AgentPipeline: ServicePipeline {
             let batch = sequencer.batch(for: window, sent: time.now)
             metrics.batches += 1
             metrics.tagOverflow += window.overflow
-            return .publish(Publication(topic: readingsTopic, payload: batch.payload, qos: 1, retain: false))
+            return .publish(Publication(topic: readingsTopic, payload: batch.payload, qos: .atLeastOnce, retain: false))
         }
     }
 }

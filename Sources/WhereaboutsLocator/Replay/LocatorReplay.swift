@@ -1,4 +1,5 @@
 public import WhereaboutsCore
+public import WhereaboutsSession
 public import WhereaboutsWire
 
 /// Runs a readings recording through ``LocatorPipeline``, as fast as the CPU allows, and keeps what it publishes.
@@ -24,7 +25,7 @@ public struct LocatorReplay: Sendable {
         /// The one conversion from the pipeline's output to positions and events files, for the live pipeline's
         /// actions as for a replay's. A retained position cleared (an empty payload: the tag was lost) writes no
         /// line.
-        public mutating func collect(_ actions: [LocatorAction], topics: Topics) {
+        public mutating func collect<Effect>(_ actions: [ServiceAction<Effect>], topics: Topics) {
             for case .publish(let publication) in actions where !publication.payload.isEmpty {
                 if publication.topic == topics.events {
                     guard let event = try? ZoneEvent(payload: publication.payload) else { continue }

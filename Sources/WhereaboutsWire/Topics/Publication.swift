@@ -17,14 +17,14 @@ public struct Publication: Sendable, Hashable {
     public var topic: Topic
     /// What; an empty payload with `retain` clears a retained message.
     public var payload: String
-    /// MQTT quality of service, 0 or 1.
-    public var qos: Int
+    /// MQTT quality of service.
+    public var qos: QoS
     /// Whether the broker keeps it for late subscribers.
     public var retain: Bool
     /// Whether it may leave before others waiting, or after them.
     public var priority: Priority
 
-    public init(topic: Topic, payload: String, qos: Int, retain: Bool, priority: Priority = .normal) {
+    public init(topic: Topic, payload: String, qos: QoS, retain: Bool, priority: Priority = .normal) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
