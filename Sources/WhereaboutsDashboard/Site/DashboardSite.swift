@@ -1,6 +1,6 @@
 public import WhereaboutsCore
+import WhereaboutsDrawing
 import WhereaboutsJSON
-import WhereaboutsSimulation
 
 /// What the dashboard answers for one path: a page, a file, the snapshot, or the start of the event stream.
 ///

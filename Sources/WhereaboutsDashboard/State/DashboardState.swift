@@ -1,6 +1,6 @@
 public import WhereaboutsCore
+import WhereaboutsDrawing
 public import WhereaboutsJSON
-import WhereaboutsSimulation
 public import WhereaboutsWire
 
 /// What a live dashboard knows: the locator's retained outputs and recent events as received from the broker,
