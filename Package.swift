@@ -51,8 +51,9 @@ let package = Package(
         // Pure: the shell hands it the arguments, the environment and a function that reads files.
         .target(name: "WhereaboutsSettings"),
 
-        // A live dashboard's state, its Server-Sent Events and its page (HTML, script, style; floors drawn by the
-        // map renderer): values in, text out, so the page is tested without a socket or a browser.
+        // A live dashboard's state, its Server-Sent Events and its page (HTML, style, and a script that checks every
+        // message against the schema the Swift message types write; floors drawn by WhereaboutsDrawing), and the
+        // terminal board `whereabouts watch` prints: values in, text out, tested without a socket or a browser.
         .target(
             name: "WhereaboutsDashboard",
             dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsDrawing"]
