@@ -19,6 +19,8 @@ let package = Package(
         .target(name: "WhereaboutsMapFile", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
+        // The floor map drawn as SVG, for `whereabouts render` and the live page alike.
+        .target(name: "WhereaboutsDrawing", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
         // Simulated agents aggregate adverts with the agent's own code, so the accuracy harness measures what ships.
         .target(
             name: "WhereaboutsSimulation", dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsAgent"]
@@ -50,11 +52,12 @@ let package = Package(
         // Pure: the shell hands it the arguments, the environment and a function that reads files.
         .target(name: "WhereaboutsSettings"),
 
-        // A live dashboard's state, its Server-Sent Events and its page (HTML, script, style; floors drawn by the
-        // map renderer): values in, text out, so the page is tested without a socket or a browser.
+        // A live dashboard's state, its Server-Sent Events and its page (HTML, style, and a script that checks every
+        // message against the schema the Swift message types write; floors drawn by WhereaboutsDrawing), and the
+        // terminal board `whereabouts watch` prints: values in, text out, tested without a socket or a browser.
         .target(
             name: "WhereaboutsDashboard",
-            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsSimulation"]
+            dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsDrawing"]
         ),
 
         // MARK: - C system libraries (module map + header-only shim each)
@@ -97,7 +100,7 @@ let package = Package(
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsSimulation",
                 "WhereaboutsMQTT", "WhereaboutsCalibration", "WhereaboutsLocator", "WhereaboutsAgent",
                 "WhereaboutsAdvertising", "WhereaboutsSession", "WhereaboutsRuntime", "WhereaboutsSettings",
-                "WhereaboutsDashboard", "WhereaboutsHTTPServer", "CommandLineSupport",
+                "WhereaboutsDashboard", "WhereaboutsDrawing", "WhereaboutsHTTPServer", "CommandLineSupport",
             ]
         ),
         .executableTarget(name: "whereabouts", dependencies: ["WhereaboutsTool", "CommandLineSupport"]),
@@ -181,6 +184,12 @@ let package = Package(
             ],
             // The accuracy baselines, read and re-recorded in place (not from the bundle).
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "WhereaboutsDrawingTests",
+            dependencies: [
+                "WhereaboutsDrawing", "WhereaboutsCore", "WhereaboutsWire", "WhereaboutsMapFile", "TestFixtures",
+            ]
         ),
         .testTarget(
             name: "WhereaboutsCalibrationTests",

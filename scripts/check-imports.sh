@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 status=0
 fail() { echo "import rule broken: $*" >&2; status=1; }
 
-for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent WhereaboutsDashboard WhereaboutsSession; do
+for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsDrawing WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent WhereaboutsDashboard WhereaboutsSession; do
     # Pure modules: no Foundation, no C libraries, no adapters.
     if grep -rnE '^\s*(public |internal |package )?import (Foundation|FoundationEssentials|CMosquitto|CBlueZ|WhereaboutsMQTT|WhereaboutsHCI|Dispatch)\b' "Sources/$module" ; then
         fail "$module must stay pure"
@@ -19,6 +19,14 @@ fi
 # that knows no dashboard, map or broker (it imports none of our modules but DetachedThread, which imports nothing).
 if grep -rnE '^\s*(public |internal |package )?import WhereaboutsHTTPServer\b' Sources/WhereaboutsDashboard; then
     fail "WhereaboutsDashboard must not import the HTTP server"
+fi
+# The dashboard draws floors with WhereaboutsDrawing; the simulation (walking tags, a radio channel) is no part of it.
+if grep -rnE '^\s*(public |internal |package )?import WhereaboutsSimulation\b' Sources/WhereaboutsDashboard; then
+    fail "WhereaboutsDashboard must not import the simulation"
+fi
+# Drawing is values in, text out: the engine's values and the recordings' records, nothing that runs.
+if grep -rnE '^\s*(public |internal |package )?import (Whereabouts(Simulation|Locator|Agent|Dashboard|Calibration|Session|Runtime)|CommandLineSupport)\b' Sources/WhereaboutsDrawing; then
+    fail "WhereaboutsDrawing imports more than the engine and the wire"
 fi
 if grep -rnE '^\s*(public |internal |package )?import (Whereabouts[A-Za-z]*|CommandLineSupport|C[A-Z][A-Za-z]*)\b' Sources/WhereaboutsHTTPServer; then
     fail "WhereaboutsHTTPServer must import none of our modules"

@@ -306,6 +306,12 @@ def main():
             check(len(broker.retained("/occupancy")) == len(map_document["zones"]) and not wrong,
                   f"{len(zones)} zone counts equal the retained occupancy {wrong[:3]}")
             check(len(unknown) > 0, f"{len(unknown)} zones retained as unknown show as unknown ({', '.join(unknown)})")
+            # 4. Every message the page received matched the schema the server's Swift types wrote (the script
+            #    drops one that does not and marks the body), and the locator's figures reached the header.
+            mismatch = driver.execute_script("return document.body.dataset.schemaError || ''")
+            check(mismatch == "", f"every message the page received matched the schema {mismatch!r}")
+            metrics = driver.find_element(By.ID, "metrics").text
+            check("readings/s" in metrics and "online" in metrics, f"the locator's figures shown: {metrics!r}")
             # The artefact: chromium's own screenshot of the paused, checked state.
             shot = os.path.join(args.out, "web.png")
             subprocess.run(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",

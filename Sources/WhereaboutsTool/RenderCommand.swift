@@ -1,8 +1,8 @@
 import CommandLineSupport
 import WhereaboutsCore
+import WhereaboutsDrawing
 import WhereaboutsLocator
 import WhereaboutsSettings
-import WhereaboutsSimulation
 import WhereaboutsWire
 
 /// `whereabouts render`: draws the map, and the last positions if given, as SVG; or a tag's grid posterior at a

@@ -51,7 +51,7 @@ struct DashboardStateTests {
         #expect(sequences == [1, 2, 3, 4, 5, 6])
         #expect(state.dropped.isEmpty)
 
-        let snapshot = try #require(state.snapshot().object)
+        let snapshot = try #require(state.snapshot().json.object)
         #expect(snapshot["seq"] == .number(6))
         let tags = try #require(snapshot["tags"]?.array)
         #expect(tags.count == 1)
@@ -101,7 +101,7 @@ struct DashboardStateTests {
         }
         _ = state.ingest(topic: topics.locatorMetrics.name, payload: metrics(1000), now: 100)
         _ = state.ingest(topic: topics.locatorMetrics.name, payload: metrics(3000), now: 110)
-        let locator = try #require(state.snapshot().object?["locator"]?.object)
+        let locator = try #require(state.snapshot().json.object?["locator"]?.object?["metrics"]?.object)
         #expect(locator["readings_per_s"] == .number(200))
         #expect(locator["latency_p99_ms"] == .number(80))
         #expect(locator["input_lag_p50_ms"] == .number(240))

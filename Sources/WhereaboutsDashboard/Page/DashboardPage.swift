@@ -1,5 +1,5 @@
 import WhereaboutsCore
-import WhereaboutsSimulation
+import WhereaboutsDrawing
 
 /// The live page's HTML: the floors as the map renderer draws them, the zone table and the places the script
 /// fills in. Static for a map, so it is built once; every name in it is escaped.

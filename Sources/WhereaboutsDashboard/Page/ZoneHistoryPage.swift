@@ -1,5 +1,5 @@
 import WhereaboutsCore
-import WhereaboutsSimulation
+import WhereaboutsDrawing
 import WhereaboutsWire
 
 /// A zone's last hour as a page of its own: a step chart of the count (unknown stretches shaded) and its enter and
@@ -9,6 +9,48 @@ struct ZoneHistoryPage {
 
     init(zone: Zone, history: ZoneHistory, siteName: String, now: Double, renderer: MapRenderer) {
         let name = renderer.escape(zone.name)
+        let chart = Self.chart(history, now: now)
+        var rows = ""
+        for crossing in history.crossings.reversed() {
+            rows += "<tr><td>\(Self.clock(crossing.time)) UTC</td><td>\(renderer.escape(crossing.label))</td>"
+            rows += "<td>\(crossing.kind == .enter ? "entered" : "left")</td></tr>\n"
+        }
+        let current: String
+        switch history.samples.last {
+        case nil: current = "not yet published"
+        case let sample? where sample.state == .unknown: current = "unknown (its agents are silent)"
+        case let sample?: current = "\(sample.count) tag\(sample.count == 1 ? "" : "s")"
+        }
+
+        html = """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(name) · last hour · Whereabouts</title>
+            <link rel="stylesheet" href="/app.css">
+            </head>
+            <body>
+            <div class="history">
+            <p><a href="/">← \(renderer.escape(siteName))</a></p>
+            <h1>\(name), the last hour</h1>
+            <p>Floor \(zone.floor), zone \(zone.minor). Now: <strong id="current">\(current)</strong>. \
+            Grey stretches: unknown.</p>
+            \(chart)
+            <h2>Enter and exit</h2>
+            <table id="crossings"><thead><tr><th>Time</th><th>Tag</th><th></th></tr></thead>
+            <tbody>
+            \(rows.isEmpty ? "<tr><td colspan=\"3\">none in the last hour</td></tr>\n" : rows)</tbody></table>
+            </div>
+            </body>
+            </html>
+
+            """
+    }
+
+    /// The step chart of the count over the hour before `now`, unknown stretches shaded, as an SVG element.
+    static func chart(_ history: ZoneHistory, now: Double) -> String {
         let width = 680.0
         let height = 200.0
         let left = 40.0
@@ -55,44 +97,7 @@ struct ZoneHistoryPage {
             chart += #"text-anchor="end">\#(count)</text>"# + "\n"
         }
         chart += "</svg>\n"
-
-        var rows = ""
-        for crossing in history.crossings.reversed() {
-            rows += "<tr><td>\(Self.clock(crossing.time)) UTC</td><td>\(renderer.escape(crossing.label))</td>"
-            rows += "<td>\(crossing.kind == .enter ? "entered" : "left")</td></tr>\n"
-        }
-        let current: String
-        switch history.samples.last {
-        case nil: current = "not yet published"
-        case let sample? where sample.state == .unknown: current = "unknown (its agents are silent)"
-        case let sample?: current = "\(sample.count) tag\(sample.count == 1 ? "" : "s")"
-        }
-
-        html = """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(name) · last hour · Whereabouts</title>
-            <link rel="stylesheet" href="/app.css">
-            </head>
-            <body>
-            <div class="history">
-            <p><a href="/">← \(renderer.escape(siteName))</a></p>
-            <h1>\(name), the last hour</h1>
-            <p>Floor \(zone.floor), zone \(zone.minor). Now: <strong id="current">\(current)</strong>. \
-            Grey stretches: unknown.</p>
-            \(chart)
-            <h2>Enter and exit</h2>
-            <table id="crossings"><thead><tr><th>Time</th><th>Tag</th><th></th></tr></thead>
-            <tbody>
-            \(rows.isEmpty ? "<tr><td colspan=\"3\">none in the last hour</td></tr>\n" : rows)</tbody></table>
-            </div>
-            </body>
-            </html>
-
-            """
+        return chart
     }
 
     /// `HH:MM:SS` of a Unix time, UTC.

@@ -1,6 +1,6 @@
 public import WhereaboutsCore
+import WhereaboutsDrawing
 import WhereaboutsJSON
-import WhereaboutsSimulation
 
 /// What the dashboard answers for one path: a page, a file, the snapshot, or the start of the event stream.
 ///
@@ -40,10 +40,9 @@ public struct DashboardSite: Sendable {
         case "/app.css":
             return .document(style, type: "text/css; charset=utf-8", cache: "no-cache")
         case "/snapshot.json":
-            return .document(Array(JSONWriter().string(state.snapshot()).utf8), type: "application/json")
+            return .document(Array(JSONWriter().string(state.snapshot().json).utf8), type: "application/json")
         case "/events":
-            let snapshot = ServerSentEvent(
-                name: "snapshot", id: String(state.sequence), data: JSONWriter().string(state.snapshot()))
+            let snapshot = state.snapshot().serverSentEvent(id: String(state.sequence))
             let initial = ServerSentEvent.retry(milliseconds: Self.reconnectDelay) + snapshot.encoded
             return DashboardResponse(
                 status: 200,

@@ -1,6 +1,5 @@
 public import WhereaboutsCore
-public import WhereaboutsJSON
-import WhereaboutsSimulation
+import WhereaboutsDrawing
 public import WhereaboutsWire
 
 /// What a live dashboard knows: the locator's retained outputs and recent events as received from the broker,
@@ -101,6 +100,15 @@ public struct DashboardState: Sendable {
     /// The retained occupancy received for a zone, if any.
     public func occupancy(of zone: ZoneKey) -> ZoneOccupancy? { occupancy[zone] }
 
+    /// The locator's last status, if it has said.
+    public var locator: Availability? { locatorStatus }
+
+    /// The locator's last metrics, if any arrived.
+    public var locatorMetrics: LocatorMetrics? { metrics }
+
+    /// The last ``recentEventCount`` events on the map's zones, oldest first, as received.
+    public var recentEvents: [ZoneEvent] { events.map(\.event) }
+
     // MARK: - Taking messages
 
     /// Takes one broker message; returns the change for the pages, or nil when nothing visible changed (or the
@@ -118,7 +126,7 @@ public struct DashboardState: Sendable {
         case .locatorStatus:
             guard let status = Availability(payload: payload) else { return drop(.malformed) }
             locatorStatus = status
-            return change(.locator(locatorJSON))
+            return change(.locator(locatorView))
         case .locatorMetrics:
             guard let text = String(validating: payload, as: UTF8.self), let value = try? LocatorMetrics(payload: text)
             else { return drop(.malformed) }
@@ -127,7 +135,7 @@ public struct DashboardState: Sendable {
             }
             previousMetrics = (now, value.readingsAccepted)
             metrics = value
-            return change(.locator(locatorJSON))
+            return change(.locator(locatorView))
         case .agentStatus(let agent):
             guard agentIDs.contains(agent.rawValue) else { return drop(.notOnMap) }
             guard let status = Availability(payload: payload) else { return drop(.malformed) }
@@ -150,7 +158,7 @@ public struct DashboardState: Sendable {
         guard tags[tag] != nil || tags.count < maximumTags else { return drop(.tooManyTags) }
         let shown = ShownTag(position: position, label: position.name ?? renderer.label(for: tag, map: map))
         tags[tag] = shown
-        return change(.tag(tagJSON(shown)))
+        return change(.tag(tagView(shown)))
     }
 
     private mutating func ingestOccupancy(key: ZoneKey, payload: [UInt8], now: Double) -> DashboardChange? {
@@ -160,7 +168,7 @@ public struct DashboardState: Sendable {
         else { return drop(.malformed) }
         occupancy[key] = value
         histories[key, default: ZoneHistory()].record(value, now: now)
-        return change(.zone(zoneJSON(key)))
+        return change(.zone(zoneView(key)))
     }
 
     private mutating func ingestEvent(payload: [UInt8], now: Double) -> DashboardChange? {
@@ -175,7 +183,7 @@ public struct DashboardState: Sendable {
         events.append(shown)
         if events.count > Self.recentEventCount { events.removeFirst(events.count - Self.recentEventCount) }
         histories[key, default: ZoneHistory()].record(event.kind, label: shown.label, now: now)
-        return change(.event(eventJSON(shown)))
+        return change(.event(eventView(shown)))
     }
 
     private mutating func drop(_ reason: DropReason) -> DashboardChange? {
@@ -191,83 +199,51 @@ public struct DashboardState: Sendable {
     // MARK: - What the page reads
 
     /// The whole picture for a page that connects: site, locator, agents, every zone, every tag, recent events.
-    public func snapshot() -> JSONValue {
-        let zones = map.zones.map { zoneJSON($0.key) }
-        let shownTags = tags.values.sorted { $0.position.tag < $1.position.tag }.map(tagJSON)
-        let agents = map.agents.map { agent -> (key: String, value: JSONValue) in
-            (agent.id, agentStatus[agent.id].map { .bool($0 == .online) } ?? .null)
-        }
-        return .object(
-            JSONObject([
-                ("seq", .number(Double(sequence))), ("site", .string(map.site.name)), ("locator", locatorJSON),
-                ("agents", .object(JSONObject(agents))), ("zones", .array(zones)), ("tags", .array(shownTags)),
-                ("events", .array(events.map(eventJSON))),
-            ]))
+    public func snapshot() -> DashboardSnapshot {
+        let agents = map.agents.map { agent in (key: agent.id, value: agentStatus[agent.id].map { $0 == .online }) }
+        return DashboardSnapshot(
+            sequence: sequence, site: map.site.name, locator: locatorView, agents: PageMap(agents),
+            zones: map.zones.map { zoneView($0.key) },
+            tags: tags.values.sorted { $0.position.tag < $1.position.tag }.map(tagView),
+            events: events.map(eventView))
     }
 
-    private var locatorJSON: JSONValue {
-        var members: [(key: String, value: JSONValue)] = [("status", .string(locatorStatus?.rawValue ?? "unknown"))]
-        if let metrics {
-            members += [
-                ("readings_per_s", .numberOrNull(readingsPerSecond.map { ($0 * 10).rounded() / 10 })),
-                ("readings_accepted", .number(Double(metrics.readingsAccepted))),
-                ("readings_rejected", .number(Double(metrics.readingsRejected.values.reduce(0, +)))),
-                ("tags_tracked", .number(Double(metrics.tagsTracked))),
-                ("agents_online", .number(Double(metrics.agentsOnline))),
-                ("agents_total", .number(Double(map.agents.count))),
-                ("latency_p50_ms", .numberOrNull(metrics.latencyP50)),
-                ("latency_p99_ms", .numberOrNull(metrics.latencyP99)),
-                ("input_lag_p50_ms", .numberOrNull(metrics.inputLagP50)),
-            ]
-        }
-        return .object(JSONObject(members))
+    private var locatorView: LocatorView {
+        LocatorView(
+            status: locatorStatus?.rawValue ?? "unknown",
+            metrics: metrics.map { metrics in
+                LocatorFigures(
+                    readingsPerSecond: readingsPerSecond.map { ($0 * 10).rounded() / 10 },
+                    readingsAccepted: metrics.readingsAccepted,
+                    readingsRejected: metrics.readingsRejected.values.reduce(0, +), tagsTracked: metrics.tagsTracked,
+                    agentsOnline: metrics.agentsOnline, agentsTotal: map.agents.count, latencyP50: metrics.latencyP50,
+                    latencyP99: metrics.latencyP99, inputLagP50: metrics.inputLagP50)
+            })
     }
 
-    private func zoneJSON(_ key: ZoneKey) -> JSONValue {
-        let name = zoneNames[key] ?? "zone \(key)"
-        var members: [(key: String, value: JSONValue)] = [
-            ("key", .string("\(key.floor)-\(key.minor)")), ("floor", .number(Double(key.floor))),
-            ("zone", .number(Double(key.minor))), ("name", .string(name)),
-        ]
-        if let value = occupancy[key] {
-            members += [
-                ("state", .string(value.state.rawValue)), ("count", .number(Double(value.count))),
-                (
-                    "members",
-                    .array(value.tags.map { .string($0.name ?? renderer.label(for: $0.id, map: map)) })
-                ),
-            ]
-        } else {
+    private func zoneView(_ key: ZoneKey) -> ZoneView {
+        var view = ZoneView(
+            key: "\(key.floor)-\(key.minor)", floor: key.floor, zone: key.minor, name: zoneNames[key] ?? "zone \(key)",
             // Not yet published (the locator is warming up or away): neither empty nor unknown.
-            members += [("state", .string("pending")), ("count", .null), ("members", .array([]))]
+            state: "pending", count: nil, members: [])
+        if let value = occupancy[key] {
+            view.state = value.state.rawValue
+            view.count = value.count
+            view.members = value.tags.map { $0.name ?? renderer.label(for: $0.id, map: map) }
         }
-        return .object(JSONObject(members))
+        return view
     }
 
-    private func tagJSON(_ tag: ShownTag) -> JSONValue {
+    private func tagView(_ tag: ShownTag) -> TagView {
         let position = tag.position
-        return .object(
-            JSONObject([
-                ("id", .string(position.tag.description)), ("label", .string(tag.label)),
-                ("floor", .number(Double(position.floor))), ("x", .number(position.x)), ("y", .number(position.y)),
-                ("accuracy", .number(max(position.accuracy, 0))), ("zone", .stringOrNull(position.zoneName)),
-            ]))
+        return TagView(
+            id: position.tag.description, label: tag.label, floor: position.floor, x: position.x, y: position.y,
+            accuracy: max(position.accuracy, 0), zone: position.zoneName)
     }
 
-    private func eventJSON(_ shown: ShownEvent) -> JSONValue {
-        .object(
-            JSONObject([
-                ("time", .number(shown.received)), ("tag", .string(shown.event.tag.description)),
-                ("label", .string(shown.label)), ("zone", .string(shown.zoneName)),
-                ("key", .string("\(shown.event.floor)-\(shown.event.zone)")),
-                ("kind", .string(shown.event.kind.rawValue)),
-            ]))
+    private func eventView(_ shown: ShownEvent) -> EventView {
+        EventView(
+            time: shown.received, tag: shown.event.tag.description, label: shown.label, zone: shown.zoneName,
+            key: "\(shown.event.floor)-\(shown.event.zone)", kind: shown.event.kind.rawValue)
     }
-}
-
-extension JSONValue {
-    /// A number, or null.
-    static func numberOrNull(_ value: Double?) -> JSONValue { value.map { .number($0) } ?? .null }
-    /// A string, or null.
-    static func stringOrNull(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
 }

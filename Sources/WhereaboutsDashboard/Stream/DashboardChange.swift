@@ -1,19 +1,17 @@
-public import WhereaboutsJSON
-
-/// One change for the pages: what changed, as the page's JSON, numbered in order.
+/// One change for the pages: what changed, as the page reads it, numbered in order.
 public struct DashboardChange: Sendable, Equatable {
     /// What changed.
     public enum Kind: Sendable, Equatable {
         /// A tag appeared or moved.
-        case tag(JSONValue)
+        case tag(TagView)
         /// A tag was lost (its retained position was cleared).
         case tagRemoved(id: String)
         /// A zone's occupancy.
-        case zone(JSONValue)
+        case zone(ZoneView)
         /// An enter or exit.
-        case event(JSONValue)
+        case event(EventView)
         /// The locator's status or metrics.
-        case locator(JSONValue)
+        case locator(LocatorView)
         /// An agent went online or offline.
         case agent(id: String, online: Bool)
     }
@@ -25,29 +23,15 @@ public struct DashboardChange: Sendable, Equatable {
 
     /// The Server-Sent Event carrying this change: named by its kind, with the sequence number as its id.
     public var serverSentEvent: ServerSentEvent {
-        let name: String
-        var members: [(key: String, value: JSONValue)] = [("seq", .number(Double(sequence)))]
-        switch kind {
-        case .tag(let value):
-            name = "tag"
-            members.append(("tag", value))
-        case .tagRemoved(let id):
-            name = "tag-removed"
-            members.append(("id", .string(id)))
-        case .zone(let value):
-            name = "zone"
-            members.append(("zone", value))
-        case .event(let value):
-            name = "event"
-            members.append(("event", value))
-        case .locator(let value):
-            name = "locator"
-            members.append(("locator", value))
-        case .agent(let id, let online):
-            name = "agent"
-            members += [("id", .string(id)), ("online", .bool(online))]
+        let id = String(sequence)
+        return switch kind {
+        case .tag(let tag): TagChange(sequence: sequence, tag: tag).serverSentEvent(id: id)
+        case .tagRemoved(let tag): TagRemoval(sequence: sequence, id: tag).serverSentEvent(id: id)
+        case .zone(let zone): ZoneChange(sequence: sequence, zone: zone).serverSentEvent(id: id)
+        case .event(let event): EventChange(sequence: sequence, event: event).serverSentEvent(id: id)
+        case .locator(let locator): LocatorChange(sequence: sequence, locator: locator).serverSentEvent(id: id)
+        case .agent(let agent, let online):
+            AgentChange(sequence: sequence, id: agent, online: online).serverSentEvent(id: id)
         }
-        return ServerSentEvent(
-            name: name, id: String(sequence), data: JSONWriter().string(.object(JSONObject(members))))
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import WhereaboutsCore
-import WhereaboutsSimulation
+import WhereaboutsDrawing
 import WhereaboutsWire
 
 #if canImport(FoundationXML)

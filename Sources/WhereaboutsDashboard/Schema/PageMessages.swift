@@ -1,0 +1,134 @@
+/// The whole picture for a page that connects: site, locator, agents, every zone, every tag, recent events. Sent as
+/// the `snapshot` event and served as `/snapshot.json`.
+public struct DashboardSnapshot: PageEvent, Equatable {
+    /// The number of the last change it includes.
+    public var sequence: UInt64
+    /// The site's name.
+    public var site: String
+    /// The locator's status and figures.
+    public var locator: LocatorView
+    /// Each agent on the map: online, offline, or null when it has not said.
+    public var agents: PageMap<Bool?>
+    /// Every zone on the map, in the map's order.
+    public var zones: [ZoneView]
+    /// Every tag shown, by identity.
+    public var tags: [TagView]
+    /// The recent events, oldest first.
+    public var events: [EventView]
+
+    public static let eventName = "snapshot"
+    public static var fields: [PageField<Self>] {
+        [
+            .init("seq", \.sequence), .init("site", \.site), .init("locator", \.locator), .init("agents", \.agents),
+            .init("zones", \.zones), .init("tags", \.tags), .init("events", \.events),
+        ]
+    }
+}
+
+/// A tag as the page draws it: metres on its floor, the accuracy circle's radius, the zone it is in.
+public struct TagView: PageMessage, Equatable {
+    /// The tag's identity (`ibeacon-…`).
+    public var id: String
+    /// The name shown beside the dot.
+    public var label: String
+    /// The floor's major.
+    public var floor: UInt16
+    /// Metres on the plan.
+    public var x: Double
+    public var y: Double
+    /// The accuracy circle's radius, metres, never negative.
+    public var accuracy: Double
+    /// The zone's name, or null outside every zone.
+    public var zone: String?
+
+    public static var fields: [PageField<Self>] {
+        [
+            .init("id", \.id), .init("label", \.label), .init("floor", \.floor), .init("x", \.x), .init("y", \.y),
+            .init("accuracy", \.accuracy), .init("zone", \.zone),
+        ]
+    }
+}
+
+/// A zone's occupancy as the page shows it.
+public struct ZoneView: PageMessage, Equatable {
+    /// `<floor>-<zone>`, as the page's `data-zone` attributes.
+    public var key: String
+    /// The floor's major and the zone's minor.
+    public var floor: UInt16
+    public var zone: UInt16
+    /// The zone's name on the map.
+    public var name: String
+    /// `known`, `unknown` (its agents are silent) or `pending` (not yet published).
+    public var state: String
+    /// The tags in it; null while pending.
+    public var count: Int?
+    /// The names of the tags in it.
+    public var members: [String]
+
+    public static var fields: [PageField<Self>] {
+        [
+            .init("key", \.key), .init("floor", \.floor), .init("zone", \.zone), .init("name", \.name),
+            .init("state", \.state), .init("count", \.count), .init("members", \.members),
+        ]
+    }
+}
+
+/// An enter or exit, at the time the dashboard received it.
+public struct EventView: PageMessage, Equatable {
+    /// Unix seconds, the dashboard's clock.
+    public var time: Double
+    /// The tag's identity.
+    public var tag: String
+    /// The tag's name.
+    public var label: String
+    /// The zone's name on the map.
+    public var zone: String
+    /// `<floor>-<zone>`.
+    public var key: String
+    /// `enter` or `exit`.
+    public var kind: String
+
+    public static var fields: [PageField<Self>] {
+        [
+            .init("time", \.time), .init("tag", \.tag), .init("label", \.label), .init("zone", \.zone),
+            .init("key", \.key), .init("kind", \.kind),
+        ]
+    }
+}
+
+/// The locator as the page's header shows it.
+public struct LocatorView: PageMessage, Equatable {
+    /// `online`, `offline` or `unknown`.
+    public var status: String
+    /// Its figures, null until the first metrics arrive.
+    public var metrics: LocatorFigures?
+
+    public static var fields: [PageField<Self>] { [.init("status", \.status), .init("metrics", \.metrics)] }
+}
+
+/// The locator's last metrics, with the readings rate the dashboard works out between two of them.
+public struct LocatorFigures: PageMessage, Equatable {
+    /// Readings accepted per second of the dashboard's clock, to a tenth; null until two metrics have arrived.
+    public var readingsPerSecond: Double?
+    public var readingsAccepted: Int
+    /// Readings rejected, every reason together.
+    public var readingsRejected: Int
+    public var tagsTracked: Int
+    public var agentsOnline: Int
+    /// The agents on the map.
+    public var agentsTotal: Int
+    /// Milliseconds; null when the locator has no figure yet.
+    public var latencyP50: Double?
+    public var latencyP99: Double?
+    public var inputLagP50: Double?
+
+    public static var fields: [PageField<Self>] {
+        [
+            .init("readings_per_s", \.readingsPerSecond), .init("readings_accepted", \.readingsAccepted),
+            .init("readings_rejected", \.readingsRejected), .init("tags_tracked", \.tagsTracked),
+            .init("agents_online", \.agentsOnline), .init("agents_total", \.agentsTotal),
+            .init("latency_p50_ms", \.latencyP50), .init("latency_p99_ms", \.latencyP99),
+            .init("input_lag_p50_ms", \.inputLagP50),
+        ]
+    }
+}

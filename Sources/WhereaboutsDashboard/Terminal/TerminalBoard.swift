@@ -1,0 +1,85 @@
+import WhereaboutsCore
+import WhereaboutsWire
+
+/// What `whereabouts watch` prints: a header with the locator's status and figures, each floor's zones with who is
+/// in them, and the last events, all read from a ``DashboardState`` (the same topic parsing, map checks and bounds
+/// as the live page).
+public enum TerminalBoard {
+    /// How many recent events are printed.
+    public static let eventCount = 6
+    /// How many names are printed per zone before `+N`.
+    public static let namesPerZone = 6
+
+    /// The board for `state`, `elapsed` seconds into a watch that lasts `duration` (a progress bar) or until stopped.
+    public static func text(_ state: DashboardState, elapsed: Double, duration: Double?) -> String {
+        var lines = [header(state, elapsed: elapsed, duration: duration)]
+        let map = state.map
+        for floor in map.floors {
+            lines.append("")
+            lines.append("Floor \(floor.major) · \(floor.name)")
+            for zone in map.zones(onFloor: floor.major) {
+                lines.append(zoneLine(zone, occupancy: state.occupancy(of: zone.key)))
+            }
+        }
+        let events = state.recentEvents.suffix(eventCount)
+        if !events.isEmpty {
+            lines.append("")
+            lines.append("Recent events")
+            for event in events.reversed() {
+                let who = event.name ?? shortName(event.tag)
+                lines.append(
+                    "  \(who) \(event.kind == .enter ? "entered" : "left") \(event.zoneName ?? "zone \(event.zone)")")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func header(_ state: DashboardState, elapsed: Double, duration: Double?) -> String {
+        var header = "Whereabouts · \(state.map.site.name) · \(clockText(elapsed))"
+        if let duration, duration > 0 {
+            let fraction = min(elapsed / duration, 1)
+            let filled = Int(fraction * 30)
+            header +=
+                " [\(String(repeating: "#", count: filled))\(String(repeating: "-", count: 30 - filled))] \(Int(fraction * 100)) %"
+        }
+        header += " · locator \(state.locator?.rawValue ?? "unknown")"
+        if let metrics = state.locatorMetrics {
+            header +=
+                " · \(metrics.readingsAccepted) readings, \(metrics.readingsRejected.values.reduce(0, +)) rejected"
+            header += ", \(metrics.tagsTracked) tags, \(metrics.agentsOnline)/\(state.map.agents.count) agents"
+        }
+        return header
+    }
+
+    private static func zoneLine(_ zone: Zone, occupancy: ZoneOccupancy?) -> String {
+        let name = zone.name.padding(toLength: 22)
+        guard let occupancy else { return "  \(name)     –  (not yet published)" }
+        let count = occupancy.state == .unknown ? "  ?" : String(occupancy.count).leftPadding(toLength: 3)
+        let who = occupancy.tags.prefix(namesPerZone).map { $0.name ?? shortName($0.id) }.joined(separator: ", ")
+        let more = occupancy.tags.count > namesPerZone ? " +\(occupancy.tags.count - namesPerZone)" : ""
+        let unknown = occupancy.state == .unknown ? "  (unknown: its agents are silent)" : ""
+        return "  \(name) \(count)  \(who)\(more)\(unknown)"
+    }
+
+    /// A tag without a name: `tag <major>-<minor>` for a beacon, else the identity's tail.
+    static func shortName(_ tag: TagIdentity) -> String {
+        if let fields = tag.beaconFields { return "tag \(fields.major)-\(fields.minor)" }
+        return String(tag.description.suffix(12))
+    }
+
+    /// `m:ss`.
+    static func clockText(_ seconds: Double) -> String {
+        let whole = Int(seconds)
+        return "\(whole / 60):" + String(whole % 60).leftPadding(toLength: 2, with: "0")
+    }
+}
+
+extension String {
+    fileprivate func padding(toLength length: Int) -> String {
+        count >= length ? String(prefix(length)) : self + String(repeating: " ", count: length - count)
+    }
+
+    fileprivate func leftPadding(toLength length: Int, with pad: Character = " ") -> String {
+        count >= length ? self : String(repeating: pad, count: length - count) + self
+    }
+}

@@ -1,0 +1,74 @@
+import Testing
+import WhereaboutsCore
+import WhereaboutsDashboard
+import WhereaboutsWire
+
+@Suite("Terminal board")
+struct TerminalBoardTests {
+    let map: FloorMap
+    let topics: Topics
+
+    init() throws {
+        map = try loadMap(try shippedMapText("demo-office.json"))
+        topics = Topics(site: map.site.uuid)
+    }
+
+    func occupancy(floor: UInt16, zone: UInt16, state: ZoneOccupancy.State, tags: [TagIdentity]) -> [UInt8] {
+        Array(
+            ZoneOccupancy(
+                site: map.site.uuid, floor: floor, zone: zone, name: "Lobby", state: state, count: tags.count,
+                tags: tags.map { .init(id: $0, name: $0 == .demo(1) ? "Alice" : nil) }, updated: 100
+            ).payload.utf8)
+    }
+
+    @Test("the header, every zone (known, unknown, not yet published) and the last events, as watch prints them")
+    func board() throws {
+        var state = DashboardState(map: map)
+        let metrics = LocatorMetrics(
+            time: 5, readingsAccepted: 1200, readingsRejected: [:], tagsTracked: 9, agentsOnline: 15, latencyP50: 20,
+            latencyP99: 80, inputLagP50: 240, inputLagP99: 610)
+        let crowd = [TagIdentity.demo(1)] + (2...8).map { TagIdentity.demo(UInt16($0)) }
+        _ = state.ingest(topic: topics.locatorStatus.name, payload: Array("online".utf8), now: 0)
+        _ = state.ingest(topic: topics.locatorMetrics.name, payload: Array(metrics.payload.utf8), now: 0)
+        _ = state.ingest(
+            topic: topics.occupancy(floor: 1, zone: 1).name,
+            payload: occupancy(floor: 1, zone: 1, state: .known, tags: crowd), now: 0)
+        _ = state.ingest(
+            topic: topics.occupancy(floor: 2, zone: 7).name,
+            payload: occupancy(floor: 2, zone: 7, state: .unknown, tags: []), now: 0)
+        for minor in UInt16(1)...8 {
+            let event = ZoneEvent(
+                time: 100, tag: .demo(minor), name: minor == 1 ? "Alice" : nil, floor: 1, zone: 1,
+                zoneName: "Lobby", kind: minor % 2 == 0 ? .exit : .enter)
+            _ = state.ingest(topic: topics.events.name, payload: Array(event.payload.utf8), now: 0)
+        }
+        // Not on the map: dropped, as the live page drops it.
+        let stray = ZoneEvent(time: 100, tag: .demo(9), floor: 1, zone: 99, kind: .enter)
+        _ = state.ingest(topic: topics.events.name, payload: Array(stray.payload.utf8), now: 0)
+
+        let lines = TerminalBoard.text(state, elapsed: 75, duration: 300).split(separator: "\n").map(String.init)
+        #expect(
+            lines.first
+                == "Whereabouts · Demo Office · 1:15 [#######-----------------------] 25 % · locator online"
+                + " · 1200 readings, 0 rejected, 9 tags, 15/16 agents")
+        #expect(lines.contains("Floor 1 · Ground floor"))
+        #expect(
+            lines.contains(
+                "  Lobby                    8  Alice, tag 100-2, tag 100-3, tag 100-4, tag 100-5, tag 100-6 +2"))
+        #expect(lines.contains("  Server Room              ?    (unknown: its agents are silent)"))
+        #expect(lines.contains("  Reception                  –  (not yet published)"))
+        let events = Array(lines.drop { $0 != "Recent events" }.dropFirst())
+        #expect(events.count == TerminalBoard.eventCount)
+        #expect(events.first == "  tag 100-8 left Lobby", "newest first")
+        #expect(events.last == "  tag 100-3 entered Lobby")
+        #expect(!lines.contains { $0.contains("tag 100-9") })
+    }
+
+    @Test("before anything arrives: the locator unknown, no figures, no events")
+    func empty() {
+        let text = TerminalBoard.text(DashboardState(map: map), elapsed: 5, duration: nil)
+        #expect(text.hasPrefix("Whereabouts · Demo Office · 0:05 · locator unknown\n"))
+        #expect(!text.contains("Recent events"))
+        #expect(text.hasSuffix("\n"))
+    }
+}
