@@ -14,7 +14,7 @@ let package = Package(
         // MARK: - Pure modules (no I/O, no clock, no global randomness, no Foundation)
         .target(name: "WhereaboutsJSON"),
         // The engine owns no file format: it computes with values and imports nothing of ours.
-        .target(name: "WhereaboutsCore", dependencies: ["DetachedThread"]),
+        .target(name: "WhereaboutsCore"),
         // The map file: reading and validating it (problems with JSON paths), editing and writing it back.
         .target(name: "WhereaboutsMapFile", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
@@ -82,6 +82,7 @@ let package = Package(
             name: "WhereaboutsRuntime",
             dependencies: [
                 "WhereaboutsSession", "WhereaboutsWire", "WhereaboutsMQTT", "CommandLineSupport", "DetachedThread",
+                "WhereaboutsCore",
             ]),
 
         // MARK: - Shells
@@ -117,7 +118,7 @@ let package = Package(
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsAdvertising",
                 "WhereaboutsMQTT", "WhereaboutsSettings", "WhereaboutsLocator", "WhereaboutsSession",
-                "CommandLineSupport",
+                "WhereaboutsRuntime", "CommandLineSupport",
             ]
         ),
         // Built with -sanitize=fuzzer by scripts/fuzz-hci.sh; without it, replays corpus files.
@@ -135,7 +136,8 @@ let package = Package(
         .testTarget(name: "WhereaboutsJSONTests", dependencies: ["WhereaboutsJSON"]),
         // The engine's tests read the shipped maps through the map file module (a test-only dependency).
         .testTarget(
-            name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore", "WhereaboutsMapFile", "TestFixtures"]),
+            name: "WhereaboutsCoreTests",
+            dependencies: ["WhereaboutsCore", "WhereaboutsMapFile", "TestFixtures", "DetachedThread"]),
         .testTarget(
             name: "WhereaboutsMapFileTests", dependencies: ["WhereaboutsMapFile", "WhereaboutsCore", "WhereaboutsJSON"]),
         .testTarget(

@@ -2,6 +2,7 @@ import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsLocator
 import WhereaboutsMQTT
+import WhereaboutsRuntime
 import WhereaboutsSettings
 
 /// The locator's settings: each from its flag, else the environment, else an `--env-file`, else
@@ -35,8 +36,8 @@ struct LocatorSettings {
                                    the same for a tag standing still (default 1; at most as often as
                                    --estimate-interval; 0: as often as a moving tag; both 0: every tag at
                                    every update)
-          --positioning MODE       grid: a Bayes filter over the floor's cells (default; automatic is the
-                                   same); trilateration: ranges and a Kalman track
+          --positioning MODE       grid: a Bayes filter over the floor's cells (default); trilateration:
+                                   ranges and a Kalman track
           --lag SECONDS            report each tag's position this much later, smoothed with the readings
                                    that came since (0-10; grid filter only; default 0: no delay)
           --workers N              threads an update may split its estimates among (default: the cores online;
@@ -139,6 +140,7 @@ struct LocatorSettings {
         }
         try settings.applyTracker(to: &pipeline.engine)
         pipeline.engine.workers = try settings.workers()
+        pipeline.engine.runner = .threads
         if let interval = try settings.number("metrics-interval", in: 0.1...86_400) {
             pipeline.metricsInterval = interval
         }

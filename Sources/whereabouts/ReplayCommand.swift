@@ -1,6 +1,7 @@
 import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsLocator
+import WhereaboutsRuntime
 import WhereaboutsSettings
 import WhereaboutsWire
 
@@ -9,11 +10,10 @@ import WhereaboutsWire
 enum ReplayCommand {
     static let usage = """
         usage: whereabouts replay --map M --readings R.jsonl [--interval 1] --positions P.jsonl [--events E.jsonl]
-                                  [--positioning automatic|grid|trilateration] [--lag S] [--workers N]
+                                  [--positioning grid|trilateration] [--lag S] [--workers N]
 
-        --positioning and --lag choose the tracker as the locator's flags do (default: the grid filter, which
-        `automatic` also names; with --lag S, each position is of S seconds before, smoothed with the readings
-        since).
+        --positioning and --lag choose the tracker as the locator's flags do (default: the grid filter; with
+        --lag S, each position is of S seconds before, smoothed with the readings since).
 
         --workers N splits each tick's estimates among N threads (default: the cores online); the output is the same
         with any number.
@@ -32,6 +32,7 @@ enum ReplayCommand {
         let eventsPath = settings.value("events")
         var configuration = LocatorReplay.defaultConfiguration
         configuration.engine.workers = try settings.workers()
+        configuration.engine.runner = .threads
         try settings.applyTracker(to: &configuration.engine)
 
         let map = try RecordingFiles.map(mapPath)
