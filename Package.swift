@@ -149,7 +149,9 @@ let package = Package(
             name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
         .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent", "WhereaboutsSettings"]),
         .testTarget(name: "WhereaboutsSettingsTests", dependencies: ["WhereaboutsSettings"]),
-        .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
+        .testTarget(
+            name: "CommandLineSupportTests",
+            dependencies: ["CommandLineSupport", "WhereaboutsSettings", "WhereaboutsCore"]),
         .testTarget(
             name: "WhereaboutsRadioTests",
             dependencies: [

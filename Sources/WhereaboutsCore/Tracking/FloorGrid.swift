@@ -264,6 +264,17 @@ struct FloorGrid: Sendable {
         }
     }
 
+    /// The walls of those given that reach the box from `low` to `high`, in order. Through `segments`, the walls'
+    /// segments in the same order: a wall holds its doors, and copying each wall to test it cost a retain and a
+    /// release per wall and agent.
+    private static func walls(_ walls: [Wall], segments: [Segment], reaching low: Point, _ high: Point) -> [Wall] {
+        segments.indices.filter {
+            let segment = segments[$0]
+            return max(segment.start.x, segment.end.x) >= low.x && min(segment.start.x, segment.end.x) <= high.x
+                && max(segment.start.y, segment.end.y) >= low.y && min(segment.start.y, segment.end.y) <= high.y
+        }.map { walls[$0] }
+    }
+
     private static func table(
         agentIndex: Int,
         agent: Agent,
@@ -294,9 +305,8 @@ struct FloorGrid: Sendable {
         let row1 = max(min(home.row + reach + 1, rows), row0 + 1)
         let width = column1 - column0
         let height = row1 - row0
-        // The three planes, one after the other.
         let count = width * height
-        var values = [Float](repeating: 0, count: 3 * count)
+        var values = [Float](repeating: 0, count: 3 * count)  // The three planes, one after the other.
         let dz2 = heightAboveTag * heightAboveTag
         // A surveyed residual is of the agent's own floor.
         let surface = acrossFloor ? nil : agent.radioSurface
@@ -304,19 +314,14 @@ struct FloorGrid: Sendable {
         let slabVariance = acrossFloor ? floorLossSigma * floorLossSigma : 0
         // Only walls that reach the box of the agent and the table's cells can cross a path between them: a large
         // floor's walls are many, and each cell's path was tested against all of them.
-        let low = Point(
-            x: min(origin.x + Double(column0) * cellSize, agent.position.x),
-            y: min(origin.y + Double(row0) * cellSize, agent.position.y))
-        let high = Point(
-            x: max(origin.x + Double(column1) * cellSize, agent.position.x),
-            y: max(origin.y + Double(row1) * cellSize, agent.position.y))
-        // (Through `wallSegments`, the walls' segments in the same order: a wall holds its doors, and copying each
-        // wall to test it cost a retain and a release per wall and agent.)
-        let walls = wallSegments.indices.filter {
-            let segment = wallSegments[$0]
-            return max(segment.start.x, segment.end.x) >= low.x && min(segment.start.x, segment.end.x) <= high.x
-                && max(segment.start.y, segment.end.y) >= low.y && min(segment.start.y, segment.end.y) <= high.y
-        }.map { walls[$0] }
+        let walls = Self.walls(
+            walls, segments: wallSegments,
+            reaching: Point(
+                x: min(origin.x + Double(column0) * cellSize, agent.position.x),
+                y: min(origin.y + Double(row0) * cellSize, agent.position.y)),
+            Point(
+                x: max(origin.x + Double(column1) * cellSize, agent.position.x),
+                y: max(origin.y + Double(row1) * cellSize, agent.position.y)))
         for row in 0..<height {
             for column in 0..<width {
                 let centre = Point(

@@ -200,18 +200,18 @@ struct TagEstimator: Sendable {
                 massNear: { scratch.filter.mass(of: $0, near: $1, grid: grids[$0.gridIndex]) })
         }
         // 3. Each floor's posterior takes the readings; its likelihood weighs the floor.
-        var weighed = weighFloors(
+        var agents = weighFloors(
             &state, currentIndex: currentIndex, ranges: ranges, now: now, radio: radio, scratch: &scratch)
         guard !state.grid.others.isEmpty else {
             state.grid.mass = 1
-            return estimate(of: state, weighed.summaries[0], contested: false, ranges: ranges, agents: weighed.agents)
+            return estimate(of: state, scratch.summaries[0], contested: false, ranges: ranges, agents: agents)
         }
-        guard state.grid.weigh(weighed.evidences, keep: tuning.floorEvidenceFloor) else { return nil }
+        guard state.grid.weigh(scratch.evidences, keep: tuning.floorEvidenceFloor) else { return nil }
         // 4. The most probable floor is the tag's; a floor nothing holds open any more closes.
         if let chosen = state.grid.choose(now: now, current: current) {
             state.floor = chosen.floor
-            weighed.summaries.swapAt(0, chosen.index + 1)
-            weighed.agents = state.grid.posterior?.weighed ?? 0
+            scratch.summaries.swapAt(0, chosen.index + 1)
+            agents = state.grid.posterior?.weighed ?? 0
         }
         let floor = state.floor ?? current
         let floorScore = scores.first { $0.floor == floor }?.score ?? -.infinity
@@ -221,18 +221,19 @@ struct TagEstimator: Sendable {
             return landing || !(score < floorScore - tuning.floorOpeningMargin)
         }
         return estimate(
-            of: state, weighed.summaries[0], contested: runnerUp > tuning.floorContestMass,
-            ranges: ranges, agents: weighed.agents)
+            of: state, scratch.summaries[0], contested: runnerUp > tuning.floorContestMass,
+            ranges: ranges, agents: agents)
     }
 
     /// The update's readings (taken from the tag's links) weighed on each floor open, the tag's first
     /// (``weighFloor(_:gridIndex:entry:entryShare:ranges:readings:now:radio:scratch:)``): each floor's summary and
-    /// evidence in that order, and how many agents weighed in on the tag's floor. Only the tag's floor's when it has
-    /// no other.
+    /// evidence in that order, into ``EstimateScratch/summaries`` and ``EstimateScratch/evidences`` (buffers kept
+    /// from estimate to estimate: most tags have one floor, and two arrays made for each estimate were two
+    /// allocations); returns how many agents weighed in on the tag's floor.
     private func weighFloors(
         _ state: inout TagState, currentIndex: Int, ranges: [AgentRange], now: Double, radio: RadioConstants,
         scratch: inout EstimateScratch
-    ) -> (summaries: [GridFilter.Summary?], evidences: [Double], agents: Int) {
+    ) -> Int {
         let power = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
         scratch.pending.removeAll(keepingCapacity: true)
         state.takePending { agentIndex, rssi in
@@ -242,15 +243,16 @@ struct TagEstimator: Sendable {
         let weighed = weighFloor(
             &state.grid.posterior, gridIndex: currentIndex, entry: nil, ranges: ranges, readings: readings, now: now,
             radio: radio, scratch: &scratch)
-        guard !state.grid.others.isEmpty else { return ([weighed.summary], [weighed.evidence], weighed.agents) }
-        var evidences = [weighed.evidence]
-        var summaries: [GridFilter.Summary?] = [weighed.summary]
+        scratch.summaries.removeAll(keepingCapacity: true)
+        scratch.evidences.removeAll(keepingCapacity: true)
+        scratch.summaries.append(weighed.summary)
+        scratch.evidences.append(weighed.evidence)
         for index in state.grid.others.indices {
             let other = state.grid.others[index]
             guard let gridIndex = gridIndexByFloor[other.floor] else {
                 // (Only floors with grids are opened.)
-                evidences.append(-.infinity)
-                summaries.append(nil)
+                scratch.evidences.append(-.infinity)
+                scratch.summaries.append(nil)
                 continue
             }
             if other.posterior == nil, let main = state.grid.posterior {
@@ -265,10 +267,10 @@ struct TagEstimator: Sendable {
                 scratch: &scratch)
             state.grid.others[index].entry = nil
             state.grid.others[index].entryShare = 1
-            evidences.append(result.evidence)
-            summaries.append(result.summary)
+            scratch.evidences.append(result.evidence)
+            scratch.summaries.append(result.summary)
         }
-        return (summaries, evidences, weighed.agents)
+        return weighed.agents
     }
 
     /// One floor's posterior brought to `now` with the update's readings (``EstimateScratch/pending``): its summary
@@ -552,6 +554,9 @@ struct EstimateScratch: Sendable {
     var floorScores: [(floor: UInt16, score: Double)] = []
     /// The grid filter's: each agent's mean reading since the tag's last update, corrected, less the tag's power.
     var pending: [(agentIndex: Int, level: Double)] = []
+    /// Each open floor's summary and evidence in an update, the tag's floor first (``FloorBelief/weigh(_:keep:)``).
+    var summaries: [GridFilter.Summary?] = []
+    var evidences: [Double] = []
 
     init(configuration: GridFilter.Configuration) {
         filter = GridFilter(configuration: configuration)

@@ -8,8 +8,10 @@ protocol BlurAxis {
     static func lineStart(column: Int, row: Int, in window: CellWindow) -> Int
     /// How far apart, in `window`'s buffer, neighbours along the axis are.
     static func stride(in window: CellWindow) -> Int
-    /// The first and last positions along the axis that `window` holds, of its cells in grid row `row`.
+    /// The first and last positions along the axis of `window`'s cells in grid row `row` (a row of a source).
     static func span(of window: CellWindow, row: Int) -> (first: Int, last: Int)
+    /// The first and last positions along the axis that `window` holds (a target).
+    static func extent(of window: CellWindow) -> (first: Int, last: Int)
 }
 
 /// East–west: along a row, from column to column.
@@ -22,6 +24,9 @@ enum AlongRows: BlurAxis {
     @inline(__always) static func span(of window: CellWindow, row: Int) -> (first: Int, last: Int) {
         (window.column0, window.column0 + window.columns - 1)
     }
+    @inline(__always) static func extent(of window: CellWindow) -> (first: Int, last: Int) {
+        (window.column0, window.column0 + window.columns - 1)
+    }
 }
 
 /// North–south: along a column, from row to row.
@@ -32,6 +37,9 @@ enum AlongColumns: BlurAxis {
     }
     @inline(__always) static func stride(in window: CellWindow) -> Int { window.columns }
     @inline(__always) static func span(of window: CellWindow, row: Int) -> (first: Int, last: Int) { (row, row) }
+    @inline(__always) static func extent(of window: CellWindow) -> (first: Int, last: Int) {
+        (window.row0, window.row0 + window.rows - 1)
+    }
 }
 
 extension GridKernels {
@@ -74,6 +82,7 @@ extension GridKernels {
     ) {
         let reach = taps.count / 2
         let stride = Axis.stride(in: t)
+        let inside = Axis.extent(of: t)
         for row in 0..<s.rows {
             let gridRow = s.row0 + row
             let gridBase = gridRow * gridColumns + s.column0
@@ -81,7 +90,6 @@ extension GridKernels {
             // Whole shifted copies of the row only when they stay inside the target: a window at the grid's edge is
             // clipped there, though its mass may be far from the edge.
             let line = Axis.span(of: s, row: gridRow)
-            let inside = Axis.span(of: t, row: gridRow)
             var open = line.first - reach >= inside.first && line.last + reach <= inside.last
             var empty = true
             for column in 0..<s.columns where source[sourceBase + column] > 0 {

@@ -8,12 +8,10 @@
 /// tracker. Floating-point sums depend on their order, and each kernel keeps the order the filter has always used,
 /// so its results are the same bit for bit.
 enum GridKernels {
-    /// Calls `body` with the element at `index` of `elements`, borrowed, not copied: a copy of a floor's grid
-    /// retained and released each of its arrays, every update.
-    static func borrow<Element, Result>(
-        _ index: Int, of elements: [Element], _ body: (Element) -> Result
-    ) -> Result {
-        elements.withUnsafeBufferPointer { buffer in body(buffer[index]) }
+    /// Calls `body` with the grid at `index` of `grids`, borrowed, not copied: a copy of a floor's grid retained and
+    /// released each of its arrays, every update.
+    static func borrow<Result>(_ index: Int, of grids: [FloorGrid], _ body: (FloorGrid) -> Result) -> Result {
+        grids.withUnsafeBufferPointer { buffer in body(buffer[index]) }
     }
 
     /// Makes the first `count` values of `buffer` `value`, growing it when it is shorter.
