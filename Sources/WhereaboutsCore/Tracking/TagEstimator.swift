@@ -134,9 +134,9 @@ struct TagEstimator: Sendable {
     /// The estimate from the tag's grid posteriors, after the readings since the last update: the floor is part of
     /// the state.
     ///
-    /// A tag has a posterior on its floor (``TagState/posterior``) and, while another floor could explain its
-    /// readings, one on that floor too (``TagState/otherFloors``), each with the probability that the tag is there.
-    /// An update:
+    /// A tag has a posterior on its floor (``FloorBelief/posterior``) and, while another floor could explain its
+    /// readings, one on that floor too (``FloorBelief/others``), each with the probability that the tag is there
+    /// (``TagState/grid``, a ``FloorBelief``, whose steps these are). An update:
     /// 1. **Opens** a posterior on each floor that might be the tag's and has none: a floor joined to the tag's by
     ///    stairs or a lift it was placed by in the last ``LocatorEngine/Configuration/stairsMemory`` seconds (its
     ///    window starts around them), or one whose agents hear the tag within
