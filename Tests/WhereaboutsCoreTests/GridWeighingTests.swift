@@ -216,4 +216,51 @@ struct GridWeighingTests {
             #expect(Array(compacted[0..<box.count]) == plain)
         }
     }
+
+    @Test("fill, scale, copy: the first count values as a plain loop makes them; the rest untouched")
+    func elementwise() {
+        var random = SplitMix64(seed: 1100)
+        for _ in 0..<100 {
+            let length = Int.random(in: 0...40, using: &random)
+            let count = Int.random(in: 0...length, using: &random)
+            let values = GridKernelsTests.values(length, using: &random)
+            let factor = Float.random(in: 0.1...10, using: &random)
+            var filled = values
+            GridKernels.fill(&filled, count: count, with: 7)
+            #expect(filled == (0..<length).map { $0 < count ? 7 : values[$0] })
+            var grown = values
+            GridKernels.fill(&grown, count: length + 3, with: 1)
+            #expect(grown == [Float](repeating: 1, count: length + 3))
+            var scaled = values
+            GridKernels.scale(&scaled, count: count, by: factor)
+            #expect(scaled == (0..<length).map { $0 < count ? values[$0] * factor : values[$0] })
+            var copied = [Float](repeating: -1, count: length)
+            GridKernels.copy(values, count: count, into: &copied)
+            #expect(copied == (0..<length).map { $0 < count ? values[$0] : -1 })
+        }
+    }
+
+    @Test(
+        "warm: the sum of one value of each cache line of the tables' rows under the window, as a plain loop adds it",
+        arguments: 0..<10)
+    func warm(seed: Int) throws {
+        let grid = try Self.grid()
+        let weighing = Case(grid: grid, seed: UInt64(1200 + seed))
+        let window = weighing.window
+        var plain: Float = 0
+        for observation in weighing.observations {
+            let table = grid.tables[observation.slot]
+            let base = table.start + (window.row0 - table.row0) * table.columns + window.column0 - table.column0
+            func planes(_ index: Int) -> Float {
+                grid.tableValues[base + index] + grid.tableValues[base + table.count + index]
+                    + grid.tableValues[base + 2 * table.count + index]
+            }
+            for row in 0..<window.rows {
+                let from = row * table.columns
+                for index in stride(from: from, to: from + window.columns, by: 16) { plain += planes(index) }
+                plain += planes(from + window.columns - 1)
+            }
+        }
+        #expect(GridKernels.warm(weighing.observations, grid: grid, window: window) == plain)
+    }
 }
