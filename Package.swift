@@ -14,7 +14,7 @@ let package = Package(
         // MARK: - Pure modules (no I/O, no clock, no global randomness, no Foundation)
         .target(name: "WhereaboutsJSON"),
         // The engine owns no file format: it computes with values and imports nothing of ours.
-        .target(name: "WhereaboutsCore", dependencies: ["DetachedThread"]),
+        .target(name: "WhereaboutsCore"),
         // The map file: reading and validating it (problems with JSON paths), editing and writing it back.
         .target(name: "WhereaboutsMapFile", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
@@ -86,6 +86,7 @@ let package = Package(
             name: "WhereaboutsRuntime",
             dependencies: [
                 "WhereaboutsSession", "WhereaboutsWire", "WhereaboutsMQTT", "CommandLineSupport", "DetachedThread",
+                "WhereaboutsCore",
             ]),
 
         // MARK: - Shells
@@ -125,7 +126,7 @@ let package = Package(
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsWire", "WhereaboutsAdvertising",
                 "WhereaboutsMQTT", "WhereaboutsSettings", "WhereaboutsLocator", "WhereaboutsSession",
-                "CommandLineSupport",
+                "WhereaboutsRuntime", "CommandLineSupport",
             ]
         ),
         .executableTarget(name: "whereabouts-bench", dependencies: ["WhereaboutsBench", "CommandLineSupport"]),
@@ -144,7 +145,8 @@ let package = Package(
         .testTarget(name: "WhereaboutsJSONTests", dependencies: ["WhereaboutsJSON"]),
         // The engine's tests read the shipped maps through the map file module (a test-only dependency).
         .testTarget(
-            name: "WhereaboutsCoreTests", dependencies: ["WhereaboutsCore", "WhereaboutsMapFile", "TestFixtures"]),
+            name: "WhereaboutsCoreTests",
+            dependencies: ["WhereaboutsCore", "WhereaboutsMapFile", "TestFixtures", "DetachedThread"]),
         .testTarget(
             name: "WhereaboutsMapFileTests", dependencies: ["WhereaboutsMapFile", "WhereaboutsCore", "WhereaboutsJSON"]),
         .testTarget(
@@ -156,7 +158,9 @@ let package = Package(
             name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
         .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent", "WhereaboutsSettings"]),
         .testTarget(name: "WhereaboutsSettingsTests", dependencies: ["WhereaboutsSettings"]),
-        .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
+        .testTarget(
+            name: "CommandLineSupportTests",
+            dependencies: ["CommandLineSupport", "WhereaboutsSettings", "WhereaboutsCore"]),
         .testTarget(
             name: "WhereaboutsRadioTests",
             dependencies: [

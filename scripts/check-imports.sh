@@ -15,6 +15,10 @@ done
 if grep -rnE '^\s*(public |internal |package )?import (WhereaboutsJSON|WhereaboutsMapFile)\b' Sources/WhereaboutsCore; then
     fail "WhereaboutsCore must not import a file format"
 fi
+# Pure means pure: the engine starts no threads; the runtime decides how its pieces of work run (WorkRunner).
+if grep -rnE '^\s*(@testable |public |internal |package )?import DetachedThread\b' Sources/WhereaboutsCore Sources/WhereaboutsLocator; then
+    fail "WhereaboutsCore and WhereaboutsLocator must not import DetachedThread (threads are the runtime's)"
+fi
 # The web dashboard: its page and state are pure (above) and know no sockets; the HTTP server is a generic adapter
 # that knows no dashboard, map or broker (it imports none of our modules but DetachedThread, which imports nothing).
 if grep -rnE '^\s*(public |internal |package )?import WhereaboutsHTTPServer\b' Sources/WhereaboutsDashboard; then

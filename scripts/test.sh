@@ -13,6 +13,9 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 echo "== import boundaries" >&2
 scripts/check-imports.sh
 
+echo "== sizes (files 600 lines, functions 80, executables' folders 300)" >&2
+python3 scripts/sizes.py check
+
 echo "== tests" >&2
 # Sanitizer and crash backtraces can hang a CI run; print the crash and exit instead.
 export SWIFT_BACKTRACE=enable=no

@@ -82,12 +82,16 @@ extension Settings {
         return Int(count)
     }
 
-    /// `--positioning automatic|grid|trilateration` and `--lag S`: which tracker positions the tags (`automatic`,
-    /// the default, is the grid filter), and the grid filter's fixed lag in seconds (0–10; trilateration has none).
+    /// `--positioning grid|trilateration` and `--lag S`: which tracker positions the tags (the grid filter by
+    /// default), and the grid filter's fixed lag in seconds (0–10; trilateration has none).
     public func applyTracker(to configuration: inout LocatorEngine.Configuration) throws(SettingsError) {
         if let text = value("positioning") {
+            // `automatic` meant the grid filter once it was the default for every map; it is refused, not taken.
+            guard text != "automatic" else {
+                throw .invalid("--positioning automatic is no more: it meant grid, the default; say grid")
+            }
             guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: text) else {
-                throw .invalid("--positioning must be automatic, grid or trilateration, not \"\(text)\"")
+                throw .invalid("--positioning must be grid or trilateration, not \"\(text)\"")
             }
             configuration.positioning = positioning
         }

@@ -2,6 +2,7 @@ import CommandLineSupport
 import Glibc
 import WhereaboutsCore
 import WhereaboutsJSON
+import WhereaboutsRuntime
 import WhereaboutsSettings
 
 /// `whereabouts-bench engine`: readings per CPU second through the whole engine, single thread.
@@ -32,12 +33,12 @@ enum EngineBench {
         let problemsPath = settings.value("problems")
         let problemCount = try settings.integer("problem-count") ?? 3000
         // The engine's own default (the grid filter) unless asked otherwise: the bench measures what ships.
-        let positioningName = settings.value("positioning") ?? "automatic"
+        let positioningName = settings.value("positioning") ?? "grid"
         let workers = try settings.integer("workers") ?? 1
         let lag = try settings.number("lag", in: 0...10) ?? 0
         let cellSize = try settings.number("cell-size", in: 0.1...5)
         guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: positioningName) else {
-            throw UsageError("--positioning automatic, grid or trilateration")
+            throw UsageError("--positioning grid or trilateration")
         }
         // The problems are trilateration's fixes, which scipy solves again: the grid makes none.
         guard problemsPath == nil || positioning == .trilateration else {
@@ -54,6 +55,7 @@ enum EngineBench {
         var configuration = LocatorEngine.Configuration()
         configuration.positioning = positioning
         configuration.workers = workers
+        configuration.runner = .threads
         configuration.grid.lag = lag
         configuration.grid.cellSize = cellSize
         var engine = LocatorEngine(map: map, configuration: configuration)
@@ -124,7 +126,7 @@ enum EngineBench {
         errors.sort()
         Measure.emit([
             ("figure", .string("engine")),
-            ("positioning", .string(configuration.resolvedPositioning.rawValue)),
+            ("positioning", .string(configuration.positioning.rawValue)),
             ("workers", .number(Double(workers))),
             ("lag", .number(lag)),
             ("agents", .number(Double(map.agents.count))),

@@ -3,6 +3,7 @@ import Glibc
 import WhereaboutsCore
 import WhereaboutsJSON
 import WhereaboutsLocator
+import WhereaboutsRuntime
 import WhereaboutsSession
 import WhereaboutsSettings
 import WhereaboutsWire
@@ -52,6 +53,7 @@ enum LoopBench {
         // The locator as `whereabouts-locator` makes it with its defaults (and the benches' short warm-up).
         var configuration = LocatorPipeline.Configuration()
         configuration.engine.workers = workers
+        configuration.engine.runner = .threads
         configuration.warmUp = 2
         configuration.homeAssistantDiscovery = false
         let service = LocatorService(

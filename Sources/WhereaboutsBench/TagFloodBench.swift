@@ -15,9 +15,9 @@ enum TagFloodBench {
     static func run(_ settings: Settings) throws -> ExitStatus {
         let ids = try settings.integer("ids") ?? 1_000_000
         let agents = try settings.integer("agents") ?? 50
-        let positioningName = settings.value("positioning") ?? "automatic"
+        let positioningName = settings.value("positioning") ?? "grid"
         guard let positioning = LocatorEngine.Configuration.Positioning(rawValue: positioningName) else {
-            throw UsageError("--positioning automatic, grid or trilateration")
+            throw UsageError("--positioning grid or trilateration")
         }
         guard ids >= 100_000, agents >= 3 else { throw UsageError("--ids ≥ 100000, --agents ≥ 3") }
         let map = try BenchMap(agents: agents).map

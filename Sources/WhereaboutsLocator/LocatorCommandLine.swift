@@ -38,7 +38,7 @@ public enum LocatorCommandLine {
                             + "a moving tag; both 0: every tag at every update)", default: "1"),
                     .value(
                         "positioning", "MODE",
-                        "grid: a Bayes filter over the floor's cells (automatic is the same); trilateration: ranges "
+                        "grid: a Bayes filter over the floor's cells; trilateration: ranges "
                             + "and a Kalman track", default: "grid"),
                     .value(
                         "lag", "SECONDS",

@@ -1,6 +1,7 @@
 import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsLocator
+import WhereaboutsRuntime
 import WhereaboutsSettings
 import WhereaboutsWire
 
@@ -11,7 +12,7 @@ enum ReplayCommand {
         program: "whereabouts replay",
         synopsis: """
             whereabouts replay --map M --readings R.jsonl [--interval 1] --positions P.jsonl [--events E.jsonl]
-                                      [--positioning automatic|grid|trilateration] [--lag S] [--workers N]
+                                      [--positioning grid|trilateration] [--lag S] [--workers N]
             """,
         sections: [
             .init(
@@ -21,16 +22,15 @@ enum ReplayCommand {
                     .value("positions", "P.jsonl", "write the positions here"),
                     .value("interval", "S", "seconds between engine updates, 0.01-3600", default: "1"),
                     .value("events", "E.jsonl", "write the enter/exit events here"),
-                    .value("positioning", "MODE", "automatic, grid or trilateration", default: "grid"),
+                    .value("positioning", "MODE", "grid or trilateration", default: "grid"),
                     .value("lag", "S", "the grid filter's fixed lag, 0-10", default: "0"),
                     .value(
                         "workers", "N", "threads each tick's estimates are split among", default: "the cores online"),
                 ]))
         ],
         notes: """
-            --positioning and --lag choose the tracker as the locator's flags do (default: the grid filter, which
-            `automatic` also names; with --lag S, each position is of S seconds before, smoothed with the readings
-            since).
+            --positioning and --lag choose the tracker as the locator's flags do (default: the grid filter; with
+            --lag S, each position is of S seconds before, smoothed with the readings since).
 
             --workers N splits each tick's estimates among N threads (default: the cores online); the output is the same
             with any number.
@@ -44,6 +44,7 @@ enum ReplayCommand {
         let eventsPath = settings.value("events")
         var configuration = LocatorReplay.defaultConfiguration
         configuration.engine.workers = try settings.workers()
+        configuration.engine.runner = .threads
         try settings.applyTracker(to: &configuration.engine)
 
         let map = try RecordingFiles.map(mapPath)

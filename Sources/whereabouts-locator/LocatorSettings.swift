@@ -2,6 +2,7 @@ import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsLocator
 import WhereaboutsMQTT
+import WhereaboutsRuntime
 import WhereaboutsSettings
 
 /// The locator's settings: each from its flag, else the environment, else an `--env-file`, else
@@ -56,6 +57,7 @@ struct LocatorSettings {
         }
         try settings.applyTracker(to: &pipeline.engine)
         pipeline.engine.workers = try settings.workers()
+        pipeline.engine.runner = .threads
         if let interval = try settings.number("metrics-interval", in: 0.1...86_400) {
             pipeline.metricsInterval = interval
         }
@@ -96,17 +98,24 @@ struct LocatorSettings {
             logLevel = level
         }
         client = MQTTClientConfiguration(broker: brokerSettings, clientID: clientID, keepAlive: .seconds(keepAlive))
+        lease = try Self.lease(settings, clientID: clientID, floors: pipeline.floors)
+    }
+
+    /// `--role` and `--lease-time`: the lease this locator competes for as one of a pair, or nil on its own.
+    static func lease(
+        _ settings: Settings, clientID: String, floors: [UInt16]?
+    ) throws(SettingsError) -> LeaseKeeper.Configuration? {
         let leaseTime = try settings.number("lease-time", in: 1...60) ?? 3
         switch settings.value("role") ?? "single" {
-        case "single": break
+        case "single": return nil
         case "auto":
             // One lease per site: a pair of split locators would need one per share (docs/scale.md), not built yet.
-            guard pipeline.floors == nil else {
+            guard floors == nil else {
                 throw .invalid("--role auto cannot be used with --floors yet: the lease is one per site, not per share")
             }
             // The account when one is named (the broker ties client ids to accounts), else the client id; with a
             // number of this process's own, so that two locators started under one name are still two holders.
-            lease = LeaseKeeper.Configuration(
+            return LeaseKeeper.Configuration(
                 name: settings.value("username") ?? clientID, process: UInt32.random(in: 0...UInt32.max),
                 ttl: leaseTime)
         case let other: throw .invalid("--role must be single or auto, not \"\(other)\"")

@@ -57,12 +57,12 @@ struct KolakowskiCalibrationTests {
         }
         let mapped = try replayError(
             map: try calibration.calibratedMap(result, radioMap: radioMap), readings: robotReadings, truth: robotTruth,
-            positioning: .automatic)
+            positioning: .grid)
         print("kolakowski robot path, grid with the radio map: \(metres(mapped.median)) / \(metres(mapped.p90))")
         // The same with a second of fixed lag (issue 11, item 5): closer still, a second later.
         let smoothed = try replayError(
             map: try calibration.calibratedMap(result, radioMap: radioMap), readings: robotReadings, truth: robotTruth,
-            positioning: .automatic, lag: 1)
+            positioning: .grid, lag: 1)
         print(
             "kolakowski robot path, grid with the radio map, 1 s lag: \(metres(smoothed.median)) / \(metres(smoothed.p90))"
         )

@@ -1,6 +1,10 @@
+import DetachedThread
 import TestFixtures
 import Testing
 import WhereaboutsCore
+
+/// Runs the engine's pieces of work on threads, as the runtime's runner does (the Core tests do not import the runtime).
+private let threads = WorkRunner(name: "threads") { count, body in ForkJoin.run(count, body) }
 
 /// An update may split its estimates among threads (`workers`). Each tag's estimate depends on its own state only,
 /// so every output must be the same, bit for bit and in the same order, whatever the number of workers.
@@ -36,6 +40,7 @@ struct EngineWorkersTests {
             var configuration = LocatorEngine.Configuration()
             configuration.positioning = positioning
             configuration.workers = count
+            configuration.runner = threads
             return LocatorEngine(map: map, configuration: configuration)
         }
         var results = Array(repeating: [EngineUpdate](), count: workers.count)

@@ -125,7 +125,7 @@ struct FloorShareTests {
 
     /// Two live locators of a split site, floor 1's and floor 2's: agents never time out, a warm-up of 2 s.
     static func livePair(
-        _ map: FloorMap, positioning: LocatorEngine.Configuration.Positioning = .automatic
+        _ map: FloorMap, positioning: LocatorEngine.Configuration.Positioning = .grid
     ) -> (lower: LocatorPipeline, upper: LocatorPipeline) {
         var live = LocatorPipeline.Configuration()
         live.engine.positioning = positioning

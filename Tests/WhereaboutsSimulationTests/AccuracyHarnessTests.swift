@@ -128,7 +128,7 @@ struct AccuracyHarnessTests {
         let truth = try cleanRecords(truthText, as: TruthRecord.self)
         var configuration = LocatorReplay.defaultConfiguration
         // The default tracker is the grid filter, with or without a radio map.
-        #expect(configuration.engine.resolvedPositioning == .grid)
+        #expect(configuration.engine.positioning == .grid)
         let (output, _) = LocatorReplay.run(map: map, readings: readings, configuration: configuration)
         let report = AccuracyReport(positions: output.positions, truth: truth, map: map)
         #expect(report.unscored == 0)

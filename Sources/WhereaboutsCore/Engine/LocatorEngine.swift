@@ -21,21 +21,13 @@ public struct LocatorEngine: Sendable {
             case grid
             /// Trilateration of smoothed ranges and a Kalman track.
             case trilateration
-            /// The default tracker: the grid filter, for every map. (Until the grid was made the default for maps
-            /// without a radio map too, this chose between the two; settings that name it keep working.)
-            case automatic
-        }
-
-        /// What ``positioning`` comes to: trilateration only when asked for, the grid filter otherwise.
-        public var resolvedPositioning: Positioning {
-            positioning == .trilateration ? .trilateration : .grid
         }
 
         /// How long a moving tag's readings may wait for its next estimate: ``estimateInterval`` with trilateration;
         /// with the grid filter the larger of it and ``stillEstimateInterval``, as for a still tag (see
         /// ``estimateInterval``).
         public var movingEstimateInterval: Double {
-            resolvedPositioning == .grid ? max(estimateInterval, stillEstimateInterval) : estimateInterval
+            positioning == .grid ? max(estimateInterval, stillEstimateInterval) : estimateInterval
         }
 
         /// How positions are estimated: by default the grid filter, weighing readings against the radio map that
@@ -43,7 +35,7 @@ public struct LocatorEngine: Sendable {
         /// It is ahead of trilateration on every scenario of the accuracy harness and on the Kolakowski flat with
         /// default constants (1.15 / 2.42 against 1.42 / 3.15 m), and far ahead with a radio map (0.84 / 1.63 m);
         /// docs/tracker.md has the figures, and what trilateration is still for.
-        public var positioning = Positioning.automatic
+        public var positioning = Positioning.grid
         /// The grid filter's tuning.
         public var grid = GridFilter.Configuration()
         /// Fast RSSI smoothing per (tag, agent): follows a walking tag within a second or two.
@@ -138,10 +130,13 @@ public struct LocatorEngine: Sendable {
         /// estimate that finds it moving. Replays and the simulator update once a second, so their figures do not
         /// change. 0 (or anything up to ``estimateInterval``) treats still tags as moving ones.
         public var stillEstimateInterval: Double = 1
-        /// How many threads an update may split its estimates among (each takes at least
-        /// 64 tags). The estimates are the same however many there are: each tag's depends on its own readings only.
-        /// 1, the default, keeps the engine on its caller's thread; the locator uses every core.
+        /// How many runs an update may split its estimates into (each takes at least 64 tags), for ``runner`` to
+        /// run. The estimates are the same however many there are: each tag's depends on its own readings only.
+        /// 1, the default, is one run; the locator asks for one per core.
         public var workers: Int = 1
+        /// Who runs an update's runs of estimates: by default one after another on the caller's thread (Core starts
+        /// no threads); the locator, `whereabouts replay` and the bench pass the runtime's threads.
+        public var runner = WorkRunner.serial
 
         public init() {}
     }

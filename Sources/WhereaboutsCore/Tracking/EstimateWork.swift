@@ -1,4 +1,3 @@
-import DetachedThread
 import Synchronization
 
 /// One worker's share of an update: a run of tags' states, moved out of the tracker for the duration, its buffers,
@@ -24,20 +23,20 @@ struct EstimateWork: Sendable {
         }
     }
 
-    /// Runs each share on a thread of its own (the first on the caller's) and puts it back done.
+    /// Runs the shares with `runner` (each on a thread of its own, with the runtime's) and puts each back done.
     ///
     /// Each share travels in a mutex of its own, which its worker holds while it works. The shares are moved in and
     /// out, never copied: a worker must be the only owner of each state's buffers, or every change it made would
     /// copy them.
     static func run(
-        _ shares: inout [EstimateWork?], estimator: TagEstimator, now: Double, radio: RadioConstants,
-        zones: ZoneGeometry
+        _ shares: inout [EstimateWork?], runner: WorkRunner, estimator: TagEstimator, now: Double,
+        radio: RadioConstants, zones: ZoneGeometry
     ) {
         let slots = shares.indices.map { index in
             defer { shares[index] = nil }
             return Slot(shares[index])
         }
-        ForkJoin.run(slots.count) { index in
+        runner.run(slots.count) { index in
             slots[index].share.withLock { $0?.run(estimator: estimator, now: now, radio: radio, zones: zones) }
         }
         for index in shares.indices {

@@ -136,129 +136,20 @@ struct FloorGrid: Sendable {
         origin = low
         columns = max(Int(((high.x - low.x) / cellSize).rounded(.up)), 1)
         rows = max(Int(((high.y - low.y) / cellSize).rounded(.up)), 1)
-        let count = columns * rows
-        var free = [Bool](repeating: false, count: count)
-        var zoneOfCell = [Int16](repeating: -1, count: count)
-        var zoneShareOfCell = [Float](repeating: 0, count: count)
-        var secondZoneOfCell = [Int16](repeating: -1, count: count)
-        var secondZoneShareOfCell = [Float](repeating: 0, count: count)
-        // The zones that reach a row's band, in the map's order (the first that holds a point is its zone): a large
-        // floor's cells are many, and so may its zones be.
-        var rowZones: [Int] = []
-        func zone(at point: Point) -> Int {
-            for index in rowZones where floorZones[index].polygon.contains(point) { return index }
-            return -1
-        }
-        for row in 0..<rows {
-            let bandLow = low.y + Double(row) * cellSize - 1e-9
-            let bandHigh = bandLow + cellSize + 2e-9
-            rowZones = floorZones.indices.filter {
-                let (minimum, maximum) = floorZones[$0].polygon.bounds
-                return maximum.y >= bandLow && minimum.y <= bandHigh
-            }
-            for column in 0..<columns {
-                let corner = Point(x: low.x + Double(column) * cellSize, y: low.y + Double(row) * cellSize)
-                let centre = Point(x: corner.x + 0.5 * cellSize, y: corner.y + 0.5 * cellSize)
-                let index = row * columns + column
-                free[index] = floor.outline.contains(centre) && !obstacles.contains { $0.contains(centre) }
-                let central = zone(at: centre)
-                // Most cells lie inside one zone (or none): their centre and near-corners agree.
-                let inset = 0.125 * cellSize
-                let corners = [
-                    Point(x: corner.x + inset, y: corner.y + inset),
-                    Point(x: corner.x + cellSize - inset, y: corner.y + inset),
-                    Point(x: corner.x + inset, y: corner.y + cellSize - inset),
-                    Point(x: corner.x + cellSize - inset, y: corner.y + cellSize - inset),
-                ]
-                if corners.allSatisfy({ zone(at: $0) == central }) {
-                    zoneOfCell[index] = Int16(central)
-                    zoneShareOfCell[index] = central >= 0 ? 1 : 0
-                    continue
-                }
-                var counts: [(zone: Int, count: Int)] = []
-                for sampleRow in 0..<4 {
-                    for sampleColumn in 0..<4 {
-                        let point = Point(
-                            x: corner.x + (Double(sampleColumn) + 0.5) * 0.25 * cellSize,
-                            y: corner.y + (Double(sampleRow) + 0.5) * 0.25 * cellSize)
-                        let found = zone(at: point)
-                        guard found >= 0 else { continue }
-                        if let slot = counts.firstIndex(where: { $0.zone == found }) {
-                            counts[slot].count += 1
-                        } else {
-                            counts.append((found, 1))
-                        }
-                    }
-                }
-                counts.sort { ($0.count, -$0.zone) > ($1.count, -$1.zone) }
-                if let first = counts.first {
-                    zoneOfCell[index] = Int16(first.zone)
-                    zoneShareOfCell[index] = Float(first.count) / 16
-                }
-                if counts.count > 1 {
-                    secondZoneOfCell[index] = Int16(counts[1].zone)
-                    secondZoneShareOfCell[index] = Float(counts[1].count) / 16
-                }
-            }
-        }
-        // A floor too small or too thin for any cell centre to fall inside: use every cell, so the floor still works.
-        if !free.contains(true) { free = [Bool](repeating: true, count: count) }
-        func centre(_ column: Int, _ row: Int) -> Point {
-            Point(x: low.x + (Double(column) + 0.5) * cellSize, y: low.y + (Double(row) + 0.5) * cellSize)
-        }
-        let width = columns
-        // The barriers that may cross a row's (or a column's) steps: those that reach its line of centres.
-        var lineBarriers: [Segment] = []
-        func joined(_ column: Int, _ row: Int, _ nextColumn: Int, _ nextRow: Int) -> Bool {
-            guard free[row * width + column], free[nextRow * width + nextColumn] else { return false }
-            let step = Segment(centre(column, row), centre(nextColumn, nextRow))
-            return !lineBarriers.contains { $0.intersects(step) }
-        }
-        var eastRunFirst = [Int32](repeating: 0, count: count)
-        var eastRunLast = [Int32](repeating: 0, count: count)
-        for row in 0..<rows {
-            let y = centre(0, row).y
-            lineBarriers = barriers.filter {
-                min($0.start.y, $0.end.y) <= y + 1e-6 && max($0.start.y, $0.end.y) >= y - 1e-6
-            }
-            var first = 0
-            for column in 0..<columns {
-                if column == 0 || !joined(column - 1, row, column, row) { first = column }
-                eastRunFirst[row * columns + column] = Int32(first)
-            }
-            var last = columns - 1
-            for column in stride(from: columns - 1, through: 0, by: -1) {
-                if column == columns - 1 || !joined(column, row, column + 1, row) { last = column }
-                eastRunLast[row * columns + column] = Int32(last)
-            }
-        }
-        var northRunFirst = [Int32](repeating: 0, count: count)
-        var northRunLast = [Int32](repeating: 0, count: count)
-        for column in 0..<columns {
-            let x = centre(column, 0).x
-            lineBarriers = barriers.filter {
-                min($0.start.x, $0.end.x) <= x + 1e-6 && max($0.start.x, $0.end.x) >= x - 1e-6
-            }
-            var first = 0
-            for row in 0..<rows {
-                if row == 0 || !joined(column, row - 1, column, row) { first = row }
-                northRunFirst[row * columns + column] = Int32(first)
-            }
-            var last = rows - 1
-            for row in stride(from: rows - 1, through: 0, by: -1) {
-                if row == rows - 1 || !joined(column, row, column, row + 1) { last = row }
-                northRunLast[row * columns + column] = Int32(last)
-            }
-        }
-        self.free = free
-        self.zoneOfCell = zoneOfCell
-        self.zoneShareOfCell = zoneShareOfCell
-        self.secondZoneOfCell = secondZoneOfCell
-        self.secondZoneShareOfCell = secondZoneShareOfCell
-        self.eastRunFirst = eastRunFirst
-        self.eastRunLast = eastRunLast
-        self.northRunFirst = northRunFirst
-        self.northRunLast = northRunLast
+        let cells = Self.cells(
+            outline: floor.outline, zones: floorZones, obstacles: obstacles, origin: low, cellSize: cellSize,
+            columns: columns, rows: rows)
+        free = cells.free
+        zoneOfCell = cells.zoneOfCell
+        zoneShareOfCell = cells.zoneShareOfCell
+        secondZoneOfCell = cells.secondZoneOfCell
+        secondZoneShareOfCell = cells.secondZoneShareOfCell
+        let runs = Self.runs(
+            free: cells.free, barriers: barriers, origin: low, cellSize: cellSize, columns: columns, rows: rows)
+        eastRunFirst = runs.eastFirst
+        eastRunLast = runs.eastLast
+        northRunFirst = runs.northFirst
+        northRunLast = runs.northLast
         zones = floorZones.map(\.key)
         let floorHeights = Dictionary(map.floors.map { ($0.major, $0.height) }, uniquingKeysWith: { a, _ in a })
         agentHeightAboveTag = map.agents.map { agent in
@@ -271,26 +162,39 @@ struct FloorGrid: Sendable {
         }
         floorLoss = map.model.floorLoss
         floorLossSigma = configuration.floorLossSigma
+        (tables, tableValues, slotOfAgent) = Self.tables(
+            floor: floor.major, map: map, neighbours: neighbours, heights: agentHeightAboveTag, radio: radio,
+            walls: walls, floorLoss: floorLoss, floorLossSigma: floorLossSigma, origin: low, cellSize: cellSize,
+            columns: columns, rows: rows, radius: gainRadius, sigma: sigma, sigmaPerMetre: sigmaPerMetre)
+    }
+
+    /// Every agent's gain table on the floor, this floor's agents first, then the next floors' (`neighbours`): a
+    /// table's slot says whose it is. Returns the tables, their values in one array, and each agent's slot (−1 for
+    /// none).
+    static func tables(
+        floor: UInt16, map: FloorMap, neighbours: [UInt16: Floor], heights: [Double], radio: RadioConstants,
+        walls: [Wall], floorLoss: Double, floorLossSigma: Double, origin: Point, cellSize: Double, columns: Int,
+        rows: Int, radius: Double, sigma: Double, sigmaPerMetre: Double
+    ) -> (tables: [GainTable], values: [Float], slots: [Int]) {
         var slots = [Int](repeating: -1, count: map.agents.count)
-        tables = []
-        tableValues = []
+        var tables: [GainTable] = []
+        var tableValues: [Float] = []
         let wallSegments = walls.map(\.segment)
-        // This floor's agents first, then the next floors': a table's slot says whose it is.
         for across in [false, true] {
             for (index, agent) in map.agents.enumerated()
-            where across ? neighbours[agent.floor] != nil : agent.floor == floor.major {
+            where across ? neighbours[agent.floor] != nil : agent.floor == floor {
                 slots[index] = tables.count
                 let (table, values) = Self.table(
-                    agentIndex: index, agent: agent, heightAboveTag: agentHeightAboveTag[index],
+                    agentIndex: index, agent: agent, heightAboveTag: heights[index],
                     exponent: radio.pathLossExponent(ofAgent: index), acrossFloor: across, floorLoss: floorLoss,
-                    floorLossSigma: floorLossSigma, walls: walls, wallSegments: wallSegments, origin: low,
-                    cellSize: cellSize, columns: columns, rows: rows, radius: gainRadius, sigma: sigma,
+                    floorLossSigma: floorLossSigma, walls: walls, wallSegments: wallSegments, origin: origin,
+                    cellSize: cellSize, columns: columns, rows: rows, radius: radius, sigma: sigma,
                     sigmaPerMetre: sigmaPerMetre, start: tableValues.count)
                 tables.append(table)
                 tableValues.append(contentsOf: values)
             }
         }
-        slotOfAgent = slots
+        return (tables, tableValues, slots)
     }
 
     /// Each floor's place from the lowest, by height, then by major (a map may leave heights out: 0).
@@ -360,6 +264,17 @@ struct FloorGrid: Sendable {
         }
     }
 
+    /// The walls of those given that reach the box from `low` to `high`, in order. Through `segments`, the walls'
+    /// segments in the same order: a wall holds its doors, and copying each wall to test it cost a retain and a
+    /// release per wall and agent.
+    private static func walls(_ walls: [Wall], segments: [Segment], reaching low: Point, _ high: Point) -> [Wall] {
+        segments.indices.filter {
+            let segment = segments[$0]
+            return max(segment.start.x, segment.end.x) >= low.x && min(segment.start.x, segment.end.x) <= high.x
+                && max(segment.start.y, segment.end.y) >= low.y && min(segment.start.y, segment.end.y) <= high.y
+        }.map { walls[$0] }
+    }
+
     private static func table(
         agentIndex: Int,
         agent: Agent,
@@ -390,9 +305,8 @@ struct FloorGrid: Sendable {
         let row1 = max(min(home.row + reach + 1, rows), row0 + 1)
         let width = column1 - column0
         let height = row1 - row0
-        // The three planes, one after the other.
         let count = width * height
-        var values = [Float](repeating: 0, count: 3 * count)
+        var values = [Float](repeating: 0, count: 3 * count)  // The three planes, one after the other.
         let dz2 = heightAboveTag * heightAboveTag
         // A surveyed residual is of the agent's own floor.
         let surface = acrossFloor ? nil : agent.radioSurface
@@ -400,19 +314,14 @@ struct FloorGrid: Sendable {
         let slabVariance = acrossFloor ? floorLossSigma * floorLossSigma : 0
         // Only walls that reach the box of the agent and the table's cells can cross a path between them: a large
         // floor's walls are many, and each cell's path was tested against all of them.
-        let low = Point(
-            x: min(origin.x + Double(column0) * cellSize, agent.position.x),
-            y: min(origin.y + Double(row0) * cellSize, agent.position.y))
-        let high = Point(
-            x: max(origin.x + Double(column1) * cellSize, agent.position.x),
-            y: max(origin.y + Double(row1) * cellSize, agent.position.y))
-        // (Through `wallSegments`, the walls' segments in the same order: a wall holds its doors, and copying each
-        // wall to test it cost a retain and a release per wall and agent.)
-        let walls = wallSegments.indices.filter {
-            let segment = wallSegments[$0]
-            return max(segment.start.x, segment.end.x) >= low.x && min(segment.start.x, segment.end.x) <= high.x
-                && max(segment.start.y, segment.end.y) >= low.y && min(segment.start.y, segment.end.y) <= high.y
-        }.map { walls[$0] }
+        let walls = Self.walls(
+            walls, segments: wallSegments,
+            reaching: Point(
+                x: min(origin.x + Double(column0) * cellSize, agent.position.x),
+                y: min(origin.y + Double(row0) * cellSize, agent.position.y)),
+            Point(
+                x: max(origin.x + Double(column1) * cellSize, agent.position.x),
+                y: max(origin.y + Double(row1) * cellSize, agent.position.y)))
         for row in 0..<height {
             for column in 0..<width {
                 let centre = Point(

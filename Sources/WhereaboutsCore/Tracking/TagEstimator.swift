@@ -18,7 +18,7 @@ struct TagEstimator: Sendable {
         self.configuration = configuration
         gridRadio = radio
         wallsByFloor = configuration.usesWalls ? Dictionary(grouping: map.walls, by: \.floor) : [:]
-        if configuration.resolvedPositioning == .grid {
+        if configuration.positioning == .grid {
             for floor in map.floors {
                 gridIndexByFloor[floor.major] = grids.count
                 grids.append(
@@ -65,15 +65,15 @@ struct TagEstimator: Sendable {
             let floor = map.floor(major: floorMajor)
         else { return nil }
         updateMotion(&state, now: now)
-        let contested = state.floorChallenger != nil
+        let contested = state.trilateration.floorChallenger != nil
 
         let position: Point
         let accuracy: Double
         let quality: Fix.Quality
-        if state.moving || state.trackFloor != floorMajor || state.track == nil {
+        if state.moving || state.trilateration.trackFloor != floorMajor || state.trilateration.track == nil {
             // Moving (or starting): follow the fix of the fast RSSIs. A still tag needs no fast fix at all.
             guard let fastFix = fix(ranges, floor: floor, radio: radio) else { return nil }
-            if var track = state.track, state.trackFloor == floorMajor {
+            if var track = state.trilateration.track, state.trilateration.trackFloor == floorMajor {
                 track.update(
                     position: fastFix.position,
                     accuracy: fastFix.accuracy,
@@ -81,13 +81,14 @@ struct TagEstimator: Sendable {
                     configuration: configuration.track
                 )
                 track.keep(inside: floor.outline)
-                state.track = track
+                state.trilateration.track = track
             } else {
-                state.track = TrackFilter(position: fastFix.position, accuracy: fastFix.accuracy, time: now)
-                state.trackFloor = floorMajor
+                state.trilateration.track = TrackFilter(
+                    position: fastFix.position, accuracy: fastFix.accuracy, time: now)
+                state.trilateration.trackFloor = floorMajor
             }
-            position = state.track?.position ?? fastFix.position
-            accuracy = min(state.track?.accuracy ?? fastFix.accuracy, fastFix.accuracy)
+            position = state.trilateration.track?.position ?? fastFix.position
+            accuracy = min(state.trilateration.track?.accuracy ?? fastFix.accuracy, fastFix.accuracy)
             quality = fastFix.quality
         } else {
             let stillRanges = currentRanges(state, now: now, radio: radio, slow: true)
@@ -97,8 +98,8 @@ struct TagEstimator: Sendable {
             accuracy = stillFix.accuracy
             quality = stillFix.quality
             // Keep the track where the still estimate is, so that motion picks up from here.
-            state.track = TrackFilter(position: position, accuracy: accuracy, time: now)
-            state.trackFloor = floorMajor
+            state.trilateration.track = TrackFilter(position: position, accuracy: accuracy, time: now)
+            state.trilateration.trackFloor = floorMajor
         }
         let estimate = TagEstimate(
             tag: state.identity,
@@ -133,9 +134,9 @@ struct TagEstimator: Sendable {
     /// The estimate from the tag's grid posteriors, after the readings since the last update: the floor is part of
     /// the state.
     ///
-    /// A tag has a posterior on its floor (``TagState/posterior``) and, while another floor could explain its
-    /// readings, one on that floor too (``TagState/otherFloors``), each with the probability that the tag is there.
-    /// An update:
+    /// A tag has a posterior on its floor (``FloorBelief/posterior``) and, while another floor could explain its
+    /// readings, one on that floor too (``FloorBelief/others``), each with the probability that the tag is there
+    /// (``TagState/grid``, a ``FloorBelief``, whose steps these are). An update:
     /// 1. **Opens** a posterior on each floor that might be the tag's and has none: a floor joined to the tag's by
     ///    stairs or a lift it was placed by in the last ``LocatorEngine/Configuration/stairsMemory`` seconds (its
     ///    window starts around them), or one whose agents hear the tag within
@@ -169,7 +170,7 @@ struct TagEstimator: Sendable {
         scoreFloors(ranges: ranges, radio: radio, scratch: &scratch)
         let scores = scratch.floorScores
         guard let best = scores.max(by: { ($0.score, $1.floor) < ($1.score, $0.floor) }) else { return nil }
-        let fresh = state.posterior == nil
+        let fresh = state.grid.posterior == nil
         // A floor another locator holds the tag on (``TagTracker/expectFloor(_:ofTagAt:)``): as likely as a floor
         // the tag was long on.
         var expected = false
@@ -180,155 +181,96 @@ struct TagEstimator: Sendable {
             } else {
                 expected = state.floorLeadCount >= configuration.floorSwitchUpdatesAwayFromStairs
             }
-            state.otherFloors = []
-            state.floorMass = 1
-            state.floorTime = now
+            state.grid.restart(now: now)
         }
         guard let current = state.floor, let currentIndex = gridIndexByFloor[current] else { return nil }
-        let currentScore = scores.first { $0.floor == current }?.score ?? -.infinity
         let byStairs = now - state.atStairs <= configuration.stairsMemory
+        let lastPosition = state.lastPosition
         // 1. Floors that might be the tag's, not yet open.
-        for entry in scores where entry.floor != current && gridIndexByFloor[entry.floor] != nil {
-            guard !state.otherFloors.contains(where: { $0.floor == entry.floor }) else { continue }
-            let landing = byStairs ? stairs(from: current, to: entry.floor, near: state.lastPosition) : nil
-            guard landing != nil || entry.score >= currentScore - tuning.floorOpeningMargin else { continue }
-            state.otherFloors.append(
-                FloorHypothesis(floor: entry.floor, posterior: nil, mass: 0, entry: landing?.position))
-        }
-        // 2. Probability moves between floors; a new tag's is shared evenly among those open (an expected floor
-        // keeps 0.99).
-        if fresh, !state.otherFloors.isEmpty {
-            let share = expected ? 0.01 / Double(state.otherFloors.count) : 1 / Double(state.otherFloors.count + 1)
-            state.floorMass = 1 - share * Double(state.otherFloors.count)
-            for index in state.otherFloors.indices { state.otherFloors[index].mass = share }
-        } else if !fresh {
-            // Since the floors' masses last moved (not the posterior's time: an update in which no reading has a
-            // table on the tag's floor leaves that behind).
-            let elapsed = min(max(now - state.floorTime, 0), tuning.resetAfter)
-            state.floorTime = now
-            for index in state.otherFloors.indices {
-                // Each way, the share of a floor's mass that leaves it: at the stairs' rate for its mass by stairs
-                // to the other floor, at the rate elsewhere for the rest.
-                let other = state.otherFloors[index]
-                let joining = stairs(from: current, to: other.floor, near: state.lastPosition)
-                func leaving(_ posterior: GridPosterior?) -> (all: Double, byStairs: Double) {
-                    var near = 0.0
-                    if let joining, let posterior {
-                        near = scratch.filter.mass(
-                            of: posterior, near: joining.position, grid: grids[posterior.gridIndex])
-                    }
-                    let byStairs = near * (1 - exponential(-tuning.floorChangeRateByStairs * elapsed))
-                    return (
-                        byStairs + (1 - near) * (1 - exponential(-tuning.floorChangeRateElsewhere * elapsed)), byStairs
-                    )
-                }
-                let leavingHere = leaving(state.posterior)
-                let up = leavingHere.all * state.floorMass
-                let arriving = leavingHere.byStairs * state.floorMass
-                let down = leaving(other.posterior).all * other.mass
-                state.floorMass += down - up
-                state.otherFloors[index].mass += up - down
-                // Mass that comes by the stairs arrives at them: the floor's window takes its share there, beside its
-                // own (which, left to the readings while the tag was on another floor, drifted to wherever on this
-                // one explains them least badly). Not the tag's own floor's: what comes back to it is a small share.
-                if let joining, state.otherFloors[index].mass > 0, other.entry == nil {
-                    let share = min(arriving / state.otherFloors[index].mass, 1)
-                    // (A floor with no window yet starts one: around the stairs if most of its mass comes by them.
-                    // A share under 1 % is not worth mixing in: the weighing would prune it.)
-                    if other.posterior != nil ? share >= 0.01 : share >= 0.5 {
-                        state.otherFloors[index].entry = joining.position
-                        state.otherFloors[index].entryShare = share
-                    }
-                }
-            }
+        state.grid.open(
+            scores, current: current, margin: tuning.floorOpeningMargin, hasGrid: { gridIndexByFloor[$0] != nil },
+            landing: { byStairs ? stairs(from: current, to: $0, near: lastPosition) : nil })
+        // 2. Probability moves between floors; a new tag's is shared among those open.
+        if fresh {
+            state.grid.share(expected: expected)
+        } else {
+            state.grid.move(
+                now: now, current: current, tuning: tuning,
+                joining: { stairs(from: current, to: $0, near: lastPosition) },
+                massNear: { scratch.filter.mass(of: $0, near: $1, grid: grids[$0.gridIndex]) })
         }
         // 3. Each floor's posterior takes the readings; its likelihood weighs the floor.
+        var agents = weighFloors(
+            &state, currentIndex: currentIndex, ranges: ranges, now: now, radio: radio, scratch: &scratch)
+        guard !state.grid.others.isEmpty else {
+            state.grid.mass = 1
+            return estimate(of: state, scratch.summaries[0], contested: false, ranges: ranges, agents: agents)
+        }
+        guard state.grid.weigh(scratch.evidences, keep: tuning.floorEvidenceFloor) else { return nil }
+        // 4. The most probable floor is the tag's; a floor nothing holds open any more closes.
+        if let chosen = state.grid.choose(now: now, current: current) {
+            state.floor = chosen.floor
+            scratch.summaries.swapAt(0, chosen.index + 1)
+            agents = state.grid.posterior?.weighed ?? 0
+        }
+        let floor = state.floor ?? current
+        let floorScore = scores.first { $0.floor == floor }?.score ?? -.infinity
+        let runnerUp = state.grid.close(below: tuning.floorPruneMass) { other in
+            let score = scores.first { $0.floor == other }?.score ?? -.infinity
+            let landing = byStairs && stairs(from: floor, to: other, near: nil) != nil
+            return landing || !(score < floorScore - tuning.floorOpeningMargin)
+        }
+        return estimate(
+            of: state, scratch.summaries[0], contested: runnerUp > tuning.floorContestMass,
+            ranges: ranges, agents: agents)
+    }
+
+    /// The update's readings (taken from the tag's links) weighed on each floor open, the tag's first
+    /// (``weighFloor(_:gridIndex:entry:entryShare:ranges:readings:now:radio:scratch:)``): each floor's summary and
+    /// evidence in that order, into ``EstimateScratch/summaries`` and ``EstimateScratch/evidences`` (buffers kept
+    /// from estimate to estimate: most tags have one floor, and two arrays made for each estimate were two
+    /// allocations); returns how many agents weighed in on the tag's floor.
+    private func weighFloors(
+        _ state: inout TagState, currentIndex: Int, ranges: [AgentRange], now: Double, radio: RadioConstants,
+        scratch: inout EstimateScratch
+    ) -> Int {
         let power = state.measuredPowerOverride ?? state.advertisedPower ?? map.model.measuredPower
         scratch.pending.removeAll(keepingCapacity: true)
         state.takePending { agentIndex, rssi in
             scratch.pending.append((agentIndex, rssi + radio.rssiOffsets[agentIndex] - power))
         }
         let readings = scratch.pending.count
-        var weighed = weighFloor(
-            &state.posterior, gridIndex: currentIndex, entry: nil, ranges: ranges, readings: readings, now: now,
+        let weighed = weighFloor(
+            &state.grid.posterior, gridIndex: currentIndex, entry: nil, ranges: ranges, readings: readings, now: now,
             radio: radio, scratch: &scratch)
-        guard !state.otherFloors.isEmpty else {
-            state.floorMass = 1
-            return estimate(of: state, weighed.summary, contested: false, ranges: ranges, agents: weighed.agents)
-        }
-        var evidences = [weighed.evidence]
-        var summaries: [GridFilter.Summary?] = [weighed.summary]
-        for index in state.otherFloors.indices {
-            let other = state.otherFloors[index]
+        scratch.summaries.removeAll(keepingCapacity: true)
+        scratch.evidences.removeAll(keepingCapacity: true)
+        scratch.summaries.append(weighed.summary)
+        scratch.evidences.append(weighed.evidence)
+        for index in state.grid.others.indices {
+            let other = state.grid.others[index]
             guard let gridIndex = gridIndexByFloor[other.floor] else {
                 // (Only floors with grids are opened.)
-                evidences.append(-.infinity)
-                summaries.append(nil)
+                scratch.evidences.append(-.infinity)
+                scratch.summaries.append(nil)
                 continue
             }
-            if state.otherFloors[index].posterior == nil, let main = state.posterior {
+            if other.posterior == nil, let main = state.grid.posterior {
                 // Opened now: the tag's learned power carries over.
-                state.otherFloors[index].posterior = GridPosterior(
+                state.grid.others[index].posterior = GridPosterior(
                     gridIndex: gridIndex, column0: 0, row0: 0, columns: 0, rows: 0, probabilities: [],
                     offset: main.offset, offsetVariance: main.offsetVariance, time: -.infinity, astray: 0)
             }
             let result = weighFloor(
-                &state.otherFloors[index].posterior, gridIndex: gridIndex, entry: other.entry,
+                &state.grid.others[index].posterior, gridIndex: gridIndex, entry: other.entry,
                 entryShare: other.entryShare, ranges: ranges, readings: readings, now: now, radio: radio,
                 scratch: &scratch)
-            state.otherFloors[index].entry = nil
-            state.otherFloors[index].entryShare = 1
-            evidences.append(result.evidence)
-            summaries.append(result.summary)
+            state.grid.others[index].entry = nil
+            state.grid.others[index].entryShare = 1
+            scratch.evidences.append(result.evidence)
+            scratch.summaries.append(result.summary)
         }
-        let top = evidences.max() ?? 0
-        let keep = tuning.floorEvidenceFloor
-        func weight(_ evidence: Double) -> Double { keep + (1 - keep) * exponential(evidence - top) }
-        state.floorMass *= weight(evidences[0])
-        var total = state.floorMass
-        for index in state.otherFloors.indices {
-            state.otherFloors[index].mass *= weight(evidences[index + 1])
-            total += state.otherFloors[index].mass
-        }
-        guard total > 0, total.isFinite else { return nil }
-        state.floorMass /= total
-        for index in state.otherFloors.indices { state.otherFloors[index].mass /= total }
-        // 4. The most probable floor is the tag's; a floor nothing holds open any more closes.
-        // (Only a floor whose posterior this update weighed: one just opened whose readings no table reached has
-        // none worth reporting.)
-        let weighedNow = state.otherFloors.indices.filter { state.otherFloors[$0].posterior?.time == now }
-        if let leader = weighedNow.max(by: { state.otherFloors[$0].mass < state.otherFloors[$1].mass }),
-            state.otherFloors[leader].mass > state.floorMass,
-            let posterior = state.otherFloors[leader].posterior
-        {
-            let replaced = FloorHypothesis(
-                floor: current, posterior: state.posterior, mass: state.floorMass, entry: nil)
-            state.floor = state.otherFloors[leader].floor
-            state.floorMass = state.otherFloors[leader].mass
-            state.posterior = posterior
-            state.otherFloors[leader] = replaced
-            summaries.swapAt(0, leader + 1)
-            weighed.agents = state.posterior?.weighed ?? 0
-        }
-        let floor = state.floor ?? current
-        let floorScore = scores.first { $0.floor == floor }?.score ?? -.infinity
-        state.otherFloors.removeAll { other in
-            guard other.mass < tuning.floorPruneMass else { return false }
-            let score = scores.first { $0.floor == other.floor }?.score ?? -.infinity
-            let landing = byStairs && stairs(from: floor, to: other.floor, near: nil) != nil
-            return !landing && score < floorScore - tuning.floorOpeningMargin
-        }
-        // (What the closed floors held goes back to the others, in proportion.)
-        let open = state.floorMass + state.otherFloors.reduce(0) { $0 + $1.mass }
-        if open > 0, open < 1 {
-            state.floorMass /= open
-            for index in state.otherFloors.indices { state.otherFloors[index].mass /= open }
-        }
-        let runnerUp = state.otherFloors.map(\.mass).max() ?? 0
-        if state.otherFloors.isEmpty { state.floorMass = 1 }
-        return estimate(
-            of: state, summaries[0], contested: runnerUp > tuning.floorContestMass,
-            ranges: ranges, agents: weighed.agents)
+        return weighed.agents
     }
 
     /// One floor's posterior brought to `now` with the update's readings (``EstimateScratch/pending``): its summary
@@ -424,7 +366,7 @@ struct TagEstimator: Sendable {
                 state.quietSince = nil
                 state.slowRestart = now
                 // The still estimate lags by the long average; pick the track up from the fast fix instead.
-                state.track = nil
+                state.trilateration.track = nil
             }
             return
         }
@@ -517,7 +459,7 @@ struct TagEstimator: Sendable {
         guard let best = scores.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) else { return nil }
         guard let current = state.floor, let currentScore = scores.first(where: { $0.key == current })?.value else {
             state.floor = best.key
-            state.floorChallengerCount = 0
+            state.trilateration.floorChallengerCount = 0
             state.floorLeadCount = 0
             return best.key
         }
@@ -527,13 +469,13 @@ struct TagEstimator: Sendable {
             state.floorLeadCount = leads ? state.floorLeadCount + 1 : 0
         }
         guard best.key != current, best.value >= currentScore + configuration.floorSwitchMargin else {
-            state.floorChallenger = nil
-            state.floorChallengerCount = 0
+            state.trilateration.floorChallenger = nil
+            state.trilateration.floorChallengerCount = 0
             return current
         }
-        if state.floorChallenger != best.key {
-            state.floorChallenger = best.key
-            state.floorChallengerCount = 0
+        if state.trilateration.floorChallenger != best.key {
+            state.trilateration.floorChallenger = best.key
+            state.trilateration.floorChallengerCount = 0
         }
         let margin: Double
         let needed: Int
@@ -553,14 +495,14 @@ struct TagEstimator: Sendable {
         }
         guard best.value >= currentScore + margin else {
             // Away from stairs and not by the wider margin: the floor stays contested, but the run starts again.
-            state.floorChallengerCount = 0
+            state.trilateration.floorChallengerCount = 0
             return current
         }
-        state.floorChallengerCount += 1
-        if state.floorChallengerCount >= needed {
+        state.trilateration.floorChallengerCount += 1
+        if state.trilateration.floorChallengerCount >= needed {
             state.floor = best.key
-            state.floorChallenger = nil
-            state.floorChallengerCount = 0
+            state.trilateration.floorChallenger = nil
+            state.trilateration.floorChallengerCount = 0
             state.floorLeadCount = 0
         }
         return state.floor
@@ -612,22 +554,11 @@ struct EstimateScratch: Sendable {
     var floorScores: [(floor: UInt16, score: Double)] = []
     /// The grid filter's: each agent's mean reading since the tag's last update, corrected, less the tag's power.
     var pending: [(agentIndex: Int, level: Double)] = []
+    /// Each open floor's summary and evidence in an update, the tag's floor first (``FloorBelief/weigh(_:keep:)``).
+    var summaries: [GridFilter.Summary?] = []
+    var evidences: [Double] = []
 
     init(configuration: GridFilter.Configuration) {
         filter = GridFilter(configuration: configuration)
     }
-}
-
-/// A floor other than its own that a tag may be on, for the grid filter (``TagState/otherFloors``).
-struct FloorHypothesis: Sendable {
-    var floor: UInt16
-    /// Its posterior on that floor: nil until the first update after it opened (then empty, with the tag's power
-    /// offset, until an update weighs a reading there).
-    var posterior: GridPosterior?
-    /// The probability that the tag is on that floor.
-    var mass: Double
-    /// Where the stairs or lift the tag may come by are, for the next update (nil after it), and the share of the
-    /// floor's probability that comes by them (1 for a floor just opened).
-    var entry: Point?
-    var entryShare = 1.0
 }

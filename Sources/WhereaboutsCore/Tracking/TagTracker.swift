@@ -22,12 +22,12 @@ struct TagTracker: Sendable {
     static let tagsPerWorker = 64
 
     private var estimator: TagEstimator
-    private var tags: [TagState] = []
+    private(set) var tags: [TagState] = []
     /// When each tag (by index, as `tags`) may be estimated next, apart from its state (``EstimateSchedule``).
     private var schedule: [EstimateSchedule] = []
     /// How many tags it has started holding, ever: the next one's estimates take the next phase.
     private var started = 0
-    private var tagIndexes = TagIndexTable()
+    private(set) var tagIndexes = TagIndexTable()
     /// The tags with readings waiting for an estimate, in the order first heard since their last one, each with
     /// when it may be estimated …
     private var dirtyTags: [DirtyTag] = []
@@ -95,44 +95,6 @@ struct TagTracker: Sendable {
         return TagPlace(tagIndex: index, link: tags[index].link(of: agentIndex))
     }
 
-    /// Where each reading's tag is held and which of its links is the agent's, for readings to be taken in order
-    /// (``take(_:tagIndex:link:agentIndex:)``); `places` gets one for each reading.
-    ///
-    /// As ``place(of:agentIndex:)`` finds them, but step by step for all the readings at once: first every tag's
-    /// hash and first slot in the index table, then every tag's state, then every link. Each step's loads are
-    /// independent of one another, and at 10,000 tags nearly each of them misses the cache. Taken a reading at a
-    /// time, each miss waited for the one before: finding the tag and its link was about half of what a reading
-    /// cost more at 10,000 tags than at 100 (`perf`, engine bench), and the cost per reading doubled. Taken
-    /// together, the processor waits for a step's misses at once.
-    ///
-    /// The places stay right while readings are taken: tags and links are only appended then (links go only at an
-    /// estimate, ``TagState/dropLinks(notHeardWithin:of:)``). A reading whose tag or link is taken before it, in the
-    /// same batch, finds it again (``take(_:tagIndex:link:agentIndex:)``). An eviction moves tags: places found
-    /// before one must be found again.
-    func places(of readings: ArraySlice<Reading>, agentIndex: Int, into places: inout [TagPlace]) {
-        places.removeAll(keepingCapacity: true)
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: readings.count) { fingerprints in
-            // The hashes first: a loop of loads alone keeps many in flight, one with a hash between them does not.
-            for (slot, reading) in zip(fingerprints.indices, readings) {
-                fingerprints[slot] = TagIndexTable.fingerprint(of: reading.tag)
-            }
-            withUnsafeTemporaryAllocation(of: TagIndexTable.Probe.self, capacity: readings.count) { probes in
-                for slot in probes.indices {
-                    probes.initializeElement(at: slot, to: tagIndexes.firstProbe(fingerprint: fingerprints[slot]))
-                }
-                for (probe, reading) in zip(probes, readings) {
-                    let index = tagIndexes.index(from: probe) { tags[$0].identity == reading.tag }
-                    places.append(TagPlace(tagIndex: index, link: nil))
-                }
-                _ = probes.deinitialize()
-            }
-        }
-        for slot in places.indices {
-            guard let index = places[slot].tagIndex else { continue }
-            places[slot].link = tags[index].link(of: agentIndex)
-        }
-    }
-
     /// Takes a valid, recent reading of the tag at `tagIndex` (``index(of:)``), heard by the agent at `agentIndex` in
     /// the map. `link` is where its link for the agent was found (``place(of:agentIndex:)``), if it was.
     mutating func take(_ reading: Reading, tagIndex index: Int, link: Int?, agentIndex: Int) {
@@ -151,8 +113,8 @@ struct TagTracker: Sendable {
     /// Estimates every tag heard since the last call, in the order they were heard; tags without enough ranges
     /// give none. Trilateration estimates get their zone probabilities from `zones`.
     ///
-    /// With ``LocatorEngine/Configuration/workers`` above 1 and enough tags due, the tags are split among that many
-    /// threads; each tag's estimate depends on its own state alone, so the estimates are the same, in the same
+    /// With ``LocatorEngine/Configuration/workers`` above 1 and enough tags due, the tags are split into that many
+    /// runs, which ``LocatorEngine/Configuration/runner`` runs (on threads of the runtime's); each tag's estimate depends on its own state alone, so the estimates are the same, in the same
     /// order, however many workers made them.
     mutating func estimateHeard(now: Double, radio: RadioConstants, zones: ZoneGeometry) -> [TagEstimate] {
         estimator.refreshGrids(for: radio)
@@ -239,7 +201,7 @@ struct TagTracker: Sendable {
             var states: [TagState] = []
             states.reserveCapacity(due.count / workers + 1)
             for index in Self.run(worker, of: workers, in: due) {
-                // Moved out, not copied (see ``EstimateWork/run(_:estimator:now:radio:zones:)``).
+                // Moved out, not copied (see ``EstimateWork/run(_:runner:estimator:now:radio:zones:)``).
                 var state = TagState(identity: tags[index].identity, name: nil, measuredPowerOverride: nil)
                 swap(&state, &tags[index])
                 states.append(consume state)
@@ -248,7 +210,8 @@ struct TagTracker: Sendable {
             scratch[worker] = nil
             shares.append(EstimateWork(states: states, scratch: buffers))
         }
-        EstimateWork.run(&shares, estimator: estimator, now: now, radio: radio, zones: zones)
+        EstimateWork.run(
+            &shares, runner: configuration.runner, estimator: estimator, now: now, radio: radio, zones: zones)
         var estimates: [TagEstimate] = []
         for worker in shares.indices {
             // Every share comes back (EstimateWork.run fills and empties each slot itself); a missing one would
@@ -317,12 +280,9 @@ struct TagTracker: Sendable {
     /// Drops a timed-out tag's position and floor; its filters stay for when it is heard again.
     mutating func lose(_ tag: TagIdentity) {
         guard let index = index(of: tag) else { return }
-        tags[index].track = nil
+        tags[index].trilateration.track = nil
         tags[index].floor = nil
-        tags[index].posterior = nil
-        tags[index].otherFloors = []
-        tags[index].floorMass = 1
-        tags[index].floorTime = -.infinity
+        tags[index].grid.forget()
     }
 
     /// Drops all state of these tags.
@@ -375,7 +335,7 @@ struct TagTracker: Sendable {
 
     /// A tag's grid posterior, cell by cell.
     func posterior(of tag: TagIdentity) -> TagPosterior? {
-        guard let index = index(of: tag), let posterior = tags[index].posterior,
+        guard let index = index(of: tag), let posterior = tags[index].grid.posterior,
             estimator.grids.indices.contains(posterior.gridIndex)
         else { return nil }
         let grid = estimator.grids[posterior.gridIndex]
@@ -397,365 +357,5 @@ struct TagTracker: Sendable {
     func ranging(_ tag: TagIdentity, now: Double, radio: RadioConstants) -> [AgentRange] {
         guard let index = index(of: tag) else { return [] }
         return estimator.currentRanges(tags[index], now: now, radio: radio)
-    }
-}
-
-/// What the tracker keeps per tag.
-///
-/// The fields every reading touches come first, so that a reading of one of 10,000 tags mostly costs the state's
-/// first cache lines (see ``LinkDirectory``).
-struct TagState: Sendable {
-    /// The fast and slow filters of one agent's readings of the tag, and the grid filter's sums of them since the
-    /// tag's last update, in 64 bytes.
-    ///
-    /// Both filters take the same readings, so they always have the same time, kept once; with the agent's index in
-    /// 32 bits and the outlier runs in 16, the filters take 48 bytes where two ``RSSIFilter``s and an index were 72.
-    /// Every reading updates its link, which at 10,000 tags is not in the cache; the sums, in an array of their own
-    /// before, cost a second miss.
-    struct Link: Sendable {
-        // Zero only until the initialiser stores the filters (`store`, which updates use too).
-        private var fastRSSI = 0.0
-        private var fastVariance = 0.0
-        private var slowRSSI = 0.0
-        private var slowVariance = 0.0
-        /// When both filters last took a reading.
-        private var time = 0.0
-        private let agent: Int32
-        // Saturated at ±32,767: a run only matters up to `outlierRunToFollow` (3 by default).
-        private var fastOutlierRun: Int16 = 0
-        private var slowOutlierRun: Int16 = 0
-        /// The grid filter's: the RSSI × advert count and the adverts of the agent's readings since the tag's last
-        /// update. Here, not in an array of their own, because a reading writes its link anyway: at 10,000 tags
-        /// that array's first load was three quarters of the time `take` spent.
-        private var pendingSum = 0.0
-        private var pendingCount = 0.0
-
-        /// The agent's index in the map (a map file of at most 64 MB lists far fewer than 2^31 agents).
-        var agentIndex: Int { Int(agent) }
-
-        var fast: RSSIFilter {
-            RSSIFilter(rssi: fastRSSI, variance: fastVariance, time: time, outlierRun: Int(fastOutlierRun))
-        }
-
-        var slow: RSSIFilter {
-            RSSIFilter(rssi: slowRSSI, variance: slowVariance, time: time, outlierRun: Int(slowOutlierRun))
-        }
-
-        /// The agent's filters, which must have the same time (they take the same readings).
-        init(agentIndex: Int, fast: RSSIFilter, slow: RSSIFilter) {
-            agent = Int32(agentIndex)
-            store(fast: fast, slow: slow)
-        }
-
-        /// Keeps the filters' state, which must have the same time (they take the same readings).
-        @inline(__always)
-        private mutating func store(fast: RSSIFilter, slow: RSSIFilter) {
-            assert(fast.time == slow.time, "a link's filters at different times")
-            fastRSSI = fast.rssi
-            fastVariance = fast.variance
-            slowRSSI = slow.rssi
-            slowVariance = slow.variance
-            time = fast.time
-            fastOutlierRun = Int16(clamping: fast.outlierRun)
-            slowOutlierRun = Int16(clamping: slow.outlierRun)
-        }
-
-        /// Updates both filters with a reading, each from the state it had before it (both then take
-        /// `max(time, reading time)`).
-        mutating func update(
-            _ reading: Reading, fast fastConfiguration: RSSIFilter.Configuration,
-            slow slowConfiguration: RSSIFilter.Configuration
-        ) {
-            var fast = self.fast
-            var slow = self.slow
-            fast.update(
-                rssi: reading.rssi, count: reading.count, variance: reading.variance, time: reading.time,
-                configuration: fastConfiguration)
-            slow.update(
-                rssi: reading.rssi, count: reading.count, variance: reading.variance, time: reading.time,
-                configuration: slowConfiguration)
-            store(fast: fast, slow: slow)
-        }
-
-        /// Adds a reading's RSSI, weighed by its adverts, to the sums since the tag's last update.
-        mutating func addPending(rssi: Double, weight: Double) {
-            pendingSum += rssi * weight
-            pendingCount += weight
-        }
-
-        /// The mean RSSI of the readings summed since the tag's last update, if any; starts the sums afresh.
-        mutating func takePending() -> Double? {
-            guard pendingCount > 0 else { return nil }
-            defer { (pendingSum, pendingCount) = (0, 0) }
-            return pendingSum / pendingCount
-        }
-
-        /// Whether readings were summed since the tag's last update.
-        var hasPending: Bool { pendingCount > 0 }
-
-        /// Whether it was heard within `maxAge` of `now` (a clock stepped back counts as heard): the links estimates
-        /// read, and the ones ``TagState/dropLinks(notHeardWithin:of:)`` keeps.
-        func isHeard(within maxAge: Double, of now: Double) -> Bool {
-            now - time <= maxAge
-        }
-
-        /// Restarts the slow filter from the fast one.
-        mutating func restartSlow() {
-            slowRSSI = fastRSSI
-            slowVariance = fastVariance
-            slowOutlierRun = fastOutlierRun
-        }
-    }
-
-    let identity: TagIdentity
-    // A short array beats a dictionary here: a tag is heard by a handful of agents. Appended to, and cut only by
-    // `dropLinks`, which lists the rest in the directory again.
-    private(set) var links: [Link] = []
-    // Before the directory, so that the fields a reading writes lie between the identity and the directory, which
-    // finding its tag and link has just read: 96 bytes from the state's start, on the lines those reads loaded. After
-    // the directory, `lastHeard` was on a line of its own for a quarter of the tags, and its load was 69 % of
-    // `take`'s samples in `perf` at 10,000 tags.
-    var lastHeard = -Double.infinity
-    var advertisedPower: Double?
-    /// Which link is whose, for the first links.
-    private var directory = LinkDirectory()
-    let name: String?
-    let measuredPowerOverride: Double?
-    var floor: UInt16?
-    var floorChallenger: UInt16?
-    var floorChallengerCount = 0
-    /// When an estimate last placed the tag by stairs or a lift of its floor.
-    var atStairs = -Double.infinity
-    /// Updates in a row its floor led every other by the switch margin, since it came onto it (counted up to
-    /// ``LocatorEngine/Configuration/floorSwitchUpdatesAwayFromStairs``: then the floor is established).
-    var floorLeadCount = 0
-    /// Where its last estimate put it, on its floor.
-    var lastPosition: Point?
-    var track: TrackFilter?
-    var trackFloor: UInt16?
-    var moving = true
-    var quietSince: Double?
-    var slowRestart = -Double.infinity
-    /// The grid filter's posterior on the tag's floor (``floor``), the most likely one.
-    var posterior: GridPosterior?
-    /// The grid filter's other floors the tag may be on, each with its posterior and probability, and
-    /// the probability of ``floor``: together 1. Empty, and 1, for most tags (``TagEstimator``'s floor state).
-    var otherFloors: [FloorHypothesis] = []
-    var floorMass = 1.0
-    /// When the floors' probabilities last moved.
-    var floorTime = -Double.infinity
-
-    /// Whether it has a position (a track, or the grid filter's posterior).
-    var hasPosition: Bool { track != nil || posterior != nil }
-
-    init(identity: TagIdentity, name: String?, measuredPowerOverride: Double?) {
-        self.identity = identity
-        self.name = name
-        self.measuredPowerOverride = measuredPowerOverride
-    }
-
-    /// Where its link for the agent is in ``links``, if it has one.
-    @inline(__always)
-    func link(of agentIndex: Int) -> Int? {
-        directory.position(of: agentIndex, in: links)
-    }
-
-    /// Drops the links not heard within `maxAge` of `now`: those that no estimate reads (``TagEstimator``'s ranges
-    /// and motion test skip them). A tag that walks through a building hears a few agents at a time but, over a
-    /// day, nearly all of them; kept, their links were scanned by every estimate and, past the directory's
-    /// capacity, by every reading. A link dropped starts afresh with the agent's next reading, as the first did.
-    ///
-    /// A link whose readings the grid filter has not taken yet stays until it has.
-    mutating func dropLinks(notHeardWithin maxAge: Double, of now: Double) {
-        let count = links.count
-        links.removeAll { !$0.isHeard(within: maxAge, of: now) && !$0.hasPending }
-        if links.count != count { directory = LinkDirectory(listing: links) }
-    }
-
-    /// Restarts every link's slow RSSI average from its fast one.
-    mutating func restartSlowAverages() {
-        for index in links.indices { links[index].restartSlow() }
-    }
-
-    mutating func take(
-        _ reading: Reading,
-        agentIndex: Int,
-        link: Int?,
-        fast: RSSIFilter.Configuration,
-        slow: RSSIFilter.Configuration,
-        summingForGrid: Bool
-    ) {
-        if let power = reading.measuredPower { advertisedPower = power }
-        lastHeard = max(lastHeard, reading.time)
-        // A link found before an earlier reading of the same batch made it is found now.
-        if let index = link ?? self.link(of: agentIndex) {
-            links[index].update(reading, fast: fast, slow: slow)
-            // Only the grid filter reads the sums; trilateration works from the filters alone.
-            if summingForGrid { links[index].addPending(rssi: reading.rssi, weight: Double(reading.count)) }
-            return
-        }
-        let filter = RSSIFilter(
-            rssi: reading.rssi,
-            count: reading.count,
-            variance: reading.variance,
-            time: reading.time,
-            configuration: fast
-        )
-        var link = Link(agentIndex: agentIndex, fast: filter, slow: filter)
-        if summingForGrid { link.addPending(rssi: reading.rssi, weight: Double(reading.count)) }
-        directory.note(agentIndex, at: links.count)
-        links.append(link)
-    }
-
-    /// Hands the grid filter each agent's mean RSSI since the tag's last update, in the order of the links, and
-    /// starts the sums afresh.
-    mutating func takePending(_ body: (_ agentIndex: Int, _ rssi: Double) -> Void) {
-        for index in links.indices {
-            guard let rssi = links[index].takePending() else { continue }
-            body(links[index].agentIndex, rssi)
-        }
-    }
-}
-
-/// The agents of a tag's first 16 links, in 32 bytes of its state.
-///
-/// A reading updates its agent's link, which had to be found first. Found by a scan of the links themselves
-/// (72 bytes each, in their own allocation), at 10,000 tags that scan was nearly a third of the time of taking a
-/// reading, and the array's header, read first, nearly half: cache misses, as no tag's links stay cached between
-/// two of its readings. The directory lies beside the identity, which the lookup has just read, so the only link
-/// memory a reading touches is the link it updates.
-struct LinkDirectory: Sendable {
-    static let capacity = 16
-    /// Each link's agent index plus one, in the order of the links; 0 after the last. An agent index too large for
-    /// 16 bits is kept as `UInt16.max`; the link itself says whose it is.
-    private var keys = SIMD16<UInt16>(repeating: 0)
-
-    /// Lists nothing.
-    init() {}
-
-    /// Lists the first links' agents.
-    init(listing links: [TagState.Link]) {
-        for position in links.indices.prefix(Self.capacity) { note(links[position].agentIndex, at: position) }
-    }
-
-    /// Where the link of the agent is in `links` (whose first links this directory lists), if it has one.
-    @inline(__always)
-    func position(of agentIndex: Int, in links: [TagState.Link]) -> Int? {
-        // All 16 compared at once, without a branch to mispredict: the first that holds the key, or 16 if none.
-        let lanes = SIMD16<UInt16>(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
-        let first = Int(lanes.replacing(with: 16, where: keys .!= SIMD16(repeating: Self.key(agentIndex))).min())
-        // The link confirms it, as a tag's state confirms the index table's fingerprint (two agents past 16 bits
-        // share a key).
-        if first < Self.capacity, links[first].agentIndex == agentIndex { return first }
-        // Not listed, and every link is (the directory is not full): none.
-        if first == Self.capacity, keys[Self.capacity - 1] == 0 { return nil }
-        return links.firstIndex { $0.agentIndex == agentIndex }
-    }
-
-    /// Notes that the link at `position` (the next one appended) is the agent's.
-    mutating func note(_ agentIndex: Int, at position: Int) {
-        guard position < Self.capacity else { return }
-        keys[position] = Self.key(agentIndex)
-    }
-
-    private static func key(_ agentIndex: Int) -> UInt16 {
-        agentIndex >= 0 && agentIndex < Int(UInt16.max) - 1 ? UInt16(agentIndex + 1) : UInt16.max
-    }
-}
-
-/// When a tag may be estimated next, kept apart from its ``TagState``: an update looks at this for every tag with
-/// readings waiting, 50 times a second. Read from the states, at 10,000 tags that scan was a cache miss per tag
-/// (the flags lie in two lines of a 360-byte state), most of the update's own time on the service thread.
-struct EstimateSchedule: Sendable {
-    /// Its state's `moving`, as of its last estimate.
-    var moving = true
-    /// When it was last estimated (an update's `now`).
-    var lastEstimated = -Double.infinity
-    /// When its pending zone change may be decided; infinity while none is pending.
-    var decisionDue = Double.infinity
-    /// Where its estimates fall in each (still tag's) interval, as a fraction of it.
-    let phase: Double
-
-    init(phase: Double) {
-        self.phase = phase
-    }
-
-    /// The phase of the `started`th tag: successive tags spread evenly over the interval (the golden-ratio
-    /// sequence), the same in every run of the same input.
-    static func phase(started: Int) -> Double {
-        let golden = 0.618_033_988_749_894_8
-        let product = Double(started) * golden
-        return product - product.rounded(.down)
-    }
-
-    /// When it may be estimated again: the first of its own instants after its last estimate, one every `wait`
-    /// seconds from `offset` (the same for both waits, so that a walking tag's instants include a still one's when
-    /// one wait divides the other, as 0.5 s and 1 s do). A millisecond of slack each way: an update on one of those
-    /// instants (a replay's ticks on whole seconds) is not put off by rounding, and an estimate made that much
-    /// early does not make the same instant due again.
-    ///
-    /// Instants of its own, not its last estimate plus the wait: a tag is estimated with the first update after it
-    /// is due, so estimates made together stay together. Ten thousand tags started at once were then estimated in a
-    /// few updates a second, up to 1,300 in one update of 70 ms, and readings meanwhile waited for the loop; at their
-    /// phases the same estimates spread over all fifty updates of a second.
-    func nextEstimate(wait: Double, offset: Double) -> Double {
-        let slack = 1e-3
-        guard wait > slack, lastEstimated.isFinite else { return -.infinity }
-        let instant = (((lastEstimated + slack - offset) / wait).rounded(.down) + 1) * wait + offset
-        return instant - slack
-    }
-}
-
-/// A tag with readings waiting for an estimate (``TagTracker``): its index, when it may be estimated, and when it
-/// last was.
-struct DirtyTag: Sendable {
-    var index: Int
-    var due: Double
-    /// When it is estimated even at an update that brings it no readings: a wait past its instant, and with a
-    /// zone change pending, a still tag's wait past when the change falls due. (Not from `due`: a tag whose zone
-    /// change is due is estimated only with its batches, so that the change is decided with the one that
-    /// completes it, not at the first update past its dwell.)
-    var unheardDue: Double
-    var lastEstimated: Double
-}
-
-/// Where a reading goes in the tracker: its tag's index and its link for the reading's agent, when they are held
-/// (``TagTracker/places(of:agentIndex:into:)``).
-struct TagPlace: Sendable {
-    var tagIndex: Int?
-    var link: Int?
-}
-
-/// A bit per tag index.
-struct TagBits: Sendable {
-    private var words: [UInt64] = []
-
-    func contains(_ index: Int) -> Bool {
-        let word = index >> 6
-        return word < words.count && words[word] & (1 << UInt64(index & 63)) != 0
-    }
-
-    /// Sets the bit; returns whether it was clear.
-    @discardableResult
-    mutating func insert(_ index: Int) -> Bool {
-        let word = index >> 6
-        if word >= words.count { words += Array(repeating: 0, count: word + 1 - words.count) }
-        let bit: UInt64 = 1 << UInt64(index & 63)
-        defer { words[word] |= bit }
-        return words[word] & bit == 0
-    }
-
-    /// Sets the bit.
-    @inline(__always)
-    mutating func set(_ index: Int) {
-        let word = index >> 6
-        if word >= words.count { words += Array(repeating: 0, count: word + 1 - words.count) }
-        words[word] |= 1 << UInt64(index & 63)
-    }
-
-    mutating func remove(_ index: Int) {
-        let word = index >> 6
-        guard word < words.count else { return }
-        words[word] &= ~(1 << UInt64(index & 63))
     }
 }

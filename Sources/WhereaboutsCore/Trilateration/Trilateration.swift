@@ -316,31 +316,39 @@ public enum Trilateration {
                 break
             }
         }
-        // Covariance from the information matrix at the solution, scaled up when the ranges disagree.
+        let (accuracy, residual) = spread(at: current, rangeCount: ranges.count, extent: extent)
+        return Solution(
+            position: position,
+            cost: current.cost,
+            accuracy: accuracy,
+            residual: residual,
+            converged: converged,
+            evaluations: evaluations
+        )
+    }
+
+    /// The fix's accuracy (the RMS of its position's spread, metres) and the RMS of its normalised residuals, from
+    /// the information matrix at the solution (`solution`, of `rangeCount` ranges), scaled up when the ranges
+    /// disagree, and bounded by the floor's `extent`.
+    private static func spread(
+        at solution: ResidualModel.Evaluation, rangeCount: Int, extent: Point?
+    ) -> (accuracy: Double, residual: Double) {
         var boundX = 0.0
         var boundY = 0.0
         if let extent, extent.x > 0, extent.y > 0 {
             boundX = 12 / (extent.x * extent.x)
             boundY = 12 / (extent.y * extent.y)
         }
-        let chiSquared = current.chiSquared
-        let degrees = Double(max(ranges.count - 2, 1))
+        let chiSquared = solution.chiSquared
+        let degrees = Double(max(rangeCount - 2, 1))
         let scale = max(1, chiSquared / degrees)
         // The floor's bound is information independent of the ranges, so it is not scaled with their misfit.
-        let b11 = current.a11 / scale + boundX
-        let b22 = current.a22 / scale + boundY
-        let b12 = current.a12 / scale
+        let b11 = solution.a11 / scale + boundX
+        let b22 = solution.a22 / scale + boundY
+        let b12 = solution.a12 / scale
         let determinant = b11 * b22 - b12 * b12
         let trace = determinant > 1e-300 ? (b11 + b22) / determinant : priorSigma * priorSigma * 2
-        let accuracy = min(trace.squareRoot(), 1000)
-        return Solution(
-            position: position,
-            cost: current.cost,
-            accuracy: accuracy,
-            residual: (chiSquared / Double(ranges.count)).squareRoot(),
-            converged: converged,
-            evaluations: evaluations
-        )
+        return (min(trace.squareRoot(), 1000), (chiSquared / Double(rangeCount)).squareRoot())
     }
 
     /// The residuals of a set of ranges.
