@@ -165,7 +165,7 @@ def check():
 
 
 def report():
-    per_module, big, all_functions, unsafe = {}, [], [], 0
+    per_module, big, all_functions, unsafe, unsafe_where = {}, [], [], 0, {}
     for path in swift_files():
         rel = os.path.relpath(path, SOURCES)
         count = line_count(path)
@@ -173,7 +173,11 @@ def report():
         if count > 500:
             big.append((count, rel))
         with open(path, encoding="utf-8") as f:
-            unsafe += len(re.findall(r"\bUnsafe(Mutable)?(Raw)?(Buffer)?Pointer\b", strip_code(f.read())))
+            uses = len(re.findall(r"\b(with)?[Uu]nsafe\w*", strip_code(f.read())))
+            unsafe += uses
+            if uses:
+                folder = os.path.dirname(rel)
+                unsafe_where[folder] = unsafe_where.get(folder, 0) + uses
         for name, first, length in functions(path):
             all_functions.append((length, f"{rel}:{first} {name}"))
     print("lines per module:")
@@ -188,7 +192,9 @@ def report():
         print(f"  {length:6} {where}")
     over = [f for f in all_functions if f[0] > FUNCTION_LIMIT]
     print(f"functions over {FUNCTION_LIMIT} lines: {len(over)}")
-    print(f"unsafe-pointer type uses: {unsafe}")
+    print(f"unsafe uses (Unsafe… types, withUnsafe… calls, unsafe… names): {unsafe}, by folder:")
+    for folder, uses in sorted(unsafe_where.items(), key=lambda item: -item[1]):
+        print(f"  {uses:6} {folder}")
     return 0
 
 
