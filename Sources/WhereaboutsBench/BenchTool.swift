@@ -27,49 +27,45 @@ let usage = """
 
 /// The benchmark tool's commands: `whereabouts-bench` hands its arguments here.
 public enum BenchTool {
-    /// Runs the subcommand that `arguments` (without the program name) names; the exit status says how it went.
-    public static func run(_ arguments: [String]) async -> ExitStatus {
-        await runCommand(arguments)
-    }
-}
-
-func runCommand(_ list: [String]) async -> ExitStatus {
-    var words = list[...]
-    let command = words.popFirst()
-    /// The subcommand's settings: flags only.
-    func settings(_ table: [Setting]) throws(SettingsError) -> Settings {
-        try Settings(processArguments: Array(words), table: table)
-    }
-    do {
-        switch command {
-        case "map":
-            let settings = try settings([.value("out"), .value("agents")])
-            guard let path = settings.value("out") else { throw UsageError("--out FILE is required") }
-            let agents = try settings.integer("agents") ?? 50
-            try FileAccess.write(Array(try BenchMap(agents: agents).text.utf8), to: path)
-            return .success
-        case "engine": return try EngineBench.run(settings(EngineBench.table))
-        case "tags": return try TagFloodBench.run(settings(TagFloodBench.table))
-        case "decode": return try DecodeBench.run(settings(DecodeBench.table))
-        case "batches": return try BatchDecodeBench.run(settings(BatchDecodeBench.table))
-        case "loop": return try LoopBench.run(settings(LoopBench.table))
-        case "capture": return try CaptureCommand.run(settings(CaptureCommand.table))
-        case "stream": return try await StreamCommand.run(settings(StreamCommand.table))
-        case "latency": return try await LatencyCommand.run(settings(LatencyCommand.table))
-        case "watch-process": return try WatchProcessCommand.run(settings(WatchProcessCommand.table))
-        case "help", "--help", nil:
-            print(usage)
-            return list.isEmpty ? .usage : .success
-        case let other?:
-            throw UsageError("unknown command \"\(other)\"\n\(usage)")
+    /// Runs the subcommand that `list` (the arguments without the program name) names; the exit status says how it went.
+    public static func run(_ list: [String]) async -> ExitStatus {
+        var words = list[...]
+        let command = words.popFirst()
+        /// The subcommand's settings: flags only.
+        func settings(_ table: [Setting]) throws(SettingsError) -> Settings {
+            try Settings(processArguments: Array(words), table: table)
         }
-    } catch let error as SettingsError {
-        return error.report(program: "whereabouts-bench", usage: usage)
-    } catch let error as UsageError {
-        printError("whereabouts-bench: \(error.message)")
-        return .usage
-    } catch {
-        printError("whereabouts-bench: \(error)")
-        return .failure
+        do {
+            switch command {
+            case "map":
+                let settings = try settings([.value("out"), .value("agents")])
+                guard let path = settings.value("out") else { throw UsageError("--out FILE is required") }
+                let agents = try settings.integer("agents") ?? 50
+                try FileAccess.write(Array(try BenchMap(agents: agents).text.utf8), to: path)
+                return .success
+            case "engine": return try EngineBench.run(settings(EngineBench.table))
+            case "tags": return try TagFloodBench.run(settings(TagFloodBench.table))
+            case "decode": return try DecodeBench.run(settings(DecodeBench.table))
+            case "batches": return try BatchDecodeBench.run(settings(BatchDecodeBench.table))
+            case "loop": return try LoopBench.run(settings(LoopBench.table))
+            case "capture": return try CaptureCommand.run(settings(CaptureCommand.table))
+            case "stream": return try await StreamCommand.run(settings(StreamCommand.table))
+            case "latency": return try await LatencyCommand.run(settings(LatencyCommand.table))
+            case "watch-process": return try WatchProcessCommand.run(settings(WatchProcessCommand.table))
+            case "help", "--help", nil:
+                print(usage)
+                return list.isEmpty ? .usage : .success
+            case let other?:
+                throw UsageError("unknown command \"\(other)\"\n\(usage)")
+            }
+        } catch let error as SettingsError {
+            return error.report(program: "whereabouts-bench", usage: usage)
+        } catch let error as UsageError {
+            printError("whereabouts-bench: \(error.message)")
+            return .usage
+        } catch {
+            printError("whereabouts-bench: \(error)")
+            return .failure
+        }
     }
 }

@@ -24,64 +24,60 @@ let usage = """
 
 /// The operator's tool: `whereabouts` hands its arguments here.
 public enum OperatorTool {
-    /// Runs the subcommand that `arguments` (without the program name) names; the exit status says how it went.
-    public static func run(_ arguments: [String]) async -> ExitStatus {
-        await runCommand(arguments)
-    }
-}
-
-/// Runs one subcommand and maps its errors to an exit status.
-///
-/// The subcommands read flags and, for the broker, the environment (`WHEREABOUTS_BROKER`, …), but no configuration
-/// file: this is the operator's tool, run by hand from a shell on any machine, and what a command does should be
-/// what its command line and the shell say, not a file in /etc written for a service. `web` is the exception: it
-/// runs as a service for a wall screen, so it reads the environment, an `--env-file` and `/etc/whereabouts/web.conf`
-/// as the locator and the agent do.
-func runCommand(_ list: [String]) async -> ExitStatus {
-    var words = list[...]
-    let command = words.popFirst()
-    var commandUsage = usage
-    /// The subcommand's settings; `--help` prints the usage made from the same declaration.
-    func settings(_ interface: CommandInterface) throws(SettingsError) -> Settings {
-        commandUsage = interface.usage
-        return try Settings(processArguments: Array(words), interface: interface)
-    }
-    let status: ExitStatus
-    do {
-        switch command {
-        case "map":
-            guard words.popFirst() == "check" else { throw UsageError(MapCheckCommand.interface.synopsisText) }
-            status = try MapCheckCommand.run(settings(MapCheckCommand.interface))
-        case "sim":
-            status = try await SimCommand.run(settings(SimCommand.interface))
-        case "replay":
-            status = try ReplayCommand.run(settings(ReplayCommand.interface))
-        case "evaluate":
-            status = try EvaluateCommand.run(settings(EvaluateCommand.interface))
-        case "render":
-            status = try RenderCommand.run(settings(RenderCommand.interface))
-        case "watch":
-            status = try await WatchCommand.run(settings(WatchCommand.interface))
-        case "web":
-            status = try await WebCommand.run(settings(WebCommand.interface))
-        case "free-port":
-            status = try FreePortCommand.run(settings(FreePortCommand.interface))
-        case "calibrate":
-            status = try CalibrateCommand.run(settings(CalibrateCommand.interface))
-        case "help", "--help", nil:
-            print(usage)
-            status = list.isEmpty ? .usage : .success
-        case let other?:
-            throw UsageError("unknown command \"\(other)\"\n\(usage)")
+    /// Runs the subcommand that `list` (the arguments without the program name) names, and maps its errors to an exit
+    /// status.
+    ///
+    /// The subcommands read flags and, for the broker, the environment (`WHEREABOUTS_BROKER`, …), but no configuration
+    /// file: this is the operator's tool, run by hand from a shell on any machine, and what a command does should be
+    /// what its command line and the shell say, not a file in /etc written for a service. `web` is the exception: it
+    /// runs as a service for a wall screen, so it reads the environment, an `--env-file` and `/etc/whereabouts/web.conf`
+    /// as the locator and the agent do.
+    public static func run(_ list: [String]) async -> ExitStatus {
+        var words = list[...]
+        let command = words.popFirst()
+        var commandUsage = usage
+        /// The subcommand's settings; `--help` prints the usage made from the same declaration.
+        func settings(_ interface: CommandInterface) throws(SettingsError) -> Settings {
+            commandUsage = interface.usage
+            return try Settings(processArguments: Array(words), interface: interface)
         }
-    } catch let error as SettingsError {
-        status = error.report(program: "whereabouts", usage: commandUsage)
-    } catch let error as UsageError {
-        printError("whereabouts: \(error.message)")
-        status = .usage
-    } catch {
-        printError("whereabouts: \(error)")
-        status = .failure
+        let status: ExitStatus
+        do {
+            switch command {
+            case "map":
+                guard words.popFirst() == "check" else { throw UsageError(MapCheckCommand.interface.synopsisText) }
+                status = try MapCheckCommand.run(settings(MapCheckCommand.interface))
+            case "sim":
+                status = try await SimCommand.run(settings(SimCommand.interface))
+            case "replay":
+                status = try ReplayCommand.run(settings(ReplayCommand.interface))
+            case "evaluate":
+                status = try EvaluateCommand.run(settings(EvaluateCommand.interface))
+            case "render":
+                status = try RenderCommand.run(settings(RenderCommand.interface))
+            case "watch":
+                status = try await WatchCommand.run(settings(WatchCommand.interface))
+            case "web":
+                status = try await WebCommand.run(settings(WebCommand.interface))
+            case "free-port":
+                status = try FreePortCommand.run(settings(FreePortCommand.interface))
+            case "calibrate":
+                status = try CalibrateCommand.run(settings(CalibrateCommand.interface))
+            case "help", "--help", nil:
+                print(usage)
+                status = list.isEmpty ? .usage : .success
+            case let other?:
+                throw UsageError("unknown command \"\(other)\"\n\(usage)")
+            }
+        } catch let error as SettingsError {
+            status = error.report(program: "whereabouts", usage: commandUsage)
+        } catch let error as UsageError {
+            printError("whereabouts: \(error.message)")
+            status = .usage
+        } catch {
+            printError("whereabouts: \(error)")
+            status = .failure
+        }
+        return status
     }
-    return status
 }

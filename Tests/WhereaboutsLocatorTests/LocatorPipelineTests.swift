@@ -20,6 +20,11 @@ struct PipelineHarness {
     var sequence: [String: Int] = [:]
     var random = SplitMix64(seed: 42)
 
+    /// The level of the first log line that contains `text`; nil when none does.
+    func level(ofLogContaining text: String) -> LogLevel? {
+        logs.firstIndex { $0.contains(text) }.map { logLevels[$0] }
+    }
+
     init(configuration: LocatorPipeline.Configuration = LocatorPipeline.Configuration()) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -308,7 +313,7 @@ struct HostileNumberingTests {
         }
         harness.perform(harness.pipeline.tick(now: start + 2))
         #expect(harness.pipeline.metrics(now: start + 2).batchesMissing == 3 + 12)
-        #expect(harness.logs.contains { $0.contains("agent g-lobby: 15 batches missing") })
+        #expect(harness.level(ofLogContaining: "agent g-lobby: 15 batches missing") == .warning)
     }
 
     @Test("batches taken seconds after they were sent show as input lag in the metrics, and once a minute in the log")
@@ -346,6 +351,7 @@ struct HostileNumberingTests {
         #expect(behind.last?.inputLagP50.map { abs($0 - 3000) < 1 } == true)
         #expect(behind.last?.inputLagP99.map { abs($0 - 3000) < 1 } == true)
         #expect(harness.logs.count { $0.contains("behind its input") } == 1)
+        #expect(harness.level(ofLogContaining: "behind its input") == .warning)
         #expect(harness.logs.contains { $0.contains("reached the engine 3.0 s after their agents sent them") })
         // Every reading was still taken: 3 s is within the map's reading_max_age.
         #expect(harness.pipeline.counters.accepted == 65)
@@ -357,7 +363,7 @@ struct HostileNumberingTests {
         let topic = "\(harness.pipeline.topics.prefix)/agents/not+valid/readings"
         harness.perform(harness.pipeline.receive(topic: topic, payload: Array("{}".utf8), now: start))
         #expect(harness.pipeline.counters.rejected[.badAgent] == 1)
-        #expect(harness.logs.contains { $0.contains("invalid agent id") })
+        #expect(harness.level(ofLogContaining: "invalid agent id") == .warning)
     }
 
     @Test("a reading 30 s old is recorded but counted too_old_to_track; one 90 s old is time_too_old")

@@ -62,7 +62,7 @@ struct TagPublisherTests {
         #expect(tags.position(of: [estimate(tag, x: 5, time: start)], at: 0, now: start + 2) != nil)
     }
 
-    @Test("an earlier run's position is cleared after the tag timeout, and a named tag's summary said lost")
+    @Test("an earlier run's position is cleared after the tag timeout; a named tag's summary is said unknown")
     func leftovers() throws {
         let map = try PipelineHarness().map
         var tags = publisher(map)
