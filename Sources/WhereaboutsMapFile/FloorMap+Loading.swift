@@ -234,7 +234,7 @@ struct MapReader {
         guard let value else { return model }
         let keys: Set = [
             "measured_power", "path_loss_exponent", "tag_height", "reading_max_age", "tag_timeout", "agent_timeout",
-            "coverage_radius", "floor_loss",
+            "coverage_radius", "floor_loss", "cell_size",
         ]
         guard let object = object(value, "$.model", allowed: keys) else { return nil }
         let before = problems.count
@@ -266,6 +266,9 @@ struct MapReader {
         }
         if let radius = number(object["coverage_radius"], "$.model.coverage_radius", in: 0.5...100, required: false) {
             model.coverageRadius = radius
+        }
+        if let side = number(object["cell_size"], "$.model.cell_size", in: 0.05...5, required: false) {
+            model.cellSize = side
         }
         return problems.count == before ? model : nil
     }
@@ -445,7 +448,8 @@ struct MapReader {
         var seen: [TagIdentity: String] = [:]
         for (index, element) in elements.enumerated() {
             let path = "$.tags[\(index)]"
-            guard let object = object(element, path, allowed: ["id", "name", "measured_power"]) else { continue }
+            guard let object = object(element, path, allowed: ["id", "name", "measured_power", "measured_power_sigma"])
+            else { continue }
             var identity: TagIdentity?
             if let text = string(object["id"], "\(path).id") {
                 identity = TagIdentity(text)
@@ -466,8 +470,13 @@ struct MapReader {
             }
             let name = name(object["name"], "\(path).name")
             let power = number(object["measured_power"], "\(path).measured_power", in: -127...20, required: false)
+            let sigma = number(
+                object["measured_power_sigma"], "\(path).measured_power_sigma", in: 0.1...30, required: false)
+            if sigma != nil, object["measured_power"] == nil {
+                problem("\(path).measured_power_sigma", "says how sure measured_power is, and the tag has none")
+            }
             guard let identity, let name else { continue }
-            tags.append(KnownTag(identity: identity, name: name, measuredPower: power))
+            tags.append(KnownTag(identity: identity, name: name, measuredPower: power, measuredPowerSigma: sigma))
         }
         return tags
     }

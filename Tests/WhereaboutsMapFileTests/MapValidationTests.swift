@@ -9,7 +9,7 @@ struct MapValidationTests {
     static let valid = """
         {
           "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Test site"},
-          "model": {"measured_power": -59, "path_loss_exponent": 2.2, "floor_loss": 12},
+          "model": {"measured_power": -59, "path_loss_exponent": 2.2, "floor_loss": 12, "cell_size": 0.4},
           "floors": [
             {"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]},
             {"major": 2, "name": "Upper", "height": 3.5, "outline": [[0,0],[20,0],[20,10],[0,10]]}
@@ -24,7 +24,7 @@ struct MapValidationTests {
             {"id": "a-2", "floor": 1, "x": 19, "y": 9, "z": 2.4, "rssi_offset": -3, "path_loss_exponent": 2.5},
             {"id": "b_1", "floor": 2, "x": 5, "y": 5, "z": 2.2}
           ],
-          "tags": [{"id": "ibeacon-f7826da6-4fa2-4e98-8024-bc5b71e0893e-100-1", "name": "Alice", "measured_power": -61}],
+          "tags": [{"id": "ibeacon-f7826da6-4fa2-4e98-8024-bc5b71e0893e-100-1", "name": "Alice", "measured_power": -61, "measured_power_sigma": 1.5}],
           "walls": [{"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 4}]
         }
         """
@@ -49,6 +49,8 @@ struct MapValidationTests {
         #expect(map.model.pathLossExponent == 2.2)
         #expect(map.model.floorLoss == 12)
         #expect(map.knownTags.first?.measuredPower == -61)
+        #expect(map.knownTags.first?.measuredPowerSigma == 1.5)
+        #expect(map.model.cellSize == 0.4)
         #expect(map.walls.first?.loss == 4)
         #expect(map.agentIndex(of: "b_1") == 2)
     }
@@ -189,6 +191,12 @@ struct MapValidationTests {
         Case(
             name: "floor loss out of range", target: #""floor_loss": 12"#, replacement: #""floor_loss": -3"#,
             path: "$.model.floor_loss", words: "between"),
+        Case(
+            name: "cell size out of range", target: #""cell_size": 0.4"#, replacement: #""cell_size": 0"#,
+            path: "$.model.cell_size", words: "between"),
+        Case(
+            name: "power spread without a power", target: #""measured_power": -61, "#, replacement: "",
+            path: "$.tags[0].measured_power_sigma", words: "has none"),
         Case(
             name: "zero-length wall", target: #""to": [10, 10]"#, replacement: #""to": [10, 0]"#, path: "$.walls[0]",
             words: "two distinct ends"),

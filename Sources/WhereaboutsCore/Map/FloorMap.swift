@@ -195,11 +195,15 @@ public struct KnownTag: Sendable, Hashable {
     public var name: String
     /// RSSI at 1 m in dBm, overriding what the tag advertises.
     public var measuredPower: Double?
+    /// How sure that power is, 1σ in dB (calibration writes the spread it fitted); nil when the map does not say.
+    /// Only with ``measuredPower``.
+    public var measuredPowerSigma: Double?
 
-    package init(identity: TagIdentity, name: String, measuredPower: Double?) {
+    package init(identity: TagIdentity, name: String, measuredPower: Double?, measuredPowerSigma: Double? = nil) {
         self.identity = identity
         self.name = name
         self.measuredPower = measuredPower
+        self.measuredPowerSigma = measuredPowerSigma
     }
 }
 
@@ -308,6 +312,9 @@ public struct RadioModel: Sendable, Hashable {
     public var agentTimeout: Double = 30
     /// An agent covers a zone when it stands within this distance (metres) of the zone on the same floor.
     public var coverageRadius: Double = 8
+    /// The grid tracker's cell side in metres, when the map sets it (`model.cell_size`); nil lets the tracker
+    /// choose from the floor's free space.
+    public var cellSize: Double?
 
     public init() {}
 }
