@@ -125,7 +125,8 @@ struct FloorGrid: Sendable {
         }
         let (low, high) = floor.outline.bounds
         let cellSize = Self.cellSize(
-            configuration.cellSize ?? Self.automaticCellSize(zones: floorZones), width: high.x - low.x,
+            configuration.cellSize ?? map.model.cellSize ?? Self.automaticCellSize(zones: floorZones),
+            width: high.x - low.x,
             height: high.y - low.y, agents: map.agents.count { $0.floor == floor.major || neighbours[$0.floor] != nil },
             gainRadius: configuration.gainRadius)
         self.cellSize = cellSize
