@@ -35,6 +35,7 @@ enum MapCheckCommand {
             lines.append(
                 "floor \(floor.major)  \(floor.name): \(area) m², \(zones.count) zones, \(agents.count) agents"
             )
+            lines.append("  " + cells(of: floor, map: map))
             for zone in zones {
                 lines.append("  zone \(zone.minor)  \(zone.name) (\((zone.polygon.area * 10).rounded() / 10) m²)")
             }
@@ -48,5 +49,22 @@ enum MapCheckCommand {
                 + "\(map.knownTags.count) known tags, \(map.walls.count) walls, \(map.stairs.count) stairs"
         )
         return lines.joined(separator: "\n")
+    }
+
+    /// The grid's cell on `floor` as the locator chooses it (with the default tracker), where it comes from, and the
+    /// narrowest walkable passage of the floor's free space, which sets it unless the map does.
+    static func cells(of floor: Floor, map: FloorMap) -> String {
+        let resolution = GridResolution(floor: floor, map: map, measuring: true)
+        var line = "cells    \(resolution.cellSize) m, from the \(resolution.source.rawValue)"
+        if resolution.preferredCellSize != resolution.cellSize {
+            line += " (\(resolution.preferredCellSize) m coarsened to fit the cost budget)"
+        }
+        if let width = resolution.passageWidth, let centre = resolution.passageCentre {
+            let rounded = { (value: Double) in (value * 100).rounded() / 100 }
+            line += "; narrowest passage \(rounded(width)) m at (\(rounded(centre.x)), \(rounded(centre.y)))"
+        } else {
+            line += "; no walkable passage found"
+        }
+        return line
     }
 }

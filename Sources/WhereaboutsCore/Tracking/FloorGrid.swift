@@ -47,6 +47,8 @@ struct FloorGrid: Sendable {
     let origin: Point
     /// The side of a cell, in metres.
     let cellSize: Double
+    /// How the cell was chosen (from the configuration, the map or the free space; zones play no part).
+    let resolution: GridResolution
     let columns: Int
     let rows: Int
     /// Per cell: whether a person can stand there.
@@ -86,24 +88,6 @@ struct FloorGrid: Sendable {
     private let sigma: Double
     private let sigmaPerMetre: Double
 
-    /// The cell for a floor with these zones: an eighth of the median zone's shorter side (of its bounding box), in
-    /// steps of 0.25 m from 0.5 to 1 m; 1 m for a floor without zones.
-    ///
-    /// Cost goes with the cells a posterior covers, so with the square of the cell's side, and what the cells must
-    /// resolve is the zones' boundaries. On the bench floor (10 m rooms) 1 m cells make the engine about 2.9 times
-    /// faster than 0.5 m with the same median error; the harness's 6–7 m rooms take 0.75 m, the Kolakowski flat's
-    /// 2–3 m rooms 0.5 m (at 1 m its zone accuracy fell from 85.9 to 80.5 %).
-    static func automaticCellSize(zones: [Zone]) -> Double {
-        let sides = zones.map { zone -> Double in
-            let (low, high) = zone.polygon.bounds
-            return min(high.x - low.x, high.y - low.y)
-        }.filter { $0.isFinite && $0 > 0 }.sorted()
-        guard !sides.isEmpty else { return 1 }
-        let middle = sides.count / 2
-        let median = sides.count % 2 == 1 ? sides[middle] : (sides[middle - 1] + sides[middle]) / 2
-        return min(max((median / 8 / 0.25).rounded(.down) * 0.25, 0.5), 1)
-    }
-
     init(
         floor: Floor,
         map: FloorMap,
@@ -124,11 +108,11 @@ struct FloorGrid: Sendable {
             }
         }
         let (low, high) = floor.outline.bounds
-        let cellSize = Self.cellSize(
-            configuration.cellSize ?? map.model.cellSize ?? Self.automaticCellSize(zones: floorZones),
-            width: high.x - low.x,
-            height: high.y - low.y, agents: map.agents.count { $0.floor == floor.major || neighbours[$0.floor] != nil },
-            gainRadius: configuration.gainRadius)
+        resolution = GridResolution(
+            floor: floor, map: map, obstacles: obstacles, barriers: barriers,
+            agents: map.agents.count { $0.floor == floor.major || neighbours[$0.floor] != nil },
+            configuration: configuration)
+        let cellSize = resolution.cellSize
         self.cellSize = cellSize
         self.walls = walls
         gainRadius = configuration.gainRadius

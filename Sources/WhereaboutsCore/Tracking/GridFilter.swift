@@ -22,8 +22,9 @@
 public struct GridFilter: Sendable {
     /// Tuning of the filter.
     public struct Configuration: Sendable, Hashable {
-        /// The side of a cell, in metres; nil (the default) chooses it per floor from the floor's zones
-        /// (``FloorGrid/automaticCellSize(zones:)``): 0.5 m for rooms a few metres across, up to 1 m for larger ones.
+        /// The side of a cell, in metres; nil (the default) takes the map's `model.cell_size`, or else chooses it
+        /// per floor from the free space (``GridResolution``): fine enough that the narrowest walkable passage is
+        /// two cells wide, from 0.25 m to 1 m for an open floor.
         public var cellSize: Double? = nil
         /// Spread of a reading around the path-loss model, in dB (shadowing, body, orientation).
         public var rssiSigma: Double = 5
