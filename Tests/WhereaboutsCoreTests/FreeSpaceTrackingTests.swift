@@ -530,9 +530,9 @@ struct FreeSpaceTrackingTests {
         let estimate = try #require(last)
         let posterior = try #require(engine.posterior(of: tag))
         #expect(posterior.floor == 1)
-        // Two 10 m rooms: 1 m cells (an eighth of 10 m is over the 1 m cap).
-        #expect(posterior.cellSize == 1)
-        #expect(posterior.cellSize == FloorGrid.automaticCellSize(zones: map.zones(onFloor: 1)))
+        // The 1 m door is the floor's narrowest passage: 0.5 m cells, two across it (the rooms alone would take 1 m).
+        #expect(posterior.cellSize == 0.5)
+        #expect(posterior.cellSize == GridResolution(floor: map.floors[0], map: map).cellSize)
         #expect(!posterior.cells.isEmpty)
         let total = posterior.cells.map(\.probability).reduce(0, +)
         #expect(abs(total - 1) < 1e-4, "mass \(total)")
