@@ -269,7 +269,8 @@ struct TagEstimator: Sendable {
             }
             let result = weighFloor(
                 &state.grid.others[index].posterior, gridIndex: gridIndex, entry: other.entry,
-                entryShare: other.entryShare, powerSigma: powerSigma, ranges: ranges, readings: readings, now: now, radio: radio,
+                entryShare: other.entryShare, powerSigma: powerSigma, ranges: ranges, readings: readings, now: now,
+                radio: radio,
                 scratch: &scratch)
             state.grid.others[index].entry = nil
             state.grid.others[index].entryShare = 1
