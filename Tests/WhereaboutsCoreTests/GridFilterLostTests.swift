@@ -62,36 +62,4 @@ struct GridFilterLostTests {
         #expect(namedVariance <= 9)
         #expect(unnamedVariance > 9)
     }
-
-    @Test("a posterior whose readings say the tag is elsewhere reports a wider spread than the rule off would")
-    func lostTagWidens() throws {
-        var off = GridFilter.Configuration()
-        off.lostMisfit = .infinity
-        let with = try spreads(GridFilter.Configuration())
-        let without = try spreads(off)
-        #expect(with.count == 4 && without.count == 4)
-        #expect((with.max() ?? 0) > (without.max() ?? 0), "with the misfit \(with), without \(without)")
-        #expect((with.max() ?? 0) > 2, "with the misfit \(with)")
-    }
-
-    /// The spreads of four updates of a posterior settled at (3, 5) on readings from a tag at (14, 5): 11 m away,
-    /// nearer the loudest agent (e3) than the astray rule's 15 m, so only the readings' misfit says it is lost.
-    func spreads(_ configuration: GridFilter.Configuration) throws -> [Double] {
-        var filter = GridFilter(configuration: configuration)
-        var posterior: GridPosterior?
-        for second in 0..<5 {
-            _ = filter.update(
-                &posterior, observations: observations(at: Point(x: 3, y: 5)), loudest: nil, grids: [grid],
-                gridIndex: 0, now: Double(second))
-        }
-        var spreads: [Double] = []
-        for second in 5..<9 {
-            let summary = try #require(
-                filter.update(
-                    &posterior, observations: observations(at: Point(x: 14, y: 5)), loudest: grid.slotOfAgent[3],
-                    grids: [grid], gridIndex: 0, now: Double(second)))
-            spreads.append(summary.spread)
-        }
-        return spreads
-    }
 }

@@ -28,13 +28,15 @@ extension GridFilter {
     /// update counts as astray (``Configuration/astrayUpdates`` in a row restart the window), so a tag parked
     /// where its readings say it cannot be starts again within seconds.
     func note(_ misfit: Double?, in posterior: inout GridPosterior, summary: inout Summary) {
-        guard let misfit else {
+        // Updates of fewer agents (live, often a batch or two since the last) neither widen nor count: their learned
+        // offset absorbs most of any misfit, and one link's lasting shadow is no evidence of being lost.
+        guard let misfit, posterior.weighed >= configuration.lostAgents else {
             posterior.misfit = 1
             posterior.surprised = 0
             return
         }
         posterior.misfit = 0.5 * posterior.misfit + 0.5 * misfit
-        let surprising = misfit >= configuration.lostMisfit && posterior.weighed >= configuration.lostAgents
+        let surprising = misfit >= configuration.lostMisfit
         posterior.surprised = surprising ? posterior.surprised + 1 : 0
         if posterior.misfit > 1 { summary.spread *= posterior.misfit.squareRoot() }
     }
