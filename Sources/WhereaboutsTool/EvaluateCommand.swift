@@ -51,6 +51,7 @@ enum EvaluateCommand {
             row("error p95 (m)", fixed(error.p95))
             row("error max (m)", fixed(error.maximum))
         }
+        if let within = report.withinAccuracy { row("within own accuracy", fixed(100 * within, 1) + " % (goal ~68 %)") }
         if let floor = report.floorAccuracy { row("floor accuracy", fixed(100 * floor, 1) + " %") }
         if let zone = report.zoneAccuracy { row("zone accuracy", fixed(100 * zone, 1) + " %") }
         row("tag-hours", fixed(report.tagHours, 3))
@@ -87,6 +88,7 @@ enum EvaluateCommand {
             JSONObject([
                 ("scored", .number(Double(report.scored))), ("unscored", .number(Double(report.unscored))),
                 ("bad_lines", .number(Double(badLines))), ("error_m", distribution(report.error)),
+                ("within_accuracy", optional(report.withinAccuracy)),
                 ("floor_accuracy", optional(report.floorAccuracy)), ("zone_accuracy", optional(report.zoneAccuracy)),
                 ("tag_hours", .number(report.tagHours)),
                 ("zone_changes_per_tag_hour", optional(report.reportedZoneChangesPerTagHour)),

@@ -456,7 +456,8 @@ struct FreeSpaceTrackingTests {
                 late.time = now
                 engine.ingest(late, agentIndex: agentIndex, now: now)
                 guard let estimate = engine.update(now: now).estimates.first, second >= 5 else { continue }
-                spreads.append(estimate.accuracy)
+                // The posterior's spread: the published accuracy is a 68 % radius, the spread times a factor.
+                spreads.append(estimate.accuracy / GridFilter.Configuration().accuracyPerSpread)
                 errors.append(estimate.position.distance(to: truth))
             }
         }

@@ -69,7 +69,9 @@ public struct TagEstimate: Sendable, Hashable {
     public var floor: UInt16
     /// The smoothed position.
     public var position: Point
-    /// 1-sigma radius of `position`, in metres.
+    /// The radius around `position`, in metres, that holds the true position about 68 % of the time: the
+    /// estimate's RMS spread times a factor fitted on recorded and simulated walks
+    /// (``GridFilter/Configuration/accuracyPerSpread``, ``LocatorEngine/Configuration/trilaterationAccuracyPerRMS``).
     public var accuracy: Double
     /// The zone the tag is in after hysteresis, or nil.
     public var zone: ZoneKey?

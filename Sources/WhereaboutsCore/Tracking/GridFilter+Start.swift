@@ -48,7 +48,7 @@ extension GridFilter {
         }
         var probabilities = previous?.probabilities ?? []
         probabilities.removeAll(keepingCapacity: true)
-        let full = configuration.offsetSigma * configuration.offsetSigma
+        let full = max(priorVariance, 1e-6)
         let learned = keepOffset ? previous : nil
         return GridPosterior(
             gridIndex: gridIndex, column0: work.column0, row0: work.row0, columns: work.columns, rows: work.rows,

@@ -23,8 +23,12 @@ struct GridPosterior: Sendable {
     var offsetVariance: Double
     /// When it was last updated (seconds).
     var time: Double
-    /// Updates in a row loudest at an agent far from the estimate.
+    /// Updates in a row loudest at an agent far from the estimate, or surprised by their readings.
     var astray: Int
+    /// The readings' misfit to the prediction, averaged over the last updates (about 1 when the model holds), and
+    /// how many updates in a row it was surprising (``GridFilter/note(_:in:summary:)``).
+    var misfit = 1.0
+    var surprised = 0
     /// How many agents the update that started the window brought (up to the update's cap, whether or not their
     /// tables reached the window), and how many updates the window has had since.
     var startAgents = 0

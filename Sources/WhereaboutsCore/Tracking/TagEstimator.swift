@@ -56,7 +56,7 @@ struct TagEstimator: Sendable {
         if usesGrid {
             updateMotion(&state, now: now)
             let estimate = gridEstimate(&state, ranges: ranges, now: now, radio: radio, scratch: &scratch)
-            if let estimate { place(&state, estimate) }
+            if let estimate { place(&state, estimate, perRMS: configuration.grid.accuracyPerSpread) }
             return estimate
         }
         guard
@@ -106,24 +106,26 @@ struct TagEstimator: Sendable {
             name: state.name,
             floor: floorMajor,
             position: position,
-            accuracy: accuracy,
+            accuracy: accuracy * configuration.trilaterationAccuracyPerRMS,
             zone: nil,
             ranges: ranges,
             quality: quality,
             time: now,
+            // (Zone evidence takes the RMS error the track claims.)
             zoneEvidence: zones.evidence(floor: floorMajor, position: position, accuracy: accuracy),
             floorContested: contested
         )
-        place(&state, estimate)
+        place(&state, estimate, perRMS: configuration.trilaterationAccuracyPerRMS)
         return estimate
     }
 
     /// Notes where an estimate put the tag, and whether by stairs or a lift of its floor: within
     /// ``LocatorEngine/Configuration/stairsReach`` of them, plus the estimate's own accuracy (a tag on the stairs
-    /// is heard through the floor by both floors' agents, and its estimate on either is poor).
-    private func place(_ state: inout TagState, _ estimate: TagEstimate) {
+    /// is heard through the floor by both floors' agents, and its estimate on either is poor), as an RMS distance:
+    /// the published accuracy over `perRMS`.
+    private func place(_ state: inout TagState, _ estimate: TagEstimate, perRMS: Double) {
         state.lastPosition = estimate.position
-        let reach = configuration.stairsReach + estimate.accuracy
+        let reach = configuration.stairsReach + estimate.accuracy / perRMS
         if map.stairs.contains(where: {
             $0.floors.contains(estimate.floor) && $0.position.distance(to: estimate.position) <= reach
         }) {
@@ -145,7 +147,7 @@ struct TagEstimator: Sendable {
     /// 2. **Moves** probability between floors as people do: the share of a floor's posterior within
     ///    ``GridFilter/Configuration/stairsCatchment`` of stairs (or a lift) to another floor leaves for it at
     ///    ``GridFilter/Configuration/floorChangeRateByStairs`` a second, and arrives by the stairs
-    ///    (``GridFilter/update(_:observations:loudest:entry:entryShare:grids:gridIndex:now:)``); the rest leaves at
+    ///    (``GridFilter/update(_:observations:loudest:entry:entryShare:powerSigma:grids:gridIndex:now:)``); the rest leaves at
     ///    ``GridFilter/Configuration/floorChangeRateElsewhere`` (a lift the map lacks, a floor chosen wrong).
     /// 3. **Weighs** each floor by how well it explains the update's readings: each posterior's update, its agents
     ///    and those of the next floors (through the slab's loss) weighed at its cells, gives the readings' likelihood
@@ -226,7 +228,7 @@ struct TagEstimator: Sendable {
     }
 
     /// The update's readings (taken from the tag's links) weighed on each floor open, the tag's first
-    /// (``weighFloor(_:gridIndex:entry:entryShare:ranges:readings:now:radio:scratch:)``): each floor's summary and
+    /// (``weighFloor(_:gridIndex:entry:entryShare:powerSigma:ranges:readings:now:radio:scratch:)``): each floor's summary and
     /// evidence in that order, into ``EstimateScratch/summaries`` and ``EstimateScratch/evidences`` (buffers kept
     /// from estimate to estimate: most tags have one floor, and two arrays made for each estimate were two
     /// allocations); returns how many agents weighed in on the tag's floor.
@@ -240,9 +242,13 @@ struct TagEstimator: Sendable {
             scratch.pending.append((agentIndex, rssi + radio.rssiOffsets[agentIndex] - power))
         }
         let readings = scratch.pending.count
+        // A power the map names is known to its sigma (the map's, or the tuning's); any other is learned online.
+        let powerSigma =
+            state.measuredPowerOverride == nil
+            ? nil : state.measuredPowerSigma ?? configuration.grid.namedPowerSigma
         let weighed = weighFloor(
-            &state.grid.posterior, gridIndex: currentIndex, entry: nil, ranges: ranges, readings: readings, now: now,
-            radio: radio, scratch: &scratch)
+            &state.grid.posterior, gridIndex: currentIndex, entry: nil, powerSigma: powerSigma, ranges: ranges,
+            readings: readings, now: now, radio: radio, scratch: &scratch)
         scratch.summaries.removeAll(keepingCapacity: true)
         scratch.evidences.removeAll(keepingCapacity: true)
         scratch.summaries.append(weighed.summary)
@@ -263,7 +269,8 @@ struct TagEstimator: Sendable {
             }
             let result = weighFloor(
                 &state.grid.others[index].posterior, gridIndex: gridIndex, entry: other.entry,
-                entryShare: other.entryShare, ranges: ranges, readings: readings, now: now, radio: radio,
+                entryShare: other.entryShare, powerSigma: powerSigma, ranges: ranges, readings: readings, now: now,
+                radio: radio,
                 scratch: &scratch)
             state.grid.others[index].entry = nil
             state.grid.others[index].entryShare = 1
@@ -277,7 +284,7 @@ struct TagEstimator: Sendable {
     /// (nil when no agent could weigh in, or with a lag none is due), the readings' log likelihood on the floor, and
     /// how many agents weighed in.
     private func weighFloor(
-        _ posterior: inout GridPosterior?, gridIndex: Int, entry: Point?, entryShare: Double = 1,
+        _ posterior: inout GridPosterior?, gridIndex: Int, entry: Point?, entryShare: Double = 1, powerSigma: Double?,
         ranges: [AgentRange], readings: Int, now: Double, radio: RadioConstants, scratch: inout EstimateScratch
     ) -> (summary: GridFilter.Summary?, evidence: Double, agents: Int) {
         // The one field read here: a copy of the whole grid retains and releases each of its arrays.
@@ -301,7 +308,7 @@ struct TagEstimator: Sendable {
         }
         let summary = scratch.filter.update(
             &posterior, observations: scratch.observations, loudest: loudest?.slot, entry: entry,
-            entryShare: entryShare, grids: grids, gridIndex: gridIndex, now: now)
+            entryShare: entryShare, powerSigma: powerSigma, grids: grids, gridIndex: gridIndex, now: now)
         // (A posterior not updated now weighed nothing: every reading counts as an outlier on its floor.)
         let updated = posterior.map { $0.time == now && $0.gridIndex == gridIndex } ?? false
         let weighed = updated ? posterior?.weighed ?? 0 : 0
@@ -323,7 +330,7 @@ struct TagEstimator: Sendable {
             name: state.name,
             floor: grids[summary.gridIndex].major,
             position: summary.mean,
-            accuracy: summary.spread,
+            accuracy: summary.spread * configuration.grid.accuracyPerSpread,
             zone: nil,
             ranges: ranges,
             quality: quality,

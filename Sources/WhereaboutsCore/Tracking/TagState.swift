@@ -119,6 +119,8 @@ struct TagState: Sendable {
     private var directory = LinkDirectory()
     let name: String?
     let measuredPowerOverride: Double?
+    /// How sure the map is of ``measuredPowerOverride`` (1σ, dB), when it names the power and says.
+    let measuredPowerSigma: Double?
     /// The floor it is on, by either tracker.
     var floor: UInt16?
     /// When an estimate last placed the tag by stairs or a lift of its floor.
@@ -140,10 +142,11 @@ struct TagState: Sendable {
     /// Whether it has a position (a track, or the grid filter's posterior).
     var hasPosition: Bool { trilateration.track != nil || grid.posterior != nil }
 
-    init(identity: TagIdentity, name: String?, measuredPowerOverride: Double?) {
+    init(identity: TagIdentity, name: String?, measuredPowerOverride: Double?, measuredPowerSigma: Double? = nil) {
         self.identity = identity
         self.name = name
         self.measuredPowerOverride = measuredPowerOverride
+        self.measuredPowerSigma = measuredPowerOverride == nil ? nil : measuredPowerSigma
     }
 
     /// Where its link for the agent is in ``links``, if it has one.

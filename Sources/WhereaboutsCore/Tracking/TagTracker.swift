@@ -75,7 +75,10 @@ struct TagTracker: Sendable {
     /// Starts holding state for a tag, with the name and measured power the map gives it, if any; returns its index.
     mutating func start(_ tag: TagIdentity, known: KnownTag?) -> Int {
         tagIndexes.insert(tag, at: tags.count)
-        tags.append(TagState(identity: tag, name: known?.name, measuredPowerOverride: known?.measuredPower))
+        tags.append(
+            TagState(
+                identity: tag, name: known?.name, measuredPowerOverride: known?.measuredPower,
+                measuredPowerSigma: known?.measuredPowerSigma))
         schedule.append(EstimateSchedule(phase: EstimateSchedule.phase(started: started)))
         started += 1
         return tags.count - 1

@@ -85,8 +85,10 @@ struct ZoneEvidence: Sendable, Hashable {
     /// The mass per zone of a position known to `accuracy` metres, for the zones of `floor` within reach of it
     /// (the others have none).
     ///
-    /// `accuracy` is taken as the RMS distance of the true position from the estimate, as both the grid filter's
-    /// spread and the trilateration's accuracy are: a circular Gaussian with σ = accuracy / √2 on each axis. It is
+    /// `accuracy` is taken as the RMS distance of the true position from the estimate, as the trilateration's
+    /// track claims it: a circular Gaussian with σ = accuracy / √2 on each axis. (A published
+    /// ``TagEstimate/accuracy`` is a 68 % radius: callers divide it by
+    /// ``LocatorEngine/Configuration/trilaterationAccuracyPerRMS`` first.) It is
     /// integrated by the midpoint rule on a 12 × 12 lattice over ±3σ (mass beyond, about 0.5 %, is left out),
     /// and conditioned on the free floor: lattice points outside the outline or inside an obstacle carry no mass,
     /// because nobody stands there. A position on a straight boundary between two zones gives each exactly half:

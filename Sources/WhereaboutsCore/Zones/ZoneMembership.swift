@@ -276,7 +276,7 @@ struct ZoneGeometry: Sendable {
             uniquingKeysWith: { a, _ in a })
     }
 
-    /// The probability mass per zone of a floor for a position known to `accuracy` metres (the trilateration
+    /// The probability mass per zone of a floor for a position known to `accuracy` metres RMS (the trilateration
     /// path): a Gaussian over the free floor, integrated over each zone (``ZoneEvidence``).
     func evidence(floor: UInt16, position: Point, accuracy: Double) -> ZoneEvidence {
         guard let layout = layoutByFloor[floor] else {

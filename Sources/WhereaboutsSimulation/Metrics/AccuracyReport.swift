@@ -44,6 +44,9 @@ public struct AccuracyReport: Sendable, Equatable {
     public var unscored: Int
     /// Horizontal error in metres (whatever the floor).
     public var error: Distribution?
+    /// Share of scored positions whose error is within their own ``PositionRecord/accuracy``: about 0.68 when the
+    /// accuracy is honest (it is the radius that holds the true position 68 % of the time).
+    public var withinAccuracy: Double?
     /// Share of scored positions on the right floor.
     public var floorAccuracy: Double?
     /// Share of scored positions whose zone is the zone of the true position (none = none counts as right);
@@ -104,6 +107,7 @@ public struct AccuracyReport: Sendable, Equatable {
         unscored = tally.unscored
         error = Distribution(errors)
         floorAccuracy = errors.isEmpty ? nil : Double(tally.floorHits) / Double(errors.count)
+        withinAccuracy = errors.isEmpty ? nil : Double(tally.withinAccuracy) / Double(errors.count)
         zoneAccuracy = errors.isEmpty || map == nil ? nil : Double(tally.zoneHits) / Double(errors.count)
         tagHours = tally.seconds / 3600
         let perHour = map != nil && tally.seconds > 0
@@ -119,6 +123,7 @@ public struct AccuracyReport: Sendable, Equatable {
     private struct Tally {
         var errors: [Double] = []
         var floorHits = 0
+        var withinAccuracy = 0
         var zoneHits = 0
         var unscored = 0
         var seconds = 0.0
@@ -137,7 +142,9 @@ public struct AccuracyReport: Sendable, Equatable {
             var cursor = 0
             for report in reports {
                 let truth = AccuracyReport.interpolate(samples, at: report.time, cursor: &cursor)
-                errors.append(Point(x: report.x, y: report.y).distance(to: Point(x: truth.x, y: truth.y)))
+                let error = Point(x: report.x, y: report.y).distance(to: Point(x: truth.x, y: truth.y))
+                errors.append(error)
+                if error <= report.accuracy { withinAccuracy += 1 }
                 if truth.floor == report.floor { floorHits += 1 }
                 if let zoneFinder {
                     let trueZone = zoneFinder.zone(at: Point(x: truth.x, y: truth.y), floor: truth.floor)
