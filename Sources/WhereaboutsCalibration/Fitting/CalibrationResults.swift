@@ -60,6 +60,9 @@ public struct TransmitterCalibration: Sendable, Hashable {
     public var after: Double
     /// The power it advertised, if it did.
     public var advertised: Double?
+    /// The posterior standard deviation of the fitted power, dB (nil when it was not fitted): how sure the fit is
+    /// of it, priors included.
+    public var deviation: Double?
 
     /// Whether the power was fitted.
     public var isFitted: Bool { refusal == nil }
@@ -71,6 +74,9 @@ public struct CalibrationResult: Sendable, Hashable {
     public var agents: [AgentCalibration]
     /// Every transmitter that was heard, sorted by identity.
     public var transmitters: [TransmitterCalibration]
+    /// Per agent, in map order, the factor the survey's coverage put on its priors' deviations (1: the settings'
+    /// own; smaller: pulled harder toward the defaults).
+    public var agentPriorScales: [Double] = []
     /// Samples used.
     public var samples: Int
     /// Robust spread of the standardised residuals after the fit (about 1 when the noise model was right).
