@@ -42,7 +42,7 @@ public struct CalibrationSettings: Sendable, Hashable {
     public var fullCoverage = 0.8
     /// How fast the priors tighten as the coverage falls below ``fullCoverage``: their deviations are multiplied by
     /// `(coverage / fullCoverage)^coverageExponent` (``coverageFactor(_:)``).
-    public var coverageExponent = 2.0
+    public var coverageExponent = 3.0
     /// The factor on the priors' deviations is never below this (a survey of a corner still moves the values a
     /// little).
     public var minimumCoverageFactor = 0.05
