@@ -78,9 +78,9 @@ enum CalibrationReport {
     }
 
     /// The coverage report: the floor, the surveyed positions and each area's held-out median error.
-    static func coverageSVG(_ calibration: GuidedCalibration, check: SpatialReport) -> String {
+    static func coverageSVG(_ calibration: GuidedCalibration, check: SpatialReport, scale: Double = 60) -> String {
         var renderer = MapRenderer()
-        renderer.scale = 60
+        renderer.scale = scale
         let areas = check.figures.map { figures in
             CoverageOverlay.Area(
                 name: figures.area.name, floor: figures.area.floor, polygon: figures.area.polygon,

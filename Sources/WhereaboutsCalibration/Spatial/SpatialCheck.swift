@@ -43,6 +43,21 @@ public struct SpatialReport: Sendable {
     public var coverage: SurveyCoverage
     /// Why the chosen calibration is worse than the map it started from (nil: it is not).
     public var worse: String?
+
+    /// Why errors `after` are worse than `before`: the median or the p90 higher by more than `tolerance` (a share);
+    /// nil when they are not (or either is missing).
+    public static func worse(before: ErrorSummary?, after: ErrorSummary?, tolerance: Double) -> String? {
+        guard let before, let after else { return nil }
+        if after.median > before.median * (1 + tolerance) {
+            return "held out by area, the median error rises from \(before.median.rounded(toDecimals: 2)) to "
+                + "\(after.median.rounded(toDecimals: 2)) m"
+        }
+        if after.p90 > before.p90 * (1 + tolerance) {
+            return "held out by area, the p90 error rises from \(before.p90.rounded(toDecimals: 2)) to "
+                + "\(after.p90.rounded(toDecimals: 2)) m"
+        }
+        return nil
+    }
 }
 
 extension GuidedCalibration {
@@ -105,16 +120,7 @@ extension GuidedCalibration {
             areas: areas, figures: areas.areas.map { SpatialReport.AreaFigures(area: $0) }, choices: choices,
             agentResiduals: agentResiduals, coverage: coverage)
         scoreAreas(&report, folds: folds, held: sampleAreas, replay: replay)
-        if let before = report.before, let after = report.after {
-            if after.median > before.median * (1 + tolerance) {
-                report.worse =
-                    "held out by area, the median error rises from \(before.median.rounded(toDecimals: 2)) to "
-                    + "\(after.median.rounded(toDecimals: 2)) m"
-            } else if after.p90 > before.p90 * (1 + tolerance) {
-                report.worse =
-                    "held out by area, the p90 error rises from \(before.p90.rounded(toDecimals: 2)) to \(after.p90.rounded(toDecimals: 2)) m"
-            }
-        }
+        report.worse = SpatialReport.worse(before: report.before, after: report.after, tolerance: tolerance)
         return report
     }
 
