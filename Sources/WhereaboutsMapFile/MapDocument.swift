@@ -48,7 +48,9 @@ public enum MapDocument {
                     ("id", .string(identity.description)), ("name", .string(identity.description)),
                     ("measured_power", .number(power.rounded(toDecimals: 1))),
                 ]
-                if let deviation = powerDeviations[identity] { members.append(("measured_power_sigma", sigma(deviation))) }
+                if let deviation = powerDeviations[identity] {
+                    members.append(("measured_power_sigma", sigma(deviation)))
+                }
                 elements.append(.object(JSONObject(members)))
             }
             if root["tags"] == nil || root["tags"]?.array != nil { root["tags"] = .array(elements) }

@@ -38,7 +38,8 @@ enum CalibrateCommand {
                         "coverage", "FILE.svg",
                         "draw the floor with the surveyed positions and each area's held-out error (where to survey next)"
                     ),
-                    .switchFlag("force", "write the map even when the spatial check says it is worse (exit 3 otherwise)"),
+                    .switchFlag(
+                        "force", "write the map even when the spatial check says it is worse (exit 3 otherwise)"),
                 ])
             )
         ],
@@ -124,14 +125,19 @@ enum CalibrateCommand {
             printError("whereabouts: \(error)")
             return .failure
         }
-        if inPlace {
-            try FileAccess.write(mapBytes, to: mapPath + ".bak")
-            try FileAccess.write(Array(text.utf8), to: mapPath)
-            printError("wrote \(mapPath) (the original is in \(mapPath).bak)")
-        } else if let outPath {
+        try write(text, original: mapBytes, mapPath: mapPath, outPath: inPlace ? nil : outPath)
+        return .success
+    }
+
+    /// Writes the calibrated map to `outPath`, or over `mapPath` (nil `outPath`) after copying the original to M.bak.
+    static func write(_ text: String, original: [UInt8], mapPath: String, outPath: String?) throws {
+        if let outPath {
             try FileAccess.write(Array(text.utf8), to: outPath)
             printError("wrote \(outPath)")
+        } else {
+            try FileAccess.write(original, to: mapPath + ".bak")
+            try FileAccess.write(Array(text.utf8), to: mapPath)
+            printError("wrote \(mapPath) (the original is in \(mapPath).bak)")
         }
-        return .success
     }
 }

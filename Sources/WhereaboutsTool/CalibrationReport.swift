@@ -11,7 +11,8 @@ enum CalibrationReport {
         lines.append(
             "agent                samples  offset dB  exponent  held-out RSSI dB (map / fitted / +radio map)  choice")
         for agent in result.agents {
-            let held = check.agentResiduals.indices.contains(agent.agentIndex)
+            let held =
+                check.agentResiduals.indices.contains(agent.agentIndex)
                 ? check.agentResiduals[agent.agentIndex].map { $0.map { fixed($0) } ?? "-" }.joined(separator: " / ")
                 : "-"
             let choice = check.choices.indices.contains(agent.agentIndex) ? check.choices[agent.agentIndex] : .map
@@ -22,7 +23,8 @@ enum CalibrationReport {
         }
         if !result.transmitters.isEmpty {
             lines.append("")
-            lines.append("tag                                                 samples  power dBm (before -> fitted ± sd)")
+            lines.append(
+                "tag                                                 samples  power dBm (before -> fitted ± sd)")
             for tag in result.transmitters {
                 lines.append(
                     pad(tag.identity.description, 52) + padLeft("\(tag.samples)", 7) + "  "
@@ -94,7 +96,8 @@ enum CalibrationReport {
             "held out by area, median error: map \(check.before.map { fixed($0.median) } ?? "-") m, "
             + "calibrated \(check.after.map { fixed($0.median) } ?? "-") m; "
             + "dots: surveyed positions; grey: not surveyed enough to check"
-        return renderer.coverageSVG(map: calibration.map, coverage: CoverageOverlay(areas: areas, samples: samples, summary: overall))
+        return renderer.coverageSVG(
+            map: calibration.map, coverage: CoverageOverlay(areas: areas, samples: samples, summary: overall))
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {

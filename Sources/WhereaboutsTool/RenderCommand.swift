@@ -28,7 +28,8 @@ enum RenderCommand {
                     .value("readings", "R.jsonl", "with --posterior: the readings to replay"),
                     .value("posterior", "TAG", "draw this tag's grid posterior"),
                     .value("at", "UNIX", "with --posterior: the moment drawn", default: "the last reading"),
-                    .value("truth", "T.jsonl", "with --posterior: where the tag really was; with --coverage: the survey's"),
+                    .value(
+                        "truth", "T.jsonl", "with --posterior: where the tag really was; with --coverage: the survey's"),
                     .switchFlag(
                         "coverage",
                         "draw a survey's coverage: its positions and each area's held-out error (as calibrate --coverage)"
@@ -55,7 +56,8 @@ enum RenderCommand {
         if try settings.switchValue("coverage") {
             let readingsPath = try settings.required("readings")
             let truthPath = try settings.required("truth")
-            svg = try coverageSVG(mapPath: mapPath, readingsPath: readingsPath, truthPath: truthPath, scale: renderer.scale)
+            svg = try coverageSVG(
+                mapPath: mapPath, readingsPath: readingsPath, truthPath: truthPath, scale: renderer.scale)
         } else if let tagText = settings.value("posterior") {
             guard let tag = TagIdentity(tagText) else {
                 throw UsageError(

@@ -30,7 +30,9 @@ struct SpatialCheckTests {
 
     @Test("a survey of the whole box is cut into about six blocks; half of it is cut as finely")
     func blocks() throws {
-        let whole = (0..<600).map { (floor: UInt16(1), point: Point(x: Double($0 % 30) * 0.4, y: Double($0 / 30) * 0.3)) }
+        let whole = (0..<600).map {
+            (floor: UInt16(1), point: Point(x: Double($0 % 30) * 0.4, y: Double($0 / 30) * 0.3))
+        }
         let areas = SurveyAreas(map: try Self.map(), positions: whole, minimumSamples: 30)
         #expect(areas.kind == .blocks)
         #expect(areas.areas.count >= 4 && areas.areas.count <= 8)
@@ -43,7 +45,9 @@ struct SpatialCheckTests {
 
     @Test("coverage is the share of the floor near surveyed places, and it sets how hard the priors pull")
     func coverage() throws {
-        let west = (0..<60).map { (floor: UInt16(1), point: Point(x: 0.5 + Double($0 % 6), y: 0.5 + Double($0 / 6) * 0.5)) }
+        let west = (0..<60).map {
+            (floor: UInt16(1), point: Point(x: 0.5 + Double($0 % 6), y: 0.5 + Double($0 / 6) * 0.5))
+        }
         let share = SurveyCoverage(map: try Self.map(), positions: west).share(ofFloor: 1)
         #expect(share > 0.45 && share < 0.65, "\(share)")
         #expect(SurveyCoverage(map: try Self.map(), positions: west).share(ofFloor: 2) == 0)

@@ -1,11 +1,11 @@
 import Foundation
+import Testing
+import WhereaboutsCore
+import WhereaboutsDrawing
 
 #if canImport(FoundationXML)
     import FoundationXML
 #endif
-import Testing
-import WhereaboutsCore
-import WhereaboutsDrawing
 
 @Suite("The coverage report's drawing")
 struct CoverageDrawingTests {
@@ -17,8 +17,10 @@ struct CoverageDrawingTests {
         }
         let overlay = CoverageOverlay(
             areas: [
-                .init(name: "A1", floor: 1, polygon: square(0, 3), samples: 400, checked: true, before: 1.5, after: 0.8),
-                .init(name: "B1", floor: 1, polygon: square(3, 3), samples: 300, checked: true, before: 1.2, after: 2.5),
+                .init(
+                    name: "A1", floor: 1, polygon: square(0, 3), samples: 400, checked: true, before: 1.5, after: 0.8),
+                .init(
+                    name: "B1", floor: 1, polygon: square(3, 3), samples: 300, checked: true, before: 1.2, after: 2.5),
                 .init(name: "A2", floor: 1, polygon: square(0, 0), samples: 5, checked: false, before: nil, after: nil),
                 .init(name: "B2", floor: 1, polygon: square(3, 0), samples: 0, checked: false, before: nil, after: nil),
             ],

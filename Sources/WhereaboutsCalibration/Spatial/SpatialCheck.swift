@@ -205,9 +205,10 @@ extension GuidedCalibration {
     /// every agent keeps the map's constants, nothing is written.
     public func chosenValues(
         _ result: CalibrationResult, radioMap: [String: RadioSurface], choices: [AgentChoice], tagPowers: Bool = true
-    ) -> (agents: [String: AgentConstants], powers: [TagIdentity: Double], deviations: [TagIdentity: Double],
-        radioMap: [String: RadioSurface])
-    {
+    ) -> (
+        agents: [String: AgentConstants], powers: [TagIdentity: Double], deviations: [TagIdentity: Double],
+        radioMap: [String: RadioSurface]
+    ) {
         guard choices.contains(where: { $0 != .map }) else { return ([:], [:], [:], [:]) }
         let fittedTags = result.transmitters.filter(\.isFitted)
         let weight = fittedTags.reduce(0) { $0 + $1.samples }
