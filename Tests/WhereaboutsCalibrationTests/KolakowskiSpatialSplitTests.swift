@@ -80,6 +80,7 @@ struct KolakowskiSpatialSplitTests {
         print(
             "spatial split \(name): report \(report.before.map { metres($0.median) } ?? "-") -> "
                 + "\(report.after.map { "\(metres($0.median)) / \(metres($0.p90))" } ?? "-"), "
+                + "expected \(report.expected.map { "\(metres($0.median)) / \(metres($0.p90))" } ?? "-"), "
                 + "worse: \(report.worse ?? "no"); robot path \(metres(outcome.robot.median)) / "
                 + "\(metres(outcome.robot.p90)) (south \(metres(outcome.robotHalves.south)), "
                 + "north \(metres(outcome.robotHalves.north)))")
@@ -95,7 +96,7 @@ struct KolakowskiSpatialSplitTests {
     static func expectGoal(_ outcome: Outcome, against baseline: AccuracyReport.Distribution) throws {
         #expect(outcome.robot.median <= baseline.median * 1.05)
         #expect(outcome.robot.p90 <= baseline.p90 * 1.05)
-        let reported = try #require(outcome.report.after).median
+        let reported = try #require(outcome.report.expected).median
         #expect(abs(reported - outcome.robot.median) <= 0.25 * outcome.robot.median)
         #expect(outcome.report.worse == nil)
         let settings = CalibrationSettings()

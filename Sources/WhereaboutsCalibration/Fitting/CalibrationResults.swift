@@ -115,4 +115,25 @@ public struct ErrorSummary: Sendable, Hashable {
         median = middle
         self.p90 = p90
     }
+
+    /// Summarises two sets of errors as one distribution in which the first set weighs `share` and the second
+    /// `1 − share` (each error of a set equally); nil when both are empty.
+    public init?(blending first: [Double], share: Double, with second: [Double]) {
+        let share = first.isEmpty ? 0 : second.isEmpty ? 1 : min(max(share, 0), 1)
+        let weighted =
+            (first.map { ($0, share / Double(first.count)) } + second.map { ($0, (1 - share) / Double(second.count)) })
+            .sorted { $0.0 < $1.0 }
+        guard !weighted.isEmpty else { return nil }
+        func quantile(_ fraction: Double) -> Double {
+            var total = 0.0
+            for (value, weight) in weighted {
+                total += weight
+                if total >= fraction - 1e-12 { return value }
+            }
+            return weighted[weighted.count - 1].0
+        }
+        count = weighted.count
+        median = quantile(0.5)
+        p90 = quantile(0.9)
+    }
 }

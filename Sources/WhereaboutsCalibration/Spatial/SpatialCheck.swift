@@ -20,6 +20,8 @@ public struct SpatialReport: Sendable {
         public var before: ErrorSummary?
         /// … with the chosen calibration fitted on the other areas.
         public var after: ErrorSummary?
+        /// … with the chosen calibration fitted on every area, this one included (where the survey went).
+        public var surveyed: ErrorSummary?
         /// RMS of the area's RSSI residuals with the map's constants and with the chosen calibration, dB.
         public var residualBefore: Double?
         public var residualAfter: Double?
@@ -32,6 +34,10 @@ public struct SpatialReport: Sendable {
     /// Every checked area's errors together, before and after.
     public var before: ErrorSummary?
     public var after: ErrorSummary?
+    /// The error to expect over the floor with the chosen calibration: the surveyed share of the floor (the
+    /// coverage) at the error of the calibration fitted on every area (``AreaFigures/surveyed``), the rest at the
+    /// held-out error (``after``), as one weighted distribution. With the map's constants it is ``before``.
+    public var expected: ErrorSummary?
     /// Every checked area's RSSI residuals together (RMS, dB), before and after.
     public var residualBefore: Double?
     public var residualAfter: Double?
@@ -82,8 +88,8 @@ extension GuidedCalibration {
     /// Each checked area is held out in turn: the constants (with the coverage of the other areas setting the
     /// priors) and a radio map are fitted on the other areas' samples, and the area's samples are scored with the
     /// map's constants, the fitted ones and the fitted ones plus the radio map. Each agent takes the choice with
-    /// the lowest held-out RSSI residual over all areas (a fitted choice must beat the map's constants by
-    /// `margin` dB, the radio map the fitted constants by half of it). Then, with `replay`, the pipeline is
+    /// the lowest held-out RSSI residual over all areas: a fitted choice must beat the map's constants by `margin`
+    /// dB; then the radio map is taken unless it is worse than the fitted constants alone by more than half of it. Then, with `replay`, the pipeline is
     /// replayed over each area's readings twice (the map as it is; the choices applied to the fit without the area)
     /// and the positions are scored against the truth. The chosen calibration is **worse** when its median or p90
     /// error over all areas exceeds the map's by more than `tolerance` (a share).
@@ -130,7 +136,10 @@ extension GuidedCalibration {
         let fitted = residuals[1] ?? .infinity
         let mapped = residuals[2] ?? .infinity
         guard min(fitted, mapped) < map - margin else { return .map }
-        return mapped < fitted - margin / 2 ? .radioMap : .fitted
+        // A radio map goes back to the trend where it knows nothing, so held out it ties with the fitted constants
+        // at worst unless it overfits; and the tracker does best with every agent on the same footing (an agent
+        // without one has a different variance model). So it is kept unless it is clearly worse.
+        return mapped <= fitted + margin / 2 ? .radioMap : .fitted
     }
 
     /// Per agent and choice, the residuals of the samples `heldOut` accepts.
@@ -163,6 +172,14 @@ extension GuidedCalibration {
         }
         var allBefore: [Double] = []
         var allAfter: [Double] = []
+        var allSurveyed: [Double] = []
+        // The chosen calibration fitted on every sample: what is written.
+        let everything = fit(training: samples)
+        let whole =
+            replay == nil
+            ? nil
+            : try? chosenMap(
+                everything, radioMap: (try? radioMap(everything)) ?? [:], choices: report.choices)
         var residualsBefore: [Double] = []
         var residualsAfter: [Double] = []
         for (areaIndex, fold) in folds.sorted(by: { $0.key < $1.key }) {
@@ -189,9 +206,19 @@ extension GuidedCalibration {
             report.figures[areaIndex].after = ErrorSummary(errorsAfter)
             allBefore += errorsBefore
             allAfter += errorsAfter
+            if let whole {
+                let errors = positionErrors(replay(whole, areaReadings))
+                report.figures[areaIndex].surveyed = ErrorSummary(errors)
+                allSurveyed += errors
+            }
         }
         report.before = ErrorSummary(allBefore)
         report.after = ErrorSummary(allAfter)
+        let shares = report.coverage.shares.values
+        let share = shares.isEmpty ? 0 : shares.reduce(0, +) / Double(shares.count)
+        report.expected =
+            report.choices.contains(where: { $0 != .map })
+            ? ErrorSummary(blending: allSurveyed, share: share, with: allAfter) : report.before
         report.residualBefore = rootMeanSquare(residualsBefore)
         report.residualAfter = rootMeanSquare(residualsAfter)
     }

@@ -20,12 +20,14 @@ public struct SurveyArea: Sendable, Hashable {
 
 /// The survey's floor cut into areas for leave-one-area-out validation.
 ///
-/// The map's zones on a floor are used when at least three of them each hold enough samples and together hold
-/// nine tenths of the floor's samples (zones are what a user reads, and rooms are where a radio map stops
-/// carrying over). Otherwise the bounding box of the floor's surveyed positions is cut into about
-/// ``targetBlocks`` blocks of similar sides: a box, not the floor's outline, so that a survey of half the floor
-/// still gets as many held-out areas as a full one, each far enough from the others (a block's side is 1.5–3 m on
-/// a flat) that leaving it out tests how the fit carries over to places the survey did not see.
+/// The bounding box of a floor's surveyed positions is cut into about ``targetBlocks`` blocks of similar sides: a
+/// box, not the floor's outline, so that a survey of half the floor still gets as many held-out areas as a full
+/// one, each far enough from the others (1.5–3 m across on a flat) that leaving it out tests how the fit carries
+/// over to places the survey did not see. The map's zones can be used instead (`zones: true`: where at least
+/// three each hold enough samples and together nine tenths of the floor's), but they are not by default: rooms
+/// differ in size by a factor of five or more, and leaving a whole living room out tests a radio map far beyond
+/// what a survey that walked every room needs (on the Kolakowski north half the report then read 1.27 m for a
+/// robot path of 0.85 m).
 public struct SurveyAreas: Sendable {
     /// How the areas were made.
     public enum Kind: String, Sendable {
@@ -34,7 +36,7 @@ public struct SurveyAreas: Sendable {
     }
 
     /// Blocks per surveyed floor, about.
-    public static let targetBlocks = 6
+    public static let targetBlocks = 8
 
     /// How the areas were made (per floor; `zones` when any floor used its zones).
     public var kind: Kind
@@ -48,14 +50,19 @@ public struct SurveyAreas: Sendable {
     /// - Parameters:
     ///   - positions: every sample's floor and true position.
     ///   - minimumSamples: the fewest samples an area needs to be checked on its own.
-    public init(map: FloorMap, positions: [(floor: UInt16, point: Point)], minimumSamples: Int) {
+    ///   - zones: use the map's zones where they qualify (off by default: see the type's documentation).
+    public init(
+        map: FloorMap, positions: [(floor: UInt16, point: Point)], minimumSamples: Int, zones: Bool = false
+    ) {
         self.minimumSamples = minimumSamples
         var areas: [SurveyArea] = []
         var usedZones = false
         let byFloor = Dictionary(grouping: positions, by: \.floor)
         for floor in map.floors {
             guard let points = byFloor[floor.major]?.map(\.point), !points.isEmpty else { continue }
-            if let zoned = Self.zoneAreas(map.zones(onFloor: floor.major), points: points, minimum: minimumSamples) {
+            if zones,
+                let zoned = Self.zoneAreas(map.zones(onFloor: floor.major), points: points, minimum: minimumSamples)
+            {
                 areas += zoned
                 usedZones = true
             } else {
