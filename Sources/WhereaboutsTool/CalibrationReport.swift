@@ -75,6 +75,9 @@ enum CalibrationReport {
         lines.append(
             pad("all areas", 20) + padLeft("\(total)", 8) + "  " + pad(position(check.before), 23)
                 + pad(position(check.after), 26) + residuals(check.residualBefore, check.residualAfter))
+        lines.append(
+            pad("expected over the floor", 30) + pad(position(check.before), 23) + pad(position(check.expected), 26)
+                + "(surveyed share at the in-survey error, the rest held out)")
         if let worse = check.worse { lines.append("worse than the map: \(worse)") }
         return lines
     }
@@ -94,7 +97,8 @@ enum CalibrationReport {
         }
         let overall =
             "held out by area, median error: map \(check.before.map { fixed($0.median) } ?? "-") m, "
-            + "calibrated \(check.after.map { fixed($0.median) } ?? "-") m; "
+            + "calibrated \(check.after.map { fixed($0.median) } ?? "-") m (expected over the floor "
+            + "\(check.expected.map { fixed($0.median) } ?? "-") m); "
             + "dots: surveyed positions; grey: not surveyed enough to check"
         return renderer.coverageSVG(
             map: calibration.map, coverage: CoverageOverlay(areas: areas, samples: samples, summary: overall))

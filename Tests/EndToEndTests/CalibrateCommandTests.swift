@@ -37,10 +37,10 @@ struct CalibrateCommandTests {
         #expect(status == 0, "\(output)")
         #expect(output.contains("fitted + radio map"), "\(output)")
         // The spatial check's table, and the coverage report with one shaded area per area of the table.
-        #expect(output.contains("spatial check: 5 areas"), "\(output)")
+        #expect(output.contains("spatial check: 7 areas"), "\(output)")
         #expect(output.contains("all areas"), "\(output)")
         let coverage = try String(contentsOfFile: scratch.file("coverage.svg"), encoding: .utf8)
-        #expect(coverage.components(separatedBy: #"class="coverage-area""#).count - 1 == 6)
+        #expect(coverage.components(separatedBy: #"class="coverage-area""#).count - 1 == 9)
         #expect(coverage.components(separatedBy: #"class="survey-sample""#).count > 100)
         // `render --coverage` draws the same from the map and the survey.
         let rendered = scratch.file("rendered-coverage.svg")

@@ -28,7 +28,7 @@ struct SpatialCheckTests {
         #expect(SpatialReport.worse(before: nil, after: before, tolerance: 0.02) == nil)
     }
 
-    @Test("a survey of the whole box is cut into about six blocks; half of it is cut as finely")
+    @Test("a survey of the whole box is cut into about eight blocks; half of it is cut as finely")
     func blocks() throws {
         let whole = (0..<600).map {
             (floor: UInt16(1), point: Point(x: Double($0 % 30) * 0.4, y: Double($0 / 30) * 0.3))

@@ -95,7 +95,7 @@ extension GuidedCalibration {
     /// error over all areas exceeds the map's by more than `tolerance` (a share).
     public func spatialCheck(
         margin: Double = 0.25,
-        tolerance: Double = 0.02,
+        tolerance: Double = 0.05,
         replay: ((FloorMap, [RecordedReading]) -> [PositionRecord])? = nil
     ) -> SpatialReport {
         let areas = surveyAreas()
