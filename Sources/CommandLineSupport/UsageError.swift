@@ -30,4 +30,7 @@ public enum ExitStatus: Int32, Sendable {
     case failure = 1
     /// Bad usage or configuration.
     case usage = 2
+    /// The command's own check refused to write its result (`whereabouts calibrate`: the calibrated map would be
+    /// worse than the map it started from).
+    case refused = 3
 }

@@ -6,14 +6,16 @@ public import WhereaboutsJSON
 /// ``apply(agents:powers:to:)`` writes fitted constants in, keeping everything else of the user's file as it was.
 /// Agents get `rssi_offset` and `path_loss_exponent` (replaced where present, added after their other members
 /// where not); tags get `measured_power`, and a tag the map does not list yet is appended to `tags` (created
-/// when missing) with its identity as its name. Values are rounded to 0.01 dB, 0.001 and 0.1 dBm. Agents given a
-/// radio map get it as `radio_map` (docs/map.md).
+/// when missing) with its identity as its name. Values are rounded to 0.01 dB, 0.001 and 0.1 dBm. A tag given a
+/// deviation of its power gets it as `measured_power_sigma` (0.1 dB, within the loader's 0.1–30 dB). Agents given
+/// a radio map get it as `radio_map` (docs/map.md).
 public enum MapDocument {
     /// The document with the constants written in. Agents and tags the document does not have, and members that
     /// are not objects, are left alone.
     public static func apply(
         agents: [String: AgentConstants],
         powers: [TagIdentity: Double],
+        powerDeviations: [TagIdentity: Double] = [:],
         radioMaps: [String: RadioSurface] = [:],
         to document: JSONValue
     ) -> JSONValue {
@@ -38,19 +40,27 @@ public enum MapDocument {
                     let power = pending.removeValue(forKey: identity)
                 else { continue }
                 tag["measured_power"] = .number(power.rounded(toDecimals: 1))
+                if let deviation = powerDeviations[identity] { tag["measured_power_sigma"] = sigma(deviation) }
                 elements[position] = .object(tag)
             }
             for (identity, power) in pending.sorted(by: { $0.key < $1.key }) {
-                elements.append(
-                    .object(
-                        JSONObject([
-                            ("id", .string(identity.description)), ("name", .string(identity.description)),
-                            ("measured_power", .number(power.rounded(toDecimals: 1))),
-                        ])))
+                var members: [(String, JSONValue)] = [
+                    ("id", .string(identity.description)), ("name", .string(identity.description)),
+                    ("measured_power", .number(power.rounded(toDecimals: 1))),
+                ]
+                if let deviation = powerDeviations[identity] {
+                    members.append(("measured_power_sigma", sigma(deviation)))
+                }
+                elements.append(.object(JSONObject(members)))
             }
             if root["tags"] == nil || root["tags"]?.array != nil { root["tags"] = .array(elements) }
         }
         return .object(root)
+    }
+
+    /// A power's deviation as the map file holds it: 0.1 dB, within the loader's 0.1–30 dB.
+    static func sigma(_ deviation: Double) -> JSONValue {
+        .number(min(max(deviation.isFinite ? deviation : 30, 0.1), 30).rounded(toDecimals: 1))
     }
 
     /// A radio surface as the map file holds it: residuals to 0.1 dB, deviations to 0.01 dB.

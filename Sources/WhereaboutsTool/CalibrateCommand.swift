@@ -9,13 +9,15 @@ import WhereaboutsSimulation
 import WhereaboutsWire
 
 /// `whereabouts calibrate`: fits agents' offsets and exponents and tags' powers from a walk with known positions,
-/// reports the held-out error before and after, and writes the constants into the map.
+/// checks them by leaving one area of the floor out at a time, chooses per agent between the map's constants, the
+/// fitted ones and a radio map, and writes the choice into the map unless the check says it is worse.
 enum CalibrateCommand {
     static let interface = CommandInterface(
         program: "whereabouts calibrate",
         synopsis: """
             whereabouts calibrate --map M --readings R.jsonl --truth T.jsonl (--out M2 | --in-place)
-                                         [--folds 5] [--window 1] [--no-tag-power] [--no-radio-map]
+                                         [--window 1] [--no-tag-power] [--no-radio-map] [--coverage FILE.svg]
+                                         [--force]
             """,
         sections: [
             .init(
@@ -25,7 +27,6 @@ enum CalibrateCommand {
                     .value("truth", "T.jsonl", "where the walker really was"),
                     .value("out", "M2", "write the calibrated map here (M is left alone)"),
                     .switchFlag("in-place", "write it over M, after copying M to M.bak"),
-                    .value("folds", "K", "time blocks for the held-out error (2…20)", default: "5"),
                     .value("window", "S", "seconds per sample and (agent, tag)", default: "1"),
                     .switchFlag(
                         "no-tag-power", "do not write tags' measured power (the walk's tags are not ones you track)"),
@@ -33,12 +34,24 @@ enum CalibrateCommand {
                         "no-radio-map",
                         "do not write a radio map (each agent's residual surface, which the grid tracker weighs "
                             + "readings against: docs/calibration.md)"),
+                    .value(
+                        "coverage", "FILE.svg",
+                        "draw the floor with the surveyed positions and each area's held-out error (where to survey next)"
+                    ),
+                    .switchFlag(
+                        "force", "write the map even when the spatial check says it is worse (exit 3 otherwise)"),
                 ])
             )
         ],
         notes: """
             Agents with too little data (under 30 samples, or under 2 m of distance spread) keep their map values and
-            are named; if no agent can be fitted, nothing is written and the exit status is 2.
+            are named; if no agent can be fitted, nothing is written and the exit status is 2. The floor is cut into
+            areas (the map's zones, or blocks of the surveyed box); each is held out in turn and the locator's pipeline
+            replayed over its readings, with the map's constants and with the calibration fitted on the other areas.
+            Each agent gets what did best held out (map constants, fitted, fitted + radio map). When the chosen
+            calibration is worse than the map held out by area, nothing is written and the exit status is 3, with the
+            reason on stderr, unless --force. Exit status: 0 written, 1 failure, 2 bad usage or nothing to fit,
+            3 refused (worse than the map).
             """)
 
     static func run(_ settings: Settings) throws -> ExitStatus {
@@ -48,10 +61,11 @@ enum CalibrateCommand {
         let outPath = settings.value("out")
         let inPlace = try settings.switchValue("in-place")
         guard (outPath == nil) != !inPlace else { throw SettingsError.invalid("give one of --out or --in-place") }
-        let folds = try settings.integer("folds", in: 2...20) ?? 5
         let window = try settings.number("window", in: 0.1...60) ?? 1
         let tagPowers = try !settings.switchValue("no-tag-power")
         let writesRadioMap = try !settings.switchValue("no-radio-map")
+        let force = try settings.switchValue("force")
+        let coveragePath = settings.value("coverage")
 
         let mapBytes = try FileAccess.read(mapPath)
         let (readings, badReadings) = try RecordingFiles.records(readingsPath, as: RecordedReading.self)
@@ -72,25 +86,35 @@ enum CalibrateCommand {
                 + "(\(badTruth) bad lines): \(statistics.used) used in \(calibration.samples.count) samples; "
                 + "\(statistics.withoutTruth) without truth, \(statistics.otherFloor) from another floor, "
                 + "\(statistics.unknownAgents) from agents not in the map, \(statistics.invalid) invalid")
-        let heldOut = calibration.crossValidate(folds: folds) { map, readings in
+        var check = calibration.spatialCheck { map, readings in
             LocatorReplay.run(map: map, readings: readings).output.positions
         }
-        print(report(result, heldOut: heldOut, settings: calibration.settings))
+        if !writesRadioMap { check.choices = check.choices.map { $0 == .radioMap ? .fitted : $0 } }
+        print(CalibrationReport.text(result, check: check))
+        if let coveragePath {
+            try FileAccess.write(Array(CalibrationReport.coverageSVG(calibration, check: check).utf8), to: coveragePath)
+            printError("wrote the coverage report to \(coveragePath)")
+        }
+        if let worse = check.worse, !force {
+            printError("whereabouts: not writing the calibrated map: \(worse) (--force writes it anyway)")
+            return .refused
+        }
 
         let text: String
         do {
             // The radio map is learned against the trend with every fitted value, tag powers included: without
             // them the residuals would carry the tags' power error.
-            let radioMap = writesRadioMap ? try calibration.radioMap(result) : [:]
+            let radioMap = check.choices.contains(.radioMap) ? try calibration.radioMap(result) : [:]
             if writesRadioMap {
-                let skipped = calibration.map.agents.map(\.id).filter { radioMap[$0] == nil }
+                let skipped = calibration.map.agents.indices.filter {
+                    check.choices[$0] == .radioMap && radioMap[calibration.map.agents[$0].id] == nil
+                }.map { calibration.map.agents[$0].id }
                 printError(
                     "radio map: \(radioMap.count) agents"
-                        + (skipped.isEmpty
-                            ? "" : "; none for \(skipped.joined(separator: ", ")) (the walk passed too few places)"))
+                        + (skipped.isEmpty ? "" : "; none for \(skipped.joined(separator: ", "))"))
             }
             text = try MapDocument.text(
-                calibration.calibratedDocument(result, tagPowers: tagPowers, radioMap: radioMap))
+                calibration.chosenDocument(result, radioMap: radioMap, choices: check.choices, tagPowers: tagPowers))
         } catch let error as CalibrationError {
             printError("whereabouts: \(error)")
             return .failure
@@ -101,66 +125,19 @@ enum CalibrateCommand {
             printError("whereabouts: \(error)")
             return .failure
         }
-        if inPlace {
-            try FileAccess.write(mapBytes, to: mapPath + ".bak")
-            try FileAccess.write(Array(text.utf8), to: mapPath)
-            printError("wrote \(mapPath) (the original is in \(mapPath).bak)")
-        } else if let outPath {
-            try FileAccess.write(Array(text.utf8), to: outPath)
-            printError("wrote \(outPath)")
-        }
+        try write(text, original: mapBytes, mapPath: mapPath, outPath: inPlace ? nil : outPath)
         return .success
     }
 
-    /// The held-out errors, the per-agent table, the tags, and the agents that kept their values.
-    static func report(
-        _ result: CalibrationResult, heldOut: GuidedCalibration.HeldOutReport, settings: CalibrationSettings
-    ) -> String {
-        var lines: [String] = []
-        func pad(_ text: String, _ width: Int) -> String {
-            text + String(repeating: " ", count: max(width - text.count, 1))
+    /// Writes the calibrated map to `outPath`, or over `mapPath` (nil `outPath`) after copying the original to M.bak.
+    static func write(_ text: String, original: [UInt8], mapPath: String, outPath: String?) throws {
+        if let outPath {
+            try FileAccess.write(Array(text.utf8), to: outPath)
+            printError("wrote \(outPath)")
+        } else {
+            try FileAccess.write(original, to: mapPath + ".bak")
+            try FileAccess.write(Array(text.utf8), to: mapPath)
+            printError("wrote \(mapPath) (the original is in \(mapPath).bak)")
         }
-        func padLeft(_ text: String, _ width: Int) -> String {
-            String(repeating: " ", count: max(width - text.count, 0)) + text
-        }
-        lines.append(
-            pad("held-out error (\(heldOut.folds) time blocks)", 33) + pad("map constants", 17) + pad("fitted", 17)
-                + "fitted + radio map")
-        func position(_ summary: ErrorSummary?) -> String {
-            summary.map { "\(fixed($0.median)) / \(fixed($0.p90))" } ?? "-"
-        }
-        lines.append(
-            pad("  position median / p90 (m)", 33) + pad(position(heldOut.positionBefore), 17)
-                + pad(position(heldOut.positionAfter), 17) + position(heldOut.positionWithRadioMap))
-        lines.append(
-            pad("  RSSI residual RMS (dB)", 33) + pad(heldOut.residualBefore.map { fixed($0) } ?? "-", 17)
-                + pad(heldOut.residualAfter.map { fixed($0) } ?? "-", 17)
-                + (heldOut.residualWithRadioMap.map { fixed($0) } ?? "-"))
-        lines.append("")
-        lines.append("agent                samples  offset dB  exponent  residual dB (map -> fitted)  status")
-        for agent in result.agents {
-            let residual =
-                "\(agent.residualBefore.map { fixed($0) } ?? "-") -> \(agent.residualAfter.map { fixed($0) } ?? "-")"
-            lines.append(
-                pad(agent.id, 20) + padLeft("\(agent.samples)", 8) + padLeft(fixed(agent.after.rssiOffset), 11)
-                    + padLeft(fixed(agent.after.pathLossExponent, 3), 10) + "  " + pad(residual, 27) + "  "
-                    + (agent.refusal.map { "kept the map's values: \($0)" } ?? "fitted"))
-        }
-        if !result.transmitters.isEmpty {
-            lines.append("")
-            lines.append("tag                                                 samples  power dBm (before -> fitted)")
-            for tag in result.transmitters {
-                lines.append(
-                    pad(tag.identity.description, 52) + padLeft("\(tag.samples)", 7) + "  "
-                        + "\(fixed(tag.before, 1)) -> \(fixed(tag.after, 1))"
-                        + (tag.refusal.map { " (kept: \($0))" } ?? ""))
-            }
-        }
-        for agent in result.agents {
-            if let refusal = agent.refusal {
-                lines.append("warning: agent \(agent.id) keeps its map values: \(refusal)")
-            }
-        }
-        return lines.joined(separator: "\n")
     }
 }

@@ -1,7 +1,10 @@
 import CommandLineSupport
+import WhereaboutsCalibration
 import WhereaboutsCore
 import WhereaboutsDrawing
+import WhereaboutsJSON
 import WhereaboutsLocator
+import WhereaboutsMapFile
 import WhereaboutsSettings
 import WhereaboutsWire
 
@@ -14,6 +17,7 @@ enum RenderCommand {
             whereabouts render --map M [--positions P.jsonl] [--scale PX] --out FILE.svg
                    whereabouts render --map M --readings R.jsonl --posterior TAG [--at UNIX] [--truth T.jsonl]
                        [--scale PX] --out FILE.svg
+                   whereabouts render --map M --coverage --readings R.jsonl --truth T.jsonl [--scale PX] --out FILE.svg
             """,
         sections: [
             .init(
@@ -24,7 +28,12 @@ enum RenderCommand {
                     .value("readings", "R.jsonl", "with --posterior: the readings to replay"),
                     .value("posterior", "TAG", "draw this tag's grid posterior"),
                     .value("at", "UNIX", "with --posterior: the moment drawn", default: "the last reading"),
-                    .value("truth", "T.jsonl", "with --posterior: where the tag really was"),
+                    .value(
+                        "truth", "T.jsonl", "with --posterior: where the tag really was; with --coverage: the survey's"),
+                    .switchFlag(
+                        "coverage",
+                        "draw a survey's coverage: its positions and each area's held-out error (as calibrate --coverage)"
+                    ),
                     .value("scale", "PX", "pixels per metre", default: "30"),
                 ]))
         ],
@@ -32,7 +41,9 @@ enum RenderCommand {
             --scale PX sets the pixels per metre (default 30). With --posterior, the readings are replayed (as
             `whereabouts replay` does, with the grid filter) up to --at (default: the last reading), and the drawing shows
             that tag's posterior over its floor's cells, its estimate with its accuracy and, with --truth, where it really
-            was at that moment.
+            was at that moment. With --coverage, the readings and truth are a survey: the drawing is the one
+            `whereabouts calibrate --coverage` writes (the spatial check is run as calibrate runs it; nothing is written
+            to the map).
             """)
 
     static func run(_ settings: Settings) throws -> ExitStatus {
@@ -42,7 +53,12 @@ enum RenderCommand {
         var renderer = MapRenderer()
         if let scale = try settings.number("scale", in: 1...1000) { renderer.scale = scale }
         let svg: String
-        if let tagText = settings.value("posterior") {
+        if try settings.switchValue("coverage") {
+            let readingsPath = try settings.required("readings")
+            let truthPath = try settings.required("truth")
+            svg = try coverageSVG(
+                mapPath: mapPath, readingsPath: readingsPath, truthPath: truthPath, scale: renderer.scale)
+        } else if let tagText = settings.value("posterior") {
             guard let tag = TagIdentity(tagText) else {
                 throw UsageError(
                     "--posterior must be a tag id such as ibeacon-<uuid>-<major>-<minor>, not \"\(tagText)\"")
@@ -60,6 +76,27 @@ enum RenderCommand {
         }
         try FileAccess.write(Array(svg.utf8), to: outPath)
         return .success
+    }
+
+    /// Runs the spatial check of a survey as `calibrate` does and draws its coverage.
+    static func coverageSVG(mapPath: String, readingsPath: String, truthPath: String, scale: Double) throws -> String {
+        let readings = try RecordingFiles.records(readingsPath, as: RecordedReading.self).records
+        let truth = try RecordingFiles.records(truthPath, as: TruthRecord.self).records
+        let mapBytes = try FileAccess.read(mapPath)
+        let calibration: GuidedCalibration
+        do {
+            let document: JSONValue
+            do { document = try MapDocument.parse(mapBytes) } catch {
+                throw CalibrationError.malformedMap(error)
+            }
+            calibration = try GuidedCalibration(document: document, readings: readings, truth: truth)
+        } catch {
+            throw UsageError("cannot check the survey on \(mapPath): \(error)")
+        }
+        let check = calibration.spatialCheck { map, readings in
+            LocatorReplay.run(map: map, readings: readings).output.positions
+        }
+        return CalibrationReport.coverageSVG(calibration, check: check, scale: scale)
     }
 
     /// Replays the readings up to `at` with the grid filter and draws the tag's posterior then.

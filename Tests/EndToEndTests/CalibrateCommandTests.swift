@@ -32,9 +32,31 @@ struct CalibrateCommandTests {
                 "calibrate", "--map", Self.repositoryRoot + "/maps/kolakowski-flat.json",
                 "--readings", try TestFixtures.path("kolakowski/calibration-readings-1s.jsonl"),
                 "--truth", try TestFixtures.path("kolakowski/calibration-truth.jsonl"), "--out", calibrated,
+                "--coverage", scratch.file("coverage.svg"),
             ], scratch: scratch)
         #expect(status == 0, "\(output)")
         #expect(output.contains("fitted + radio map"), "\(output)")
+        // The spatial check's table, and the coverage report with one shaded area per area of the table.
+        #expect(output.contains("spatial check: 7 areas"), "\(output)")
+        #expect(output.contains("all areas"), "\(output)")
+        let coverage = try String(contentsOfFile: scratch.file("coverage.svg"), encoding: .utf8)
+        #expect(coverage.components(separatedBy: #"class="coverage-area""#).count - 1 == 9)
+        #expect(coverage.components(separatedBy: #"class="survey-sample""#).count > 100)
+        // `render --coverage` draws the same from the map and the survey.
+        let rendered = scratch.file("rendered-coverage.svg")
+        let (renderCoverageStatus, renderCoverageOutput) = try await run(
+            "whereabouts",
+            [
+                "render", "--map", Self.repositoryRoot + "/maps/kolakowski-flat.json", "--coverage",
+                "--readings", try TestFixtures.path("kolakowski/calibration-readings-1s.jsonl"),
+                "--truth", try TestFixtures.path("kolakowski/calibration-truth.jsonl"), "--scale", "60",
+                "--out", rendered,
+            ], scratch: scratch)
+        #expect(renderCoverageStatus == 0, "\(renderCoverageOutput)")
+        #expect(try String(contentsOfFile: rendered, encoding: .utf8) == coverage)
+        let written = try MapDocument.parse(Array(try Data(contentsOf: URL(fileURLWithPath: calibrated))))
+        let sigma = try #require(written.object?["tags"]?.array?.first?.object?["measured_power_sigma"]?.double)
+        #expect(sigma >= 1 && sigma <= 30)
         #expect(output.contains("radio map: 6 agents"), "\(output)")
         let map = try FloorMap.parse(Array(try Data(contentsOf: URL(fileURLWithPath: calibrated)))).get()
         #expect(map.agents.allSatisfy { $0.radioSurface != nil })

@@ -52,6 +52,26 @@ struct ResidualSurfaceFitTests {
         #expect(surface.lengthScale != nil && surface.noiseDeviation != nil)
     }
 
+    @Test("away from the walk the surface goes back to the trend, its deviation growing to the prior's")
+    func revertsAwayFromTheSurvey() throws {
+        let bounds = (minimum: Point(x: 0, y: 0), maximum: Point(x: 30, y: 6))
+        let surface = try #require(ResidualSurfaceFit().fit(Self.walk(), bounds: bounds, cellSize: 0.5))
+        let prior = surface.priorDeviation * surface.priorDeviation
+        var previous = 0.0
+        for step in 0...48 {
+            // From the walk's east edge (x 5.75 m) eastward, along its middle lane.
+            let residual = surface.residual(at: Point(x: 5.75 + Double(step) * 0.5, y: 2.9))
+            #expect(residual.variance >= previous - 1e-6, "the variance never shrinks going away (\(step))")
+            #expect(residual.variance <= prior + 1e-6)
+            previous = residual.variance
+        }
+        let near = surface.residual(at: Point(x: 6, y: 2.9))
+        let farther = surface.residual(at: Point(x: 12, y: 2.9))
+        #expect(near.variance < prior / 2)
+        #expect(farther.variance > 0.9 * prior)
+        #expect(abs(farther.mean) < 0.5, "the mean goes back to the trend (0 dB)")
+    }
+
     @Test("too few places, or values that are not numbers, give no surface and no crash")
     func tooLittle() {
         let bounds = (minimum: Point(x: 0, y: 0), maximum: Point(x: 4, y: 4))

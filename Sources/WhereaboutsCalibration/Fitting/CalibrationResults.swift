@@ -60,6 +60,9 @@ public struct TransmitterCalibration: Sendable, Hashable {
     public var after: Double
     /// The power it advertised, if it did.
     public var advertised: Double?
+    /// The posterior standard deviation of the fitted power, dB (nil when it was not fitted): how sure the fit is
+    /// of it, priors included.
+    public var deviation: Double?
 
     /// Whether the power was fitted.
     public var isFitted: Bool { refusal == nil }
@@ -71,6 +74,9 @@ public struct CalibrationResult: Sendable, Hashable {
     public var agents: [AgentCalibration]
     /// Every transmitter that was heard, sorted by identity.
     public var transmitters: [TransmitterCalibration]
+    /// Per agent, in map order, the factor the survey's coverage put on its priors' deviations (1: the settings'
+    /// own; smaller: pulled harder toward the defaults).
+    public var agentPriorScales: [Double] = []
     /// Samples used.
     public var samples: Int
     /// Robust spread of the standardised residuals after the fit (about 1 when the noise model was right).
@@ -108,5 +114,26 @@ public struct ErrorSummary: Sendable, Hashable {
         count = errors.count
         median = middle
         self.p90 = p90
+    }
+
+    /// Summarises two sets of errors as one distribution in which the first set weighs `share` and the second
+    /// `1 − share` (each error of a set equally); nil when both are empty.
+    public init?(blending first: [Double], share: Double, with second: [Double]) {
+        let share = first.isEmpty ? 0 : second.isEmpty ? 1 : min(max(share, 0), 1)
+        let weighted =
+            (first.map { ($0, share / Double(first.count)) } + second.map { ($0, (1 - share) / Double(second.count)) })
+            .sorted { $0.0 < $1.0 }
+        guard !weighted.isEmpty else { return nil }
+        func quantile(_ fraction: Double) -> Double {
+            var total = 0.0
+            for (value, weight) in weighted {
+                total += weight
+                if total >= fraction - 1e-12 { return value }
+            }
+            return weighted[weighted.count - 1].0
+        }
+        count = weighted.count
+        median = quantile(0.5)
+        p90 = quantile(0.9)
     }
 }

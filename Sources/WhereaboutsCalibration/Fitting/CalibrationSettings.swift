@@ -1,3 +1,5 @@
+import WhereaboutsCore
+
 /// How the radio constants are fitted: bounds, the priors that regularise them, and how much data a fit needs.
 ///
 /// The model: `RSSI_raw + offset_agent = P1m_transmitter − 10 n_agent log10(d)`. Every fitted value has a
@@ -32,6 +34,38 @@ public struct CalibrationSettings: Sendable, Hashable {
     /// An agent whose samples span less than this range of distances (metres) keeps its values: its exponent
     /// and offset cannot be told apart.
     public var minimumDistanceSpread = 2.0
+    /// A place on the floor counts as surveyed within this distance of a surveyed position, metres
+    /// (``SurveyCoverage``).
+    public var coverageRadius = 1.0
+    /// The share of a floor's free area from which a survey counts as complete: from there on the priors above
+    /// apply as they are.
+    public var fullCoverage = 0.8
+    /// How fast the priors tighten as the coverage falls below ``fullCoverage``: their deviations are multiplied by
+    /// `(coverage / fullCoverage)^coverageExponent` (``coverageFactor(_:)``).
+    public var coverageExponent = 3.0
+    /// The factor on the priors' deviations is never below this (a survey of a corner still moves the values a
+    /// little).
+    public var minimumCoverageFactor = 0.05
+    /// An agent takes fitted constants (or a radio map) only when the survey covered at least this share of its
+    /// floor's free area; below it, it keeps the map's constants whatever the spatial check says. The check holds
+    /// out surveyed areas only, and cannot see the places nobody surveyed: on the Kolakowski flat a survey of the
+    /// south half (50 %) improves its own held-out areas and makes the robot path on the whole flat worse.
+    public var minimumChoiceCoverage = 0.6
+    /// The most samples of one agent from one place (a square of ``placeSize`` metres) that count at full weight;
+    /// more from the same place share that weight (their errors are the place's, not independent). 0: no limit.
+    public var samplesPerPlace = 0
+    /// The side of a place for ``samplesPerPlace``, metres.
+    public var placeSize = 1.0
 
     public init() {}
+
+    /// The factor on the fitted values' prior deviations for a survey that covered `share` of the floor: 1 from
+    /// ``fullCoverage`` up, falling as a power of the share below it; a hierarchical prior whose strength grows as
+    /// the coverage falls, not a switch.
+    public func coverageFactor(_ share: Double) -> Double {
+        guard share.isFinite, fullCoverage > 0 else { return 1 }
+        let ratio = min(max(share / fullCoverage, 0), 1)
+        guard ratio > 0 else { return minimumCoverageFactor }
+        return max(exponential(coverageExponent * naturalLog(ratio)), minimumCoverageFactor)
+    }
 }

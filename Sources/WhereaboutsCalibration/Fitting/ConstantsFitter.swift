@@ -44,6 +44,11 @@ struct ConstantsFitter: Sendable {
     var fitsPowers: Bool
     /// An agent with fewer observations than this keeps its values.
     var minimumSamples: Int
+    /// Per agent, in map order, the factor on its offset's and exponent's prior deviations (1: the settings'
+    /// own; smaller: pulled harder toward the defaults). Missing entries count as 1.
+    var agentPriorScales: [Double] = []
+    /// Per transmitter, the factor on its power's prior deviation. Missing entries count as 1.
+    var powerPriorScales: [Double] = []
 
     /// Fits the observations naming an agent of the map and a known transmitter; the rest are ignored.
     func fit(_ observations: [PathLossObservation]) -> CalibrationResult {
@@ -73,6 +78,7 @@ struct ConstantsFitter: Sendable {
         return CalibrationResult(
             agents: agents,
             transmitters: transmitterCalibrations(coverage, refusals: transmitterRefusals, solution: solution),
+            agentPriorScales: map.agents.indices.map { agentPriorScale($0) },
             samples: usable.count,
             scale: solution.scale
         )
@@ -137,7 +143,7 @@ struct ConstantsFitter: Sendable {
             regression.powers.append(
                 ParameterPrior(
                     mean: transmitter.inForce,
-                    sigma: transmitter.sigma,
+                    sigma: transmitter.sigma * (powerPriorScales.indices.contains(index) ? powerPriorScales[index] : 1),
                     bounds: fixed ? transmitter.inForce...transmitter.inForce : settings.powerBounds,
                     fixed: fixed
                 ))
@@ -154,15 +160,20 @@ struct ConstantsFitter: Sendable {
                         mean: current.pathLossExponent, sigma: 1,
                         bounds: current.pathLossExponent...current.pathLossExponent, fixed: true))
             } else {
+                let scale = agentPriorScale(index)
                 regression.offsets.append(
-                    ParameterPrior(mean: 0, sigma: settings.offsetPriorSigma, bounds: settings.offsetBounds))
+                    ParameterPrior(mean: 0, sigma: settings.offsetPriorSigma * scale, bounds: settings.offsetBounds))
                 regression.exponents.append(
                     ParameterPrior(
-                        mean: map.model.pathLossExponent, sigma: settings.exponentPriorSigma,
+                        mean: map.model.pathLossExponent, sigma: settings.exponentPriorSigma * scale,
                         bounds: settings.exponentBounds))
             }
         }
         return regression
+    }
+
+    private func agentPriorScale(_ index: Int) -> Double {
+        agentPriorScales.indices.contains(index) ? agentPriorScales[index] : 1
     }
 
     /// Each agent's RSSI residuals, in observation order, with the constants in force and with the solution's.
@@ -200,7 +211,8 @@ struct ConstantsFitter: Sendable {
                 refusal: refusal,
                 before: transmitters[index].inForce,
                 after: refusal == nil ? solution.powers[index] : transmitters[index].inForce,
-                advertised: transmitters[index].advertised
+                advertised: transmitters[index].advertised,
+                deviation: refusal == nil ? solution.powerDeviations[index] : nil
             )
         }
         return fittedTransmitters.sorted { $0.identity < $1.identity }

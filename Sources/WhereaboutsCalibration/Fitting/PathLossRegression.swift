@@ -77,6 +77,8 @@ struct PathLossRegression: Sendable {
         var exponents: [Double]
         /// The robust standard deviation of the standardised residuals (about 1 when the variances were right).
         var scale: Double
+        /// Each power's posterior standard deviation, dB (priors included); nil for a power held fixed or at a bound.
+        var powerDeviations: [Double?] = []
     }
 
     var powers: [ParameterPrior]
@@ -111,12 +113,30 @@ struct PathLossRegression: Sendable {
             scale = newScale
             if !step.clamped, step.change < 1e-5, scaleChange < 1e-5 { break }
         }
+        let system = normalEquations(
+            observations, logDistances: logDistances, priors: priors, values: values, fixed: fixed,
+            weights: robustWeights, scale: scale)
         return Solution(
             powers: Array(values[powerBase..<offsetBase]),
             offsets: Array(values[offsetBase..<exponentBase]),
             exponents: Array(values[exponentBase...]),
-            scale: scale
+            scale: scale,
+            powerDeviations: powerDeviations(system)
         )
+    }
+
+    /// The powers' posterior deviations: the diagonal of the inverse of the last step's normal matrix (the
+    /// observations' weights and the priors' precisions), one solve per free power.
+    private func powerDeviations(_ system: (matrix: [Double], vector: [Double], free: [Int])) -> [Double?] {
+        var deviations = [Double?](repeating: nil, count: powers.count)
+        for (row, index) in system.free.enumerated() where index < offsetBase {
+            var unit = [Double](repeating: 0, count: system.free.count)
+            unit[row] = 1
+            guard let column = SymmetricSolver.solve(system.matrix, unit), column[row] > 0, column[row].isFinite
+            else { continue }
+            deviations[index - powerBase] = column[row].squareRoot()
+        }
+        return deviations
     }
 
     // Where each kind of value starts in the one vector of all values: powers, then offsets, then exponents.

@@ -179,11 +179,60 @@ public struct GuidedCalibration: Sendable {
 
     /// Fits on every sample, or on those outside `heldOut` (a time range left out for validation).
     public func fit(holdingOut heldOut: Range<Double>? = nil) -> CalibrationResult {
-        let training = heldOut.map { range in samples.filter { !range.contains($0.time) } } ?? samples
-        let fitter = ConstantsFitter(
+        fit(training: heldOut.map { range in samples.filter { !range.contains($0.time) } } ?? samples)
+    }
+
+    /// Fits on some of the samples, with priors as strong as their coverage of the floor calls for
+    /// (``CalibrationSettings/coverageFactor(_:)``) and samples from one place sharing that place's weight
+    /// (``CalibrationSettings/samplesPerPlace``).
+    public func fit(training: [PathLossObservation]) -> CalibrationResult {
+        let coverage = self.coverage(of: training)
+        let agentScales = map.agents.map { settings.coverageFactor(coverage.share(ofFloor: $0.floor)) }
+        var scaleSums = [Double](repeating: 0, count: tags.count)
+        var scaleCounts = [Double](repeating: 0, count: tags.count)
+        for sample in training where tags.indices.contains(sample.transmitter) {
+            scaleSums[sample.transmitter] += agentScales[sample.receiver]
+            scaleCounts[sample.transmitter] += 1
+        }
+        var fitter = ConstantsFitter(
             map: map, settings: settings, inForce: mapConstants, transmitters: tags, fitsPowers: true,
             minimumSamples: settings.minimumSamples)
-        return fitter.fit(training)
+        fitter.agentPriorScales = agentScales
+        fitter.powerPriorScales = tags.indices.map { scaleCounts[$0] > 0 ? scaleSums[$0] / scaleCounts[$0] : 1 }
+        return fitter.fit(placeWeighted(training))
+    }
+
+    /// How much of each floor some samples cover (their true positions).
+    public func coverage(of samples: [PathLossObservation]) -> SurveyCoverage {
+        var positions: [(floor: UInt16, point: Point)] = []
+        var seen = Set<Point>()
+        for sample in samples {
+            guard let point = sample.position, seen.insert(point).inserted else { continue }
+            positions.append((map.agents[sample.receiver].floor, point))
+        }
+        return SurveyCoverage(map: map, positions: positions, radius: settings.coverageRadius)
+    }
+
+    /// The samples with each agent's samples from one place beyond ``CalibrationSettings/samplesPerPlace``
+    /// sharing the weight: their variances grow by `count / samplesPerPlace`.
+    func placeWeighted(_ training: [PathLossObservation]) -> [PathLossObservation] {
+        guard settings.samplesPerPlace > 0, settings.placeSize > 0 else { return training }
+        func place(_ sample: PathLossObservation) -> SIMD3<Int64>? {
+            guard let point = sample.position, point.x.isFinite, point.y.isFinite else { return nil }
+            return SIMD3(
+                Int64(sample.receiver), Int64((point.x / settings.placeSize).rounded(.down)),
+                Int64((point.y / settings.placeSize).rounded(.down)))
+        }
+        var counts: [SIMD3<Int64>: Int] = [:]
+        for sample in training { if let key = place(sample) { counts[key, default: 0] += 1 } }
+        return training.map { sample in
+            guard let key = place(sample), let count = counts[key], count > settings.samplesPerPlace else {
+                return sample
+            }
+            var weighted = sample
+            weighted.variance *= Double(count) / Double(settings.samplesPerPlace)
+            return weighted
+        }
     }
 
     /// Fits on every sample and checks that the fit is worth writing.
@@ -326,10 +375,17 @@ public struct GuidedCalibration: Sendable {
     public func residuals(
         on map: FloorMap, powers: [TagIdentity: Double], keeping: (Double) -> Bool = { _ in true }
     ) -> [Int: [ResidualSample]] {
+        residuals(on: map, powers: powers, keepingSample: { keeping(samples[$0].time) })
+    }
+
+    /// The same, for the samples (by index in ``samples``) that `keepingSample` accepts.
+    public func residuals(
+        on map: FloorMap, powers: [TagIdentity: Double], keepingSample: (Int) -> Bool
+    ) -> [Int: [ResidualSample]] {
         let wallsByFloor = Dictionary(grouping: map.walls, by: \.floor)
         var result: [Int: [ResidualSample]] = [:]
-        for sample in samples {
-            guard let position = sample.position, keeping(sample.time) else { continue }
+        for (index, sample) in samples.enumerated() {
+            guard let position = sample.position, keepingSample(index) else { continue }
             let agent = map.agents[sample.receiver]
             let tag = tags[sample.transmitter].identity
             let power = map.knownTag(tag)?.measuredPower ?? powers[tag] ?? tags[sample.transmitter].inForce
@@ -355,10 +411,19 @@ public struct GuidedCalibration: Sendable {
         cellSize: Double = 0.5,
         fit: ResidualSurfaceFit = ResidualSurfaceFit()
     ) throws(CalibrationError) -> [String: RadioSurface] {
+        try radioMap(
+            result, trainingOn: { !(heldOut?.contains(samples[$0].time) ?? false) }, cellSize: cellSize, fit: fit)
+    }
+
+    /// The same, learned from the samples (by index in ``samples``) that `trainingOn` accepts.
+    public func radioMap(
+        _ result: CalibrationResult,
+        trainingOn: (Int) -> Bool,
+        cellSize: Double = 0.5,
+        fit: ResidualSurfaceFit = ResidualSurfaceFit()
+    ) throws(CalibrationError) -> [String: RadioSurface] {
         let calibrated = try calibratedMap(result)
-        let residuals = self.residuals(on: calibrated, powers: result.fittedPowers) {
-            !(heldOut?.contains($0) ?? false)
-        }
+        let residuals = self.residuals(on: calibrated, powers: result.fittedPowers, keepingSample: trainingOn)
         var surfaces: [String: RadioSurface] = [:]
         for (agentIndex, agentResiduals) in residuals {
             let agent = calibrated.agents[agentIndex]
