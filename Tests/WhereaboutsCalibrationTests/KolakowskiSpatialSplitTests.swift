@@ -139,9 +139,11 @@ struct KolakowskiSpatialSplitTests {
         let full = try Self.calibrate { _ in true }
         Self.describe("full", full)
         #expect(full.report.choices.allSatisfy { $0 == .radioMap })
-        // 0.843 / 1.629 m before the spatial check (KolakowskiCalibrationTests).
-        #expect(full.robot.median <= 0.85)
-        #expect(full.robot.p90 <= 1.65)
+        // Before the spatial check the same walk gave 0.843 / 1.629 m at the 0.5 m cells the zones chose; at the
+        // 0.25 m cells the free space chooses (issue 45), the map calibrated as before gives 0.913 / 1.826 m
+        // (KolakowskiCalibrationTests), and the spatial check must not do worse than that.
+        #expect(full.robot.median <= 0.92)
+        #expect(full.robot.p90 <= 1.84)
         #expect(full.report.worse == nil)
         let areas = full.report.figures.filter(\.area.isChecked)
         #expect(areas.count >= 4 && areas.count <= 8)
