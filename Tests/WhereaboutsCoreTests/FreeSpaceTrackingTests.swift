@@ -456,8 +456,8 @@ struct FreeSpaceTrackingTests {
                 late.time = now
                 engine.ingest(late, agentIndex: agentIndex, now: now)
                 guard let estimate = engine.update(now: now).estimates.first, second >= 5 else { continue }
-                // The posterior's spread: the published accuracy is a 68 % radius, the spread times a factor.
-                spreads.append(estimate.accuracy / GridFilter.Configuration().accuracyPerSpread)
+                // The posterior's spread (the published accuracy, a 68 % radius, adds a model error to it).
+                spreads.append(estimate.spread)
                 errors.append(estimate.position.distance(to: truth))
             }
         }

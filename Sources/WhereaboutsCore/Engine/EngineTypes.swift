@@ -69,9 +69,11 @@ public struct TagEstimate: Sendable, Hashable {
     public var floor: UInt16
     /// The smoothed position.
     public var position: Point
-    /// The radius around `position`, in metres, that holds the true position about 68 % of the time: the
-    /// estimate's RMS spread times a factor fitted on recorded and simulated walks
-    /// (``GridFilter/Configuration/accuracyPerSpread``, ``LocatorEngine/Configuration/trilaterationAccuracyPerRMS``).
+    /// The radius around `position`, in metres, that holds the true position about 68 % of the time, fitted on
+    /// recorded and simulated walks: the grid filter's posterior spread with a model error that grows with the
+    /// distance to the agents (``GridFilter/Configuration/accuracyPerSpread``,
+    /// ``GridFilter/Configuration/modelErrorPerMetre``), or the track's RMS error times
+    /// ``LocatorEngine/Configuration/trilaterationAccuracyPerRMS``.
     public var accuracy: Double
     /// The zone the tag is in after hysteresis, or nil.
     public var zone: ZoneKey?
@@ -87,6 +89,10 @@ public struct TagEstimate: Sendable, Hashable {
     /// Whether another floor's agents heard the tag louder than its own floor's, by the switch margin, though not
     /// yet for long enough to move it there: it may be on the stairs, and its zone on this floor is held.
     var floorContested = false
+    /// The RMS distance of the true position from `position` that the estimate's own model claims (the grid
+    /// posterior's spread, widened by the readings' misfit, or the track's RMS error): what the stairs reach and a
+    /// trilateration estimate's zone evidence take, so that the published ``accuracy`` feeds no decision.
+    var spread = 0.0
     /// The probability that the tag is in `zone` (in no zone, when `zone` is nil); the zone decision sets it.
     public var zoneProbability: Double? = nil
     /// The zones of the floor the tag may be in, most likely first: each with its probability, those of at least

@@ -65,8 +65,8 @@ public struct LocatorEngine: Sendable {
         /// The published accuracy of a trilateration estimate (``TagEstimate/accuracy``, the radius that holds the
         /// true position about 68 % of the time) per RMS error the fix and track claim. Their claim is too narrow:
         /// the radius that held 68 % of the true positions was 1.3–2.0 times it on the Kolakowski robot path and
-        /// the accuracy harness's four scenarios (seed 42). Zone evidence, which reads the accuracy as an RMS
-        /// distance, divides it back out.
+        /// the accuracy harness's four scenarios (seed 42). Zone evidence takes the RMS error itself
+        /// (``TagEstimate/spread``).
         public var trilaterationAccuracyPerRMS: Double = 1.6
         /// Error of the path-loss model itself (shadowing, body, orientation), in dB; it does not average away.
         public var modelSigma: Double = 3
@@ -374,7 +374,7 @@ public struct LocatorEngine: Sendable {
                 estimates[index].zoneEvidence.take()
                 ?? zones.geometry.evidence(
                     floor: floor, position: position,
-                    accuracy: estimates[index].accuracy / configuration.trilaterationAccuracyPerRMS)
+                    accuracy: estimates[index].spread)
             // At the estimate's time: with a lag (grid filter), an earlier update's, smoothed.
             let held = estimates[index].floorContested
             let placed =

@@ -81,11 +81,13 @@ public struct GridFilter: Sendable {
         /// (``lostMisfit``), which is what brings a wrong mode back.
         public var pruneRatio: Double = 1e-2
         /// The published accuracy (``TagEstimate/accuracy``, the radius that holds the true position about 68 % of
-        /// the time) per RMS spread of the posterior (widened by the misfit). For a round Gaussian it would be 1.07;
-        /// the filter's posterior is narrower than its errors (it takes each second's readings as independent, and
-        /// shadowing lasts): the radius that held 68 % was 1.09–1.51 times the spread on the Kolakowski robot path
-        /// and the accuracy harness's four scenarios, and 0.88 on the robot path with the calibrated map.
-        public var accuracyPerSpread: Double = 1.27
+        /// the time) is this times the posterior's RMS spread (widened by the misfit), in quadrature with a model
+        /// error of ``modelErrorPerMetre`` (TagEstimator+Accuracy.swift; docs/tracker.md has the fit).
+        public var accuracyPerSpread: Double = 1.0
+        /// The model error the posterior cannot see (shadowing that lasts, furniture, a biased estimate), in metres
+        /// per metre from the estimate to the third-nearest agent that heard the tag: a level off by a few dB puts
+        /// a range off by a share of its length, and a fix rests on its three nearest ranges.
+        public var modelErrorPerMetre: Double = 0.22
         /// An update whose readings fit the prediction this badly (``GridFilter/misfit(of:grid:)``: the mean
         /// squared standardised residual, about 1 when the model holds) is surprising: see ``lostAgents``.
         public var lostMisfit: Double = 4

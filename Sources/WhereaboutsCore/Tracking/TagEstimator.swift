@@ -56,7 +56,7 @@ struct TagEstimator: Sendable {
         if usesGrid {
             updateMotion(&state, now: now)
             let estimate = gridEstimate(&state, ranges: ranges, now: now, radio: radio, scratch: &scratch)
-            if let estimate { place(&state, estimate, perRMS: configuration.grid.accuracyPerSpread) }
+            if let estimate { place(&state, estimate) }
             return estimate
         }
         guard
@@ -113,19 +113,20 @@ struct TagEstimator: Sendable {
             time: now,
             // (Zone evidence takes the RMS error the track claims.)
             zoneEvidence: zones.evidence(floor: floorMajor, position: position, accuracy: accuracy),
-            floorContested: contested
+            floorContested: contested,
+            spread: accuracy
         )
-        place(&state, estimate, perRMS: configuration.trilaterationAccuracyPerRMS)
+        place(&state, estimate)
         return estimate
     }
 
     /// Notes where an estimate put the tag, and whether by stairs or a lift of its floor: within
     /// ``LocatorEngine/Configuration/stairsReach`` of them, plus the estimate's own accuracy (a tag on the stairs
-    /// is heard through the floor by both floors' agents, and its estimate on either is poor), as an RMS distance:
-    /// the published accuracy over `perRMS`.
-    private func place(_ state: inout TagState, _ estimate: TagEstimate, perRMS: Double) {
+    /// is heard through the floor by both floors' agents, and its estimate on either is poor), as an RMS distance
+    /// (``TagEstimate/spread``).
+    private func place(_ state: inout TagState, _ estimate: TagEstimate) {
         state.lastPosition = estimate.position
-        let reach = configuration.stairsReach + estimate.accuracy / perRMS
+        let reach = configuration.stairsReach + estimate.spread
         if map.stairs.contains(where: {
             $0.floors.contains(estimate.floor) && $0.position.distance(to: estimate.position) <= reach
         }) {
@@ -330,12 +331,14 @@ struct TagEstimator: Sendable {
             name: state.name,
             floor: grids[summary.gridIndex].major,
             position: summary.mean,
-            accuracy: summary.spread * configuration.grid.accuracyPerSpread,
+            accuracy: gridAccuracy(
+                spread: summary.spread, at: summary.mean, floor: grids[summary.gridIndex].major, ranges: ranges),
             zone: nil,
             ranges: ranges,
             quality: quality,
             time: summary.time,
-            zoneEvidence: ZoneEvidence(masses: summary.zoneMasses)
+            zoneEvidence: ZoneEvidence(masses: summary.zoneMasses),
+            spread: summary.spread
         )
         estimate.floorContested = contested
         return estimate

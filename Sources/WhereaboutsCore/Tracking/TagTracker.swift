@@ -2,8 +2,9 @@
 /// ``LocatorEngine/Configuration/Positioning/trilateration``, from the trilateration fix).
 ///
 /// With the grid filter (the default), each update takes every agent's readings since the last update, averaged
-/// per agent, into the tag's posterior over its floor's cells; the estimate is the posterior mean, its accuracy the
-/// posterior's RMS spread, and it carries the posterior mass per zone for the zone decision. The RSSI filters below
+/// per agent, into the tag's posterior over its floor's cells; the estimate is the posterior mean, its accuracy a
+/// 68 % radius from the posterior's RMS spread and a model error (``TagEstimator/gridAccuracy(spread:at:floor:ranges:)``),
+/// and it carries the posterior mass per zone for the zone decision. The RSSI filters below
 /// still give the ranges (nearest agent, CoreLocation proximity) and the floor.
 ///
 /// The trilateration path, kept for comparison and as a fallback, works per tag as follows:

@@ -1,0 +1,44 @@
+extension TagEstimator {
+    /// The published accuracy of a grid estimate (``TagEstimate/accuracy``): the radius that holds the true position
+    /// about 68 % of the time.
+    ///
+    /// Two errors, independent, added in quadrature. The posterior's own, ``GridFilter/Configuration/accuracyPerSpread``
+    /// times its RMS `spread` (already widened by the readings' misfit); and the model's, which the posterior cannot
+    /// see because the filter believes its model: a level off by ε dB (shadowing that lasts for seconds, furniture,
+    /// a wrong exponent) puts a range off by ε·ln 10 / (10 n) of its length, so the error grows with the distance to
+    /// the agents the fix rests on, ``GridFilter/Configuration/modelErrorPerMetre`` per metre to the third-nearest
+    /// agent that heard the tag on its floor (fewer than three: the farthest of them). A single factor on the spread
+    /// cannot fit both a tag among close agents, whose posterior is about as wide as its errors, and one far from
+    /// them, whose errors are 1.4–1.5 times its spread (docs/tracker.md, "Accuracy").
+    func gridAccuracy(spread: Double, at position: Point, floor: UInt16, ranges: [AgentRange]) -> Double {
+        let tuning = configuration.grid
+        let own = tuning.accuracyPerSpread * spread
+        let model = tuning.modelErrorPerMetre * thirdNearestAgentDistance(from: position, floor: floor, ranges: ranges)
+        return (own * own + model * model).squareRoot()
+    }
+
+    /// The horizontal distance from `position` to the third-nearest of the agents on `floor` among `ranges` (the
+    /// farthest of them when fewer than three; 0 with none).
+    func thirdNearestAgentDistance(from position: Point, floor: UInt16, ranges: [AgentRange]) -> Double {
+        // The three smallest, in order, kept by insertion: no array, no sort.
+        var nearest = (Double.infinity, Double.infinity, Double.infinity)
+        var count = 0
+        for range in ranges where map.agents[range.agentIndex].floor == floor {
+            let distance = map.agents[range.agentIndex].position.distance(to: position)
+            count += 1
+            if distance < nearest.0 {
+                nearest = (distance, nearest.0, nearest.1)
+            } else if distance < nearest.1 {
+                nearest = (nearest.0, distance, nearest.1)
+            } else if distance < nearest.2 {
+                nearest.2 = distance
+            }
+        }
+        switch count {
+        case 0: return 0
+        case 1: return nearest.0
+        case 2: return nearest.1
+        default: return nearest.2
+        }
+    }
+}
