@@ -91,6 +91,9 @@ public struct ZoneHysteresis: Sendable, Hashable {
     private var lastEvidenceTime: Double?
     /// The evidence against the current zone accumulated so far (``Configuration/exitEvidence``).
     private var exitEvidence = 0.0
+    /// Since when the evidence against the current zone has been accumulating (the readings of the update that
+    /// began it), if it is: a challenge it makes counts its dwell from there.
+    private var exitEvidenceSince: Double?
     private var positionChallenger: ZoneKey??
     private var positionChallengerSince = 0.0
 
@@ -199,13 +202,14 @@ public struct ZoneHysteresis: Sendable, Hashable {
         // The dwell runs from the first readings that challenged the current zone (those since the last update),
         // wherever the tag would go: a tag leaving one room for the next is often "in no zone likely enough" before
         // it is in the next room.
-        let since = challengedSince ?? min(lastEvidenceTime ?? time, time)
+        let since = challengedSince ?? exitEvidenceSince ?? min(lastEvidenceTime ?? time, time)
         challengedSince = since
         guard time - since >= configuration.probabilityDwell - Self.slack else { return nil }
         let change = (from: current, to: destination)
         current = destination
         challengedSince = nil
         exitEvidence = 0
+        exitEvidenceSince = nil
         return change
     }
 
@@ -217,6 +221,11 @@ public struct ZoneHysteresis: Sendable, Hashable {
         let span = lastEvidenceTime.map { min(max(time - $0, 0), dwell) } ?? dwell
         let against = Self.logOdds(against: probability) - Self.logOdds(against: configuration.exitProbability)
         exitEvidence = max(exitEvidence + against * span, 0)
+        if exitEvidence == 0 {
+            exitEvidenceSince = nil
+        } else if exitEvidenceSince == nil {
+            exitEvidenceSince = min(lastEvidenceTime ?? time, time)
+        }
     }
 
     /// The log odds against a probability, bounded so that a zone with no mass counts as 10⁻⁶ likely.
@@ -272,6 +281,7 @@ public struct ZoneHysteresis: Sendable, Hashable {
         challengedSince = nil
         lastEvidenceTime = nil
         exitEvidence = 0
+        exitEvidenceSince = nil
         positionChallenger = nil
         return left
     }
