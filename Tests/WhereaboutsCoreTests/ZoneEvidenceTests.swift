@@ -225,10 +225,32 @@ struct ProbabilityHysteresisTests {
                 evidence: evidence(exit + 0.01, 1 - exit - 0.02), time: 2 + Double(step), configuration: configuration)
             #expect(kept == nil)
         }
-        // The next estimate below the exit threshold weighed a second of readings: it decides.
-        let moved = hysteresis.update(evidence: evidence(exit - 0.01, enter), time: 22, configuration: configuration)
+        // The next estimate that leaves the zone clearly unlikely (evidence enough at once) weighed a second of
+        // readings: it decides.
+        let moved = hysteresis.update(evidence: evidence(0.05, enter), time: 22, configuration: configuration)
         #expect(moved?.from == Self.a && moved?.to == Self.b)
         #expect(hysteresis.decisionDue(configuration: configuration) == nil)
+    }
+
+    @Test("evidence against a zone just under the exit threshold leaves it when it holds, never when it alternates")
+    func accumulatedEvidence() {
+        let configuration = ZoneHysteresis.Configuration()
+        var hysteresis = ZoneHysteresis(current: Self.a)
+        let enter = configuration.enterProbability
+        func update(_ a: Double, at time: Double) -> (from: ZoneKey?, to: ZoneKey?)? {
+            hysteresis.update(evidence: evidence(a, enter), time: time, configuration: configuration)
+        }
+        #expect(update(0.9, at: 0) == nil)
+        // 0.13 likely, every other second, for an hour: each weak estimate is taken back by the next.
+        for second in stride(from: 1, to: 3600, by: 2) {
+            #expect(update(0.13, at: Double(second)) == nil)
+            #expect(update(0.6, at: Double(second + 1)) == nil)
+        }
+        #expect(hysteresis.current == Self.a)
+        // Twice in a row: the evidence holds, and the tag leaves.
+        #expect(update(0.13, at: 3601) == nil)
+        let moved = update(0.13, at: 3602)
+        #expect(moved?.from == Self.a && moved?.to == Self.b)
     }
 
     @Test("with estimates more often, a change must hold over a dwell's worth of readings")
@@ -254,9 +276,10 @@ struct ProbabilityHysteresisTests {
         for step in 0..<20 {
             #expect(update(exit + 0.01, 0.6, at: 10 + Double(step) / 4) == nil)
         }
-        // Below it over a dwell: leaves for the zone likely enough.
-        for time in [15, 15.25, 15.5] { #expect(update(exit - 0.01, 0.7, at: time) == nil) }
-        let moved = update(exit - 0.01, 0.7, at: 15.75)
+        // Clearly below it over a dwell (evidence enough within it): leaves for the zone likely enough, the dwell
+        // counted from the first readings against the zone.
+        for time in [15, 15.25, 15.5] { #expect(update(0.05, 0.7, at: time) == nil) }
+        let moved = update(0.05, 0.7, at: 15.75)
         #expect(moved?.from == Self.a && moved?.to == Self.b)
         // Below the exit threshold with no zone likely enough: leaves for none.
         #expect(update(0.3, 0.1, at: 16) == nil)
