@@ -62,4 +62,116 @@ struct GridFilterLostTests {
         #expect(namedVariance <= 9)
         #expect(unnamedVariance > 9)
     }
+
+    /// Two rooms of 10 × 10 m with a wall between them at x = 10 that walking cannot cross except by a door at its
+    /// north end (y 9–10), and that costs the radio 6 dB; three agents in each room.
+    static let walledMapText = """
+        {
+          "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Two walled rooms"},
+          "model": {"measured_power": -59, "path_loss_exponent": 2.0},
+          "floors": [{"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]}],
+          "zones": [
+            {"floor": 1, "minor": 1, "name": "West", "polygon": [[0,0],[10,0],[10,10],[0,10]]},
+            {"floor": 1, "minor": 2, "name": "East", "polygon": [[10,0],[20,0],[20,10],[10,10]]}
+          ],
+          "agents": [
+            {"id": "w1", "floor": 1, "x": 2, "y": 2, "z": 2.4}, {"id": "w2", "floor": 1, "x": 2, "y": 8, "z": 2.4},
+            {"id": "w3", "floor": 1, "x": 8, "y": 5, "z": 2.4}, {"id": "e3", "floor": 1, "x": 12, "y": 5, "z": 2.4},
+            {"id": "e1", "floor": 1, "x": 18, "y": 2, "z": 2.4}, {"id": "e2", "floor": 1, "x": 18, "y": 8, "z": 2.4}
+          ],
+          "walls": [{"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 6, "blocks_walking": true,
+                     "doors": [{"at": [10, 9.5], "width": 1}]}]
+        }
+        """
+
+    /// Per second: the estimate's error and its published accuracy, for a tag whose readings come from `first` for
+    /// `settle` seconds, then from `second`.
+    func lostRun(
+        _ grid: GridFilter.Configuration, first: Point, second: Point, settle: Int, seconds: Int, seed: UInt64
+    ) throws -> [(error: Double, accuracy: Double)] {
+        let map = try FloorMap.parse(Array(Self.walledMapText.utf8)).get()
+        var configuration = LocatorEngine.Configuration()
+        configuration.positioning = .grid
+        configuration.grid = grid
+        configuration.estimateInterval = 1
+        configuration.stillEstimateInterval = 1
+        var engine = LocatorEngine(map: map, configuration: configuration)
+        let generator = ReadingGenerator(map: map)
+        var random = SplitMix64(seed: seed)
+        let tag = demoTag(1)
+        var result: [(error: Double, accuracy: Double)] = []
+        for index in 0..<seconds {
+            let now = 1_000_000 + Double(index)
+            let truth = index < settle ? first : second
+            for (agentIndex, reading) in generator.readings(tag: tag, at: truth, floor: 1, time: now, using: &random) {
+                engine.ingest(reading, agentIndex: agentIndex, now: now)
+            }
+            let estimate = try #require(engine.update(now: now).estimates.first)
+            result.append((estimate.position.distance(to: truth), estimate.accuracy))
+        }
+        return result
+    }
+
+    /// How a tag fares, on one seed, whose readings come from (15, 3) in the east room for 20 s and then from
+    /// (5, 3) in the west room: the estimate, settled in the east, can reach the west only by the door 7 m north,
+    /// and the readings pin it against the wall near (10.3, 3), about 5 m from the truth, where the loudest agent
+    /// (w3 or e3) is 2–3 m away: the rule that restarts a window heard loudest at a far agent (15 m) never fires.
+    struct LostRun {
+        /// Seconds after the switch until the error is first under 2 m (nil: not in 20 s).
+        var back: Int?
+        /// The mean published accuracy over the 10 s before the switch, and over the seconds it was wrong after.
+        var settledAccuracy: Double
+        var wrongAccuracy: Double
+        /// The mean error over the seconds it was wrong.
+        var wrongError: Double
+    }
+
+    func lost(_ configuration: GridFilter.Configuration, seed: UInt64) throws -> LostRun {
+        let run = try lostRun(
+            configuration, first: Point(x: 15, y: 3), second: Point(x: 5, y: 3), settle: 20, seconds: 40, seed: seed)
+        let back = run.indices.first { $0 >= 20 && run[$0].error < 2 }.map { $0 - 20 }
+        let wrong = run[20..<(20 + max(back ?? 20, 1))]
+        func mean(_ values: some Collection<Double>) -> Double { values.reduce(0, +) / Double(values.count) }
+        return LostRun(
+            back: back, settledAccuracy: mean(run[10..<20].map(\.accuracy)), wrongAccuracy: mean(wrong.map(\.accuracy)),
+            wrongError: mean(wrong.map(\.error)))
+    }
+
+    @Test(
+        "an estimate pinned behind a wall its readings contradict restarts within seconds; without the misfit rule it stays"
+    )
+    func lostBehindWall() throws {
+        var off = GridFilter.Configuration()
+        off.lostMisfit = .infinity
+        let seeds: [UInt64] = Array(1...16)
+        let with = try seeds.map { try lost(GridFilter.Configuration(), seed: $0) }
+        let without = try seeds.map { try lost(off, seed: $0) }
+        for (seed, (on, off)) in zip(seeds, zip(with, without)) {
+            print(
+                "lost behind a wall, seed \(seed): back after \(on.back.map(String.init) ?? "-") s with the rule, "
+                    + "\(off.back.map(String.init) ?? "-") s without; accuracy settled \(on.settledAccuracy) m, while "
+                    + "wrong \(on.wrongAccuracy) m with the rule, \(off.wrongAccuracy) m without (error \(off.wrongError) m)"
+            )
+        }
+        // The construction holds: the estimate is about 5 m off once the readings switch.
+        #expect(without.allSatisfy { $0.wrongError > 4 })
+        // With the rule, most seeds are back within 5 s and every one within 20 s (measured: 9 of 16 within 5 s,
+        // the slowest 14 s); without it, none within 5 s and most not within 20 s (measured: 12 of 16).
+        let quickWith = with.filter { ($0.back ?? 99) <= 5 }.count
+        let quickWithout = without.filter { ($0.back ?? 99) <= 5 }.count
+        #expect(quickWith >= 8, "\(quickWith) of \(seeds.count) back within 5 s with the rule")
+        #expect(with.allSatisfy { $0.back != nil })
+        #expect(quickWithout == 0)
+        #expect(without.filter { $0.back == nil }.count >= 10)
+        // Issue 45, 4c: while wrong, the published accuracy should grow well above its settled value. It does not:
+        // the posterior pinned against the wall is narrower than when settled, and the misfit's widening (√ of the
+        // averaged misfit, 2–7 here) only brings its spread back to about the settled one; the accuracy, mostly the
+        // model's term, stays at 2.4–3.5 m against an error of about 6 m (measured, rule off: mean 2.74 m while
+        // wrong against 2.48 m settled).
+        let settled = without.map(\.settledAccuracy).reduce(0, +) / Double(without.count)
+        let wrong = without.map(\.wrongAccuracy).reduce(0, +) / Double(without.count)
+        withKnownIssue("issue 45, 4c: a lost tag's accuracy does not grow with the misfit") {
+            #expect(wrong > 1.5 * settled, "accuracy settled \(settled) m, while wrong \(wrong) m")
+        }
+    }
 }
