@@ -38,6 +38,7 @@ extension GridFilter {
         posterior.misfit = 0.5 * posterior.misfit + 0.5 * misfit
         let surprising = misfit >= configuration.lostMisfit
         posterior.surprised = surprising ? posterior.surprised + 1 : 0
+        if surprising { summary.surprise = misfit.squareRoot() }
         if posterior.misfit > 1 { summary.spread *= posterior.misfit.squareRoot() }
     }
 

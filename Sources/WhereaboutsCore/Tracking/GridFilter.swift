@@ -136,6 +136,10 @@ public struct GridFilter: Sendable {
         var spread: Double
         /// The zones of the floor that hold posterior mass, in the grid's order, with the mass in each.
         var zoneMasses: [ZoneProbability]
+        /// How far the published accuracy widens beyond the spread and the model's error: √ of the update's misfit
+        /// when its readings were surprising (``note(_:in:summary:)``), else 1. A lost estimate's posterior is often
+        /// narrow (pinned against a wall), so widening the spread alone leaves the accuracy near its settled value.
+        var surprise: Double = 1
     }
 
     /// A box of cells on a grid.

@@ -331,8 +331,9 @@ struct TagEstimator: Sendable {
             name: state.name,
             floor: grids[summary.gridIndex].major,
             position: summary.mean,
-            accuracy: gridAccuracy(
-                spread: summary.spread, at: summary.mean, floor: grids[summary.gridIndex].major, ranges: ranges),
+            accuracy: summary.surprise
+                * gridAccuracy(
+                    spread: summary.spread, at: summary.mean, floor: grids[summary.gridIndex].major, ranges: ranges),
             zone: nil,
             ranges: ranges,
             quality: quality,
