@@ -104,7 +104,8 @@ enum CalibrateCommand {
         do {
             // The radio map is learned against the trend with every fitted value, tag powers included: without
             // them the residuals would carry the tags' power error.
-            let radioMap = check.choices.contains(.radioMap) ? try calibration.radioMap(result) : [:]
+            // The check learnt it already, on the same fit (`calibrate()` is `fit()` on every sample).
+            let radioMap = check.choices.contains(.radioMap) ? try check.radioMap ?? calibration.radioMap(result) : [:]
             if writesRadioMap {
                 let skipped = calibration.map.agents.indices.filter {
                     check.choices[$0] == .radioMap && radioMap[calibration.map.agents[$0].id] == nil

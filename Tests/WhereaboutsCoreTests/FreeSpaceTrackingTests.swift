@@ -13,25 +13,9 @@ struct FreeSpaceTrackingTests {
             blocksWalking
             ? #"{"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 0, "blocks_walking": true, "doors": [{"at": [10, 8.5], "width": 1}]}"#
             : #"{"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 0}"#
-        let text = """
-            {
-              "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Two rooms"},
-              "model": {"measured_power": -59, "path_loss_exponent": 2.0},
-              "floors": [{"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]}],
-              "zones": [
-                {"floor": 1, "minor": 1, "name": "West", "polygon": [[0,0],[10,0],[10,10],[0,10]]},
-                {"floor": 1, "minor": 2, "name": "East", "polygon": [[10,0],[20,0],[20,10],[10,10]]}
-              ],
-              "agents": [
-                {"id": "w1", "floor": 1, "x": 2, "y": 2, "z": 2.4}, {"id": "w2", "floor": 1, "x": 2, "y": 8, "z": 2.4},
-                {"id": "w3", "floor": 1, "x": 8, "y": 5, "z": 2.4}, {"id": "e3", "floor": 1, "x": 12, "y": 5, "z": 2.4},
-                {"id": "e1", "floor": 1, "x": 18, "y": 2, "z": 2.4}, {"id": "e2", "floor": 1, "x": 18, "y": 8, "z": 2.4}
-              ],
-              "walls": [\(wall)],
-              "obstacles": [{"floor": 1, "name": "Desks", "polygon": [[4,4],[7,4],[7,6],[4,6]]}]
-            }
-            """
-        return try FloorMap.parse(Array(text.utf8)).get()
+        return try twoRoomsMap(
+            #""walls": [\#(wall)]"#,
+            #""obstacles": [{"floor": 1, "name": "Desks", "polygon": [[4,4],[7,4],[7,6],[4,6]]}]"#)
     }
 
     /// A 40 m corridor: an agent by its west end (5, 5), two in its middle (x = 20), one by its east end (35, 5).

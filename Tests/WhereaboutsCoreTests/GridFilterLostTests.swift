@@ -7,29 +7,13 @@ import WhereaboutsMapFile
 /// Issue 45, item 4: the power prior of a tag the map names, and a tag whose readings its posterior cannot explain.
 @Suite("The grid filter's power prior and lost tags", .ownThread)
 struct GridFilterLostTests {
-    /// Two rooms of 10 × 10 m side by side, three agents in each, no walls.
-    static let mapText = """
-        {
-          "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Two rooms"},
-          "model": {"measured_power": -59, "path_loss_exponent": 2.0},
-          "floors": [{"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]}],
-          "zones": [
-            {"floor": 1, "minor": 1, "name": "West", "polygon": [[0,0],[10,0],[10,10],[0,10]]},
-            {"floor": 1, "minor": 2, "name": "East", "polygon": [[10,0],[20,0],[20,10],[10,10]]}
-          ],
-          "agents": [
-            {"id": "w1", "floor": 1, "x": 2, "y": 2, "z": 2.4}, {"id": "w2", "floor": 1, "x": 2, "y": 8, "z": 2.4},
-            {"id": "w3", "floor": 1, "x": 8, "y": 5, "z": 2.4}, {"id": "e3", "floor": 1, "x": 12, "y": 5, "z": 2.4},
-            {"id": "e1", "floor": 1, "x": 18, "y": 2, "z": 2.4}, {"id": "e2", "floor": 1, "x": 18, "y": 8, "z": 2.4}
-          ]
-        }
-        """
 
     let map: FloorMap
     let grid: FloorGrid
 
     init() throws {
-        map = try FloorMap.parse(Array(Self.mapText.utf8)).get()
+        // Two rooms of 10 × 10 m side by side, three agents in each, no walls.
+        map = try twoRoomsMap()
         let floor = try #require(map.floor(major: 1))
         grid = FloorGrid(
             floor: floor, map: map, zones: map.zones(onFloor: 1), walls: [], obstacles: [], barriers: [],
@@ -65,31 +49,18 @@ struct GridFilterLostTests {
 
     /// Two rooms of 10 × 10 m with a wall between them at x = 10 that walking cannot cross except by a door at its
     /// north end (y 9–10), and that costs the radio 6 dB; three agents in each room.
-    static let walledMapText = """
-        {
-          "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Two walled rooms"},
-          "model": {"measured_power": -59, "path_loss_exponent": 2.0},
-          "floors": [{"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]}],
-          "zones": [
-            {"floor": 1, "minor": 1, "name": "West", "polygon": [[0,0],[10,0],[10,10],[0,10]]},
-            {"floor": 1, "minor": 2, "name": "East", "polygon": [[10,0],[20,0],[20,10],[10,10]]}
-          ],
-          "agents": [
-            {"id": "w1", "floor": 1, "x": 2, "y": 2, "z": 2.4}, {"id": "w2", "floor": 1, "x": 2, "y": 8, "z": 2.4},
-            {"id": "w3", "floor": 1, "x": 8, "y": 5, "z": 2.4}, {"id": "e3", "floor": 1, "x": 12, "y": 5, "z": 2.4},
-            {"id": "e1", "floor": 1, "x": 18, "y": 2, "z": 2.4}, {"id": "e2", "floor": 1, "x": 18, "y": 8, "z": 2.4}
-          ],
-          "walls": [{"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 6, "blocks_walking": true,
-                     "doors": [{"at": [10, 9.5], "width": 1}]}]
-        }
-        """
+    static func walledMap() throws -> FloorMap {
+        try twoRoomsMap(
+            #""walls": [{"floor": 1, "from": [10, 0], "to": [10, 10], "loss": 6, "blocks_walking": true, "doors": [{"at": [10, 9.5], "width": 1}]}]"#
+        )
+    }
 
     /// Per second: the estimate's error and its published accuracy, for a tag whose readings come from `first` for
     /// `settle` seconds, then from `second`.
     func lostRun(
         _ grid: GridFilter.Configuration, first: Point, second: Point, settle: Int, seconds: Int, seed: UInt64
     ) throws -> [(error: Double, accuracy: Double)] {
-        let map = try FloorMap.parse(Array(Self.walledMapText.utf8)).get()
+        let map = try Self.walledMap()
         var configuration = LocatorEngine.Configuration()
         configuration.positioning = .grid
         configuration.grid = grid

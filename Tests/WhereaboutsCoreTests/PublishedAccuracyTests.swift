@@ -11,7 +11,7 @@ struct PublishedAccuracyTests {
 
     init() throws {
         // Two rooms of 10 × 10 m, three agents each: w1 (2, 2), w2 (2, 8), w3 (8, 5), e3 (12, 5), e1 (18, 2), e2 (18, 8).
-        let map = try FloorMap.parse(Array(GridFilterLostTests.mapText.utf8)).get()
+        let map = try twoRoomsMap()
         estimator = TagEstimator(
             map: map, configuration: LocatorEngine.Configuration(), radio: RadioConstants(map: map))
     }

@@ -77,3 +77,27 @@ func lastEstimateStandingStill(
     }
     return last
 }
+
+/// Two rooms of 10 × 10 m side by side on one floor (zones West and East, split at x = 10), three agents in each
+/// (two by the outer wall, one 2 m from the middle), with `extras` appended to the map's members (walls, obstacles),
+/// each a `"key": value` JSON text.
+func twoRoomsMap(_ extras: String...) throws -> FloorMap {
+    let members = extras.map { ",\n  " + $0 }.joined()
+    let text = """
+        {
+          "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Two rooms"},
+          "model": {"measured_power": -59, "path_loss_exponent": 2.0},
+          "floors": [{"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]}],
+          "zones": [
+            {"floor": 1, "minor": 1, "name": "West", "polygon": [[0,0],[10,0],[10,10],[0,10]]},
+            {"floor": 1, "minor": 2, "name": "East", "polygon": [[10,0],[20,0],[20,10],[10,10]]}
+          ],
+          "agents": [
+            {"id": "w1", "floor": 1, "x": 2, "y": 2, "z": 2.4}, {"id": "w2", "floor": 1, "x": 2, "y": 8, "z": 2.4},
+            {"id": "w3", "floor": 1, "x": 8, "y": 5, "z": 2.4}, {"id": "e3", "floor": 1, "x": 12, "y": 5, "z": 2.4},
+            {"id": "e1", "floor": 1, "x": 18, "y": 2, "z": 2.4}, {"id": "e2", "floor": 1, "x": 18, "y": 8, "z": 2.4}
+          ]\(members)
+        }
+        """
+    return try FloorMap.parse(Array(text.utf8)).get()
+}

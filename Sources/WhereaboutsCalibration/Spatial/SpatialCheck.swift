@@ -47,6 +47,9 @@ public struct SpatialReport: Sendable {
     public var agentResiduals: [[Double?]]
     /// How much of each floor the whole survey covered.
     public var coverage: SurveyCoverage
+    /// The radio map learnt on every sample, with the constants fitted on every sample (``GuidedCalibration/fit()``),
+    /// when the check replayed the survey (it scores what will be written): what `calibrate` writes, learnt once.
+    public var radioMap: [String: RadioSurface]?
     /// Why the chosen calibration is worse than the map it started from (nil: it is not).
     public var worse: String?
 
@@ -102,7 +105,7 @@ extension GuidedCalibration {
         let sampleAreas = samples.map { sample in
             sample.position.flatMap { areas.index(floor: map.agents[sample.receiver].floor, point: $0) }
         }
-        var folds: [Int: (result: CalibrationResult, radioMap: [String: RadioSurface])] = [:]
+        var folds: [Int: Fold] = [:]
         var held = [[[Double]]](
             repeating: [[Double]](repeating: [], count: AgentChoice.allCases.count), count: map.agents.count)
         for (areaIndex, area) in areas.areas.enumerated() where area.isChecked {
@@ -110,8 +113,8 @@ extension GuidedCalibration {
             let result = fit(training: training.map { samples[$0] })
             let trainingSet = Set(training)
             let radioMap = (try? self.radioMap(result, trainingOn: { trainingSet.contains($0) })) ?? [:]
-            folds[areaIndex] = (result, radioMap)
             let scored = heldOutResiduals(result, radioMap: radioMap) { sampleAreas[$0] == areaIndex }
+            folds[areaIndex] = Fold(result: result, radioMap: radioMap, residuals: scored)
             for agent in held.indices {
                 for choice in held[agent].indices { held[agent][choice] += scored[agent][choice] }
             }
@@ -125,7 +128,7 @@ extension GuidedCalibration {
         var report = SpatialReport(
             areas: areas, figures: areas.areas.map { SpatialReport.AreaFigures(area: $0) }, choices: choices,
             agentResiduals: agentResiduals, coverage: coverage)
-        scoreAreas(&report, folds: folds, held: sampleAreas, replay: replay)
+        scoreAreas(&report, folds: folds, replay: replay)
         report.worse = SpatialReport.worse(before: report.before, after: report.after, tolerance: tolerance)
         return report
     }
@@ -140,6 +143,13 @@ extension GuidedCalibration {
         // at worst unless it overfits; and the tracker does best with every agent on the same footing (an agent
         // without one has a different variance model). So it is kept unless it is clearly worse.
         return mapped <= fitted + margin / 2 ? .radioMap : .fitted
+    }
+
+    /// One area held out: what was fitted without it, and its samples' residuals per agent and choice.
+    private struct Fold {
+        var result: CalibrationResult
+        var radioMap: [String: RadioSurface]
+        var residuals: [[[Double]]]
     }
 
     /// Per agent and choice, the residuals of the samples `heldOut` accepts.
@@ -162,8 +172,8 @@ extension GuidedCalibration {
 
     /// Fills the report's per-area and overall figures: residuals of the choices, and the replays.
     private func scoreAreas(
-        _ report: inout SpatialReport, folds: [Int: (result: CalibrationResult, radioMap: [String: RadioSurface])],
-        held sampleAreas: [Int?], replay: ((FloorMap, [RecordedReading]) -> [PositionRecord])?
+        _ report: inout SpatialReport, folds: [Int: Fold],
+        replay: ((FloorMap, [RecordedReading]) -> [PositionRecord])?
     ) {
         let readingAreas = readings.map { reading in
             truth.position(of: reading.tag, at: reading.time).flatMap {
@@ -174,16 +184,17 @@ extension GuidedCalibration {
         var allAfter: [Double] = []
         var allSurveyed: [Double] = []
         // The chosen calibration fitted on every sample: what is written.
-        let everything = fit(training: samples)
-        let whole =
-            replay == nil
-            ? nil
-            : try? chosenMap(
-                everything, radioMap: (try? radioMap(everything)) ?? [:], choices: report.choices)
+        var whole: FloorMap?
+        if replay != nil {
+            let everything = fit(training: samples)
+            let learnt = (try? radioMap(everything)) ?? [:]
+            report.radioMap = learnt
+            whole = try? chosenMap(everything, radioMap: learnt, choices: report.choices)
+        }
         var residualsBefore: [Double] = []
         var residualsAfter: [Double] = []
         for (areaIndex, fold) in folds.sorted(by: { $0.key < $1.key }) {
-            let scored = heldOutResiduals(fold.result, radioMap: fold.radioMap) { sampleAreas[$0] == areaIndex }
+            let scored = fold.residuals
             var before: [Double] = []
             var after: [Double] = []
             for (agent, choice) in report.choices.enumerated() {

@@ -87,8 +87,7 @@ struct ZoneEvidence: Sendable, Hashable {
     ///
     /// `accuracy` is taken as the RMS distance of the true position from the estimate, as the trilateration's
     /// track claims it: a circular Gaussian with σ = accuracy / √2 on each axis. (A published
-    /// ``TagEstimate/accuracy`` is a 68 % radius: callers divide it by
-    /// ``LocatorEngine/Configuration/trilaterationAccuracyPerRMS`` first.) It is
+    /// ``TagEstimate/accuracy`` is a 68 % radius: callers pass the RMS quantity, ``TagEstimate/spread``.) It is
     /// integrated by the midpoint rule on a 12 × 12 lattice over ±3σ (mass beyond, about 0.5 %, is left out),
     /// and conditioned on the free floor: lattice points outside the outline or inside an obstacle carry no mass,
     /// because nobody stands there. A position on a straight boundary between two zones gives each exactly half:
