@@ -13,8 +13,28 @@ extension TagEstimator {
     func gridAccuracy(spread: Double, at position: Point, floor: UInt16, ranges: [AgentRange]) -> Double {
         let tuning = configuration.grid
         let own = tuning.accuracyPerSpread * spread
-        let model = tuning.modelErrorPerMetre * thirdNearestAgentDistance(from: position, floor: floor, ranges: ranges)
+        let model =
+            tuning.modelErrorPerMetre * thirdNearestAgentDistance(from: position, floor: floor, ranges: ranges)
+            * surveyedShare(at: position, floor: floor, ranges: ranges)
         return (own * own + model * model).squareRoot()
+    }
+
+    /// How much of the model's error a survey leaves, at `position`: the root mean square, over the agents on `floor`
+    /// among `ranges`, of each one's radio-map deviation there relative to its deviation far from the survey (1 for
+    /// an agent without a radio map, or where the survey did not reach).
+    func surveyedShare(at position: Point, floor: UInt16, ranges: [AgentRange]) -> Double {
+        var total = 0.0
+        var count = 0
+        for range in ranges where map.agents[range.agentIndex].floor == floor {
+            count += 1
+            guard let surface = map.agents[range.agentIndex].radioSurface, surface.priorDeviation > 0 else {
+                total += 1
+                continue
+            }
+            let share = surface.residual(at: position).variance / (surface.priorDeviation * surface.priorDeviation)
+            total += min(share, 1)
+        }
+        return count == 0 ? 1 : (total / Double(count)).squareRoot()
     }
 
     /// The horizontal distance from `position` to the third-nearest of the agents on `floor` among `ranges` (the
