@@ -23,11 +23,12 @@ struct DocumentStyle: Sendable {
     /// One-line containers.
     var inline = InlineStyle()
 
-    /// The style `bytes` (whose value's spans are `span`) are written in; ``JSONWriter``'s where they show none.
-    init(bytes: [UInt8], span: JSONSourceSpan) {
+    /// The style `text` (whose value's spans are `span`) is written in; ``JSONWriter``'s where it shows none.
+    init(text: SourceText, span: JSONSourceSpan) {
+        let bytes = text.bytes
         if zip(bytes, bytes.dropFirst()).contains(where: { $0 == 0x0D && $1 == 0x0A }) { newline = [0x0D, 0x0A] }
         var found = Found()
-        visit(span, bytes, &found)
+        visit(span, text, &found)
         // A document whose one-line containers have one child each shows no comma; it follows the colon's spacing.
         if !found.comma, found.inlineColon, inline.colon.last == 0x20 { inline.comma = Array(", ".utf8) }
     }
@@ -44,13 +45,14 @@ struct DocumentStyle: Sendable {
     }
 
     /// Takes the first example of each convention, depth first in document order.
-    private mutating func visit(_ span: JSONSourceSpan, _ bytes: [UInt8], _ found: inout Found) {
+    private mutating func visit(_ span: JSONSourceSpan, _ text: SourceText, _ found: inout Found) {
         guard let first = span.children.first, !found.all else { return }
+        let bytes = text.bytes
         let firstStart = span.keys.first?.lowerBound ?? first.range.lowerBound
-        let multiline = bytes[span.range.lowerBound..<firstStart].contains(0x0A)
+        let multiline = text.breaksLine(span.range.lowerBound..<firstStart)
         if multiline, !found.indent {
-            let outer = Self.lineIndent(in: bytes, at: span.range.lowerBound)
-            let inner = Self.lineIndent(in: bytes, at: firstStart)
+            let outer = text.lineIndent(at: span.range.lowerBound)
+            let inner = text.lineIndent(at: firstStart)
             if inner.count > outer.count, inner.starts(with: outer) { indentUnit = Array(inner.dropFirst(outer.count)) }
             found.indent = true
         }
@@ -72,15 +74,44 @@ struct DocumentStyle: Sendable {
                 found.comma = true
             }
         }
-        for child in span.children { visit(child, bytes, &found) }
+        for child in span.children { visit(child, text, &found) }
+    }
+}
+
+/// The original text, with where its lines start: a line's indentation is found without walking back along the line
+/// (a one-line document is one long line, and a merge asks about many places in it).
+struct SourceText: Sendable {
+    let bytes: [UInt8]
+    /// The offset of each line's first byte, in order.
+    private let lineStarts: [Int]
+
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        var starts = [0]
+        for (offset, byte) in bytes.enumerated() where byte == 0x0A { starts.append(offset + 1) }
+        lineStarts = starts
     }
 
-    /// The spaces and tabs that begin the line `offset` is on.
-    static func lineIndent(in bytes: [UInt8], at offset: Int) -> [UInt8] {
-        var start = min(offset, bytes.count)
-        while start > 0, bytes[start - 1] != 0x0A { start -= 1 }
+    /// Where the line holding `offset` starts (a line break belongs to the line it ends).
+    func lineStart(of offset: Int) -> Int {
+        var low = 0
+        var high = lineStarts.count
+        // The last start at or before `offset`: lineStarts[0] is 0, so there is one.
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if lineStarts[middle] <= offset { low = middle } else { high = middle }
+        }
+        return lineStarts[low]
+    }
+
+    /// Whether a line break falls in `range`.
+    func breaksLine(_ range: Range<Int>) -> Bool { lineStart(of: range.upperBound) > range.lowerBound }
+
+    /// The spaces and tabs that begin the line `offset` is on (up to `offset`).
+    func lineIndent(at offset: Int) -> [UInt8] {
+        let start = lineStart(of: offset)
         var end = start
-        while end < offset, bytes[end] == 0x20 || bytes[end] == 0x09 { end += 1 }
+        while end < min(offset, bytes.count), bytes[end] == 0x20 || bytes[end] == 0x09 { end += 1 }
         return Array(bytes[start..<end])
     }
 }
@@ -101,14 +132,15 @@ struct ContainerLayout {
     private let newline: [UInt8]
 
     /// The layout of `node`, which must have children (``JSONSourceNode/hasChildren``).
-    init(node: JSONSourceNode, bytes: [UInt8], document: DocumentStyle) {
+    init(node: JSONSourceNode, text: SourceText, document: DocumentStyle) {
+        let bytes = text.bytes
         self.node = node
         self.bytes = bytes
         count = node.childCount ?? 0
         let leading = bytes[(node.span.range.lowerBound + 1)..<node.childStart(0)]
         let firstSeparator = count > 1 ? bytes[node.childEnd(0)..<node.childStart(1)] : []
         multiline = leading.contains(0x0A) || firstSeparator.contains(0x0A)
-        childIndent = DocumentStyle.lineIndent(in: bytes, at: node.childStart(count - 1))
+        childIndent = text.lineIndent(at: node.childStart(count - 1))
         newline = document.newline
         var inline = document.inline
         let isObject: Bool

@@ -40,17 +40,14 @@ public enum JSONSourceMerge {
             throw .originalUnreadable(error)
         }
         try checkRepresentable(edited, path: "$")
-        let document = DocumentStyle(bytes: original, span: root.span)
-        var merger = SourceMerger(writer: JSONSourceWriter(source: original, document: document))
+        let text = SourceText(original)
+        let document = DocumentStyle(text: text, span: root.span)
+        var merger = SourceMerger(writer: JSONSourceWriter(source: text, document: document))
         let range = root.span.range
-        let layout =
-            root.hasChildren ? merger.writer.layout(of: root) : JSONSourceWriter.Layout.pretty
+        let indent = text.lineIndent(at: range.lowerBound)
+        let layout: JSONSourceWriter.Layout = root.hasChildren ? merger.writer.layout(of: root) : .pretty
         merger.writer.copy(0..<range.lowerBound)
-        merger.merge(
-            root, edited,
-            Placement(
-                indent: DocumentStyle.lineIndent(in: original, at: range.lowerBound), layout: layout, prototypes: [root]
-            ))
+        merger.merge(root, edited, Placement(indent: indent, layout: layout, prototypes: [root]))
         merger.writer.copy(range.upperBound..<original.count)
         return merger.writer.output
     }
@@ -121,7 +118,7 @@ private struct SourceMerger {
     /// Members by key, in `edited`'s order; an original member keeps its key's spelling and the bytes up to its value.
     mutating func mergeObject(_ node: JSONSourceNode, _ edited: JSONObject, _ placement: Placement) {
         guard case .object(let original) = node.value else { return }
-        let layout = ContainerLayout(node: node, bytes: writer.source, document: writer.document)
+        let layout = ContainerLayout(node: node, text: writer.source, document: writer.document)
         let childLayout: JSONSourceWriter.Layout = layout.multiline ? .pretty : .inline(layout.inline)
         var indexByKey: [String: Int] = [:]
         for (index, member) in original.members.enumerated() where indexByKey[member.key] == nil {
@@ -136,7 +133,7 @@ private struct SourceMerger {
             let prototypes = placement.prototypes.compactMap { $0.member(member.key) }
             if let index, let child = node.child(index) {
                 writer.copy(node.childStart(index)..<child.span.range.lowerBound)
-                let indent = DocumentStyle.lineIndent(in: writer.source, at: node.childStart(index))
+                let indent = writer.source.lineIndent(at: node.childStart(index))
                 merge(child, member.value, Placement(indent: indent, layout: childLayout, prototypes: prototypes))
             } else {
                 JSONWriter.appendString(member.key.utf8, to: &writer.output)
@@ -154,7 +151,7 @@ private struct SourceMerger {
     /// Elements in `edited`'s order, each paired original merged with its edited element.
     mutating func mergeArray(_ node: JSONSourceNode, _ edited: [JSONValue], _ placement: Placement) {
         guard case .array(let original) = node.value else { return }
-        let layout = ContainerLayout(node: node, bytes: writer.source, document: writer.document)
+        let layout = ContainerLayout(node: node, text: writer.source, document: writer.document)
         let childLayout: JSONSourceWriter.Layout = layout.multiline ? .pretty : .inline(layout.inline)
         let origins = JSONElementAlignment.origins(original: original, edited: edited)
         writer.append("[".utf8)
@@ -165,7 +162,7 @@ private struct SourceMerger {
             let index = origins[position]
             if position > 0 { writer.append(layout.separator(previous: previous, current: index)) }
             if let index, let child = node.child(index) {
-                let indent = DocumentStyle.lineIndent(in: writer.source, at: node.childStart(index))
+                let indent = writer.source.lineIndent(at: node.childStart(index))
                 let prototypes = neighbours(of: index, count: layout.count).compactMap { node.child($0) }
                 merge(child, element, Placement(indent: indent, layout: childLayout, prototypes: prototypes))
                 lastOriginal = index

@@ -11,18 +11,18 @@ struct JSONSourceWriter {
     /// Prototypes are looked at this many at a time: the original at the place first, then a few neighbours.
     static let prototypeLimit = 3
 
-    let source: [UInt8]
+    let source: SourceText
     let document: DocumentStyle
     var output: [UInt8] = []
 
-    init(source: [UInt8], document: DocumentStyle) {
+    init(source: SourceText, document: DocumentStyle) {
         self.source = source
         self.document = document
-        output.reserveCapacity(source.count + 256)
+        output.reserveCapacity(source.bytes.count + 256)
     }
 
     /// Copies original bytes.
-    mutating func copy(_ range: Range<Int>) { output.append(contentsOf: source[range]) }
+    mutating func copy(_ range: Range<Int>) { output.append(contentsOf: source.bytes[range]) }
 
     mutating func append(_ bytes: some Sequence<UInt8>) { output.append(contentsOf: bytes) }
 
@@ -93,13 +93,13 @@ struct JSONSourceWriter {
 
     /// The layout an original container with children shows: one line when it is on one line.
     func layout(of node: JSONSourceNode) -> Layout {
-        guard !source[node.span.range].contains(0x0A) else { return .pretty }
-        return .inline(ContainerLayout(node: node, bytes: source, document: document).inline)
+        guard !source.breaksLine(node.span.range) else { return .pretty }
+        return .inline(ContainerLayout(node: node, text: source, document: document).inline)
     }
 
     /// Between a key and its value in a new object: its prototype's, else the document's for the layout.
     private func colon(in layout: Layout, shape: JSONSourceNode?) -> [UInt8] {
-        if let shape { return ContainerLayout(node: shape, bytes: source, document: document).colon }
+        if let shape { return ContainerLayout(node: shape, text: source, document: document).colon }
         switch layout {
         case .pretty: return document.colon
         case .inline(let style): return style.colon
