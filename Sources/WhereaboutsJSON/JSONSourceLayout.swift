@@ -33,8 +33,6 @@ struct DocumentStyle: Sendable {
         if !found.comma, found.inlineColon, inline.colon.last == 0x20 { inline.comma = Array(", ".utf8) }
     }
 
-    init() {}
-
     /// Which of the conventions a walk has seen an example of.
     private struct Found {
         var indent = false

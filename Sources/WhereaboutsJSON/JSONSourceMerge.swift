@@ -91,7 +91,7 @@ struct Placement {
     /// The layout of a new container when no prototype shows one.
     var layout: JSONSourceWriter.Layout
     /// Original values a new container here should look like: the original at this place first, if any, then the
-    /// same place in neighbouring elements.
+    /// same place in neighbouring elements (at most three: an element and its two neighbours).
     var prototypes: [JSONSourceNode]
 }
 
@@ -138,9 +138,7 @@ private struct SourceMerger {
             } else {
                 JSONWriter.appendString(member.key.utf8, to: &writer.output)
                 writer.append(layout.colon)
-                writer.writeFresh(
-                    member.value, indent: layout.childIndent, layout: childLayout,
-                    prototypes: Array(prototypes.prefix(JSONSourceWriter.prototypeLimit)))
+                writer.writeFresh(member.value, indent: layout.childIndent, layout: childLayout, prototypes: prototypes)
             }
             previous = index
         }
@@ -154,6 +152,8 @@ private struct SourceMerger {
         let layout = ContainerLayout(node: node, text: writer.source, document: writer.document)
         let childLayout: JSONSourceWriter.Layout = layout.multiline ? .pretty : .inline(layout.inline)
         let origins = JSONElementAlignment.origins(original: original, edited: edited)
+        // New elements look like the original before them, else (before every paired one) the first paired one.
+        let firstPaired = min(origins.lazy.compactMap { $0 }.first ?? 0, layout.count - 1)
         writer.append("[".utf8)
         writer.append(layout.leadingGap)
         var previous: Int?
@@ -167,8 +167,7 @@ private struct SourceMerger {
                 merge(child, element, Placement(indent: indent, layout: childLayout, prototypes: prototypes))
                 lastOriginal = index
             } else {
-                // A new element looks like the original before it, else the one after it.
-                let near = lastOriginal ?? min(origins[position...].lazy.compactMap { $0 }.first ?? 0, layout.count - 1)
+                let near = lastOriginal ?? firstPaired
                 let prototypes = neighbours(of: near, count: layout.count).compactMap { node.child($0) }
                 writer.writeFresh(element, indent: layout.childIndent, layout: childLayout, prototypes: prototypes)
             }

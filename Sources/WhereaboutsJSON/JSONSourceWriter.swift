@@ -8,9 +8,6 @@ struct JSONSourceWriter {
         case inline(InlineStyle)
     }
 
-    /// Prototypes are looked at this many at a time: the original at the place first, then a few neighbours.
-    static let prototypeLimit = 3
-
     let source: SourceText
     let document: DocumentStyle
     var output: [UInt8] = []
