@@ -1,6 +1,7 @@
 /// A request's line and headers, as the server accepted them.
 public struct HTTPRequestHead: Sendable, Equatable {
-    /// The method, as sent (only `GET` reaches a handler).
+    /// The method, as sent: `GET`, or with request bodies allowed (``HTTPServerConfiguration/maximumBodyBytes``)
+    /// also `POST` and `PUT`.
     public var method: String
     /// The path, from the request target up to any `?`.
     public var path: String
@@ -29,12 +30,18 @@ public struct HTTPRequestHead: Sendable, Equatable {
 /// ``maximumHeaderCount`` fields (431), anything but `METHOD SP /target SP HTTP/1.x` (400; 505 for another version),
 /// bare CR or LF, folded or nameless headers, control bytes, a missing or repeated `Host` in HTTP/1.1, any body
 /// (`Content-Length` other than 0, or `Transfer-Encoding`), and methods other than GET (405).
+///
+/// With ``maximumBodyBytes`` above 0, `POST` and `PUT` are accepted too, with a body of exactly `Content-Length`
+/// bytes: one that names no length gets 411, one over the limit 413 (from the head, before any body is read), a
+/// length that is not plain digits or is given twice 400, and `Transfer-Encoding` (chunked bodies) 501. A `GET`
+/// still has no body.
 public struct HTTPRequestParser: Sendable {
     /// The outcome for the bytes so far.
     public enum Outcome: Sendable, Equatable {
         /// Not a whole head yet, and nothing wrong so far.
         case incomplete
-        /// A whole, acceptable head.
+        /// A whole, acceptable head. Its body, if any, is the ``HTTPRequestParser/bodyLength(of:)`` bytes after
+        /// the head's ``HTTPRequestParser/headLength(of:)`` bytes.
         case complete(HTTPRequestHead)
         /// A request to refuse with this status.
         case refused(status: Int)
@@ -43,11 +50,34 @@ public struct HTTPRequestParser: Sendable {
     public var maximumRequestLineBytes: Int
     public var maximumHeadBytes: Int
     public var maximumHeaderCount: Int
+    /// The largest request body accepted; 0 accepts none (GET only).
+    public var maximumBodyBytes: Int
 
-    public init(maximumRequestLineBytes: Int = 2048, maximumHeadBytes: Int = 8192, maximumHeaderCount: Int = 64) {
+    public init(
+        maximumRequestLineBytes: Int = 2048, maximumHeadBytes: Int = 8192, maximumHeaderCount: Int = 64,
+        maximumBodyBytes: Int = 0
+    ) {
         self.maximumRequestLineBytes = maximumRequestLineBytes
         self.maximumHeadBytes = maximumHeadBytes
         self.maximumHeaderCount = maximumHeaderCount
+        self.maximumBodyBytes = max(maximumBodyBytes, 0)
+    }
+
+    /// The bytes of the head in `bytes` (request line, headers and the empty line), when it is all there.
+    public static func headLength(of bytes: [UInt8]) -> Int? {
+        var index = 0
+        while index + 3 < bytes.count {
+            if bytes[index] == cr, bytes[index + 1] == lf, bytes[index + 2] == cr, bytes[index + 3] == lf {
+                return index + 4
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// The length of an accepted request's body: its `Content-Length`, or 0.
+    public static func bodyLength(of request: HTTPRequestHead) -> Int {
+        request.header("Content-Length").flatMap { Int($0) } ?? 0
     }
 
     private static let cr = UInt8(ascii: "\r")
@@ -56,17 +86,7 @@ public struct HTTPRequestParser: Sendable {
     /// Examines the bytes received so far on a connection.
     public func parse(_ bytes: [UInt8]) -> Outcome {
         // The end of the head: the first empty line.
-        var end: Int?
-        var index = 0
-        while index + 3 < bytes.count {
-            if bytes[index] == Self.cr, bytes[index + 1] == Self.lf, bytes[index + 2] == Self.cr,
-                bytes[index + 3] == Self.lf
-            {
-                end = index
-                break
-            }
-            index += 1
-        }
+        let end = Self.headLength(of: bytes).map { $0 - 4 }
         let firstLineEnd = bytes.firstIndex(of: Self.lf)
         if (firstLineEnd ?? bytes.count) > maximumRequestLineBytes + 1 { return .refused(status: 414) }
         guard let end else {
@@ -113,10 +133,28 @@ public struct HTTPRequestParser: Sendable {
             method: method, path: target.path, query: target.query, version: version, headers: headers)
         let hosts = headers.filter { $0.name.lowercased() == "host" }.count
         if hosts > 1 || (version == "HTTP/1.1" && hosts == 0) { return .refused(status: 400) }
-        if request.header("Transfer-Encoding") != nil { return .refused(status: 400) }
-        if let length = request.header("Content-Length"), length != "0" { return .refused(status: 400) }
-        guard method == "GET" else { return .refused(status: 405) }
+        if let refusal = refusal(ofBody: request) { return .refused(status: refusal) }
         return .complete(request)
+    }
+
+    /// The status to refuse a request with for its method and body, or nil when both are acceptable.
+    private func refusal(ofBody request: HTTPRequestHead) -> Int? {
+        let lengths = request.headers.filter { $0.name.lowercased() == "content-length" }.map(\.value)
+        let transferEncoding = request.header("Transfer-Encoding") != nil
+        guard maximumBodyBytes > 0 else {
+            if transferEncoding || lengths.contains(where: { $0 != "0" }) { return 400 }
+            return request.method == "GET" ? nil : 405
+        }
+        guard ["GET", "POST", "PUT"].contains(request.method) else { return 405 }
+        if transferEncoding { return 501 }
+        guard lengths.count <= 1 else { return 400 }
+        guard let text = lengths.first else { return request.method == "GET" ? nil : 411 }
+        // Plain digits only (no sign, no spaces, no list), and few enough of them to be a number.
+        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let length = Int(text)
+        else { return 400 }
+        if request.method == "GET" { return length == 0 ? nil : 400 }
+        return length > maximumBodyBytes ? 413 : nil
     }
 
     private static func hasBareLineBreak(_ bytes: ArraySlice<UInt8>) -> Bool {

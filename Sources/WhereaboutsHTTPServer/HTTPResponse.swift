@@ -28,12 +28,19 @@ public struct HTTPResponse: Sendable {
         case 200: "OK"
         case 204: "No Content"
         case 400: "Bad Request"
+        case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 411: "Length Required"
+        case 413: "Content Too Large"
         case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 422: "Unprocessable Content"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
+        case 501: "Not Implemented"
         case 503: "Service Unavailable"
         case 505: "HTTP Version Not Supported"
         default: "Status"
@@ -58,13 +65,13 @@ public struct HTTPResponse: Sendable {
         }
     }
 
-    /// A short plain-text response for a refused request.
-    static func refusal(_ status: Int) -> HTTPResponse {
+    /// A short plain-text response for a refused request; a 405 lists the `allowed` methods.
+    static func refusal(_ status: Int, allowed: String = "GET") -> HTTPResponse {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "text/plain; charset=utf-8"), ("Content-Security-Policy", "default-src 'none'"),
             ("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store"),
         ]
-        if status == 405 { headers.append(("Allow", "GET")) }
+        if status == 405 { headers.append(("Allow", allowed)) }
         if status == 503 { headers.append(("Retry-After", "1")) }
         return HTTPResponse(
             status: status, headers: headers, body: .complete(Array("\(status) \(reason(status))\n".utf8)))

@@ -15,8 +15,9 @@ import Synchronization
 /// }
 /// ```
 ///
-/// **Strict.** One request per connection (`Connection: close`), GET only, heads bounded and parsed by
-/// ``HTTPRequestParser``; a refused request gets its status and is closed. **Bounded.** At most
+/// **Strict.** One request per connection (`Connection: close`), GET only unless bodies are allowed
+/// (``HTTPServerConfiguration/maximumBodyBytes``: then POST and PUT with `Content-Length` bodies), heads bounded and
+/// parsed by ``HTTPRequestParser``; a refused request gets its status and is closed. **Bounded.** At most
 /// ``HTTPServerConfiguration/maximumConnections`` connections (the next one gets 503 at once) and
 /// ``HTTPServerConfiguration/maximumStreams`` streams; a head must arrive within
 /// ``HTTPServerConfiguration/headerTimeout``; a stream whose reader falls more than
@@ -29,6 +30,8 @@ import Synchronization
 public final class HTTPServer: Sendable {
     /// What a request is answered with; called on the server's thread.
     public typealias Handler = @Sendable (HTTPRequestHead) -> HTTPResponse
+    /// What a whole request (head, body, peer) is answered with; called on the server's thread.
+    public typealias RequestHandler = @Sendable (HTTPRequest) -> HTTPResponse
 
     /// The settings the server runs with.
     public let configuration: HTTPServerConfiguration
@@ -38,7 +41,7 @@ public final class HTTPServer: Sendable {
     private let listener: Int32
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let handler: Handler
+    private let handler: RequestHandler
     private let inbox = Mutex(Inbox())
     private let counters = Mutex(HTTPServerStatistics())
     private let started = Atomic<Bool>(false)
@@ -53,8 +56,18 @@ public final class HTTPServer: Sendable {
         var stopping = false
     }
 
-    /// Binds and listens; serves nothing until ``run()``.
-    public init(_ configuration: HTTPServerConfiguration, handler: @escaping Handler) throws(HTTPServerError) {
+    /// Binds and listens; serves nothing until ``run()``. The handler sees request heads only (GET).
+    public convenience init(_ configuration: HTTPServerConfiguration, handler: @escaping Handler)
+        throws(HTTPServerError)
+    {
+        try self.init(configuration, requestHandler: { request in handler(request.head) })
+    }
+
+    /// Binds and listens; serves nothing until ``run()``. The handler sees whole requests: with
+    /// ``HTTPServerConfiguration/maximumBodyBytes`` above 0, their bodies too.
+    public init(_ configuration: HTTPServerConfiguration, requestHandler handler: @escaping RequestHandler)
+        throws(HTTPServerError)
+    {
         guard let address = IPv4.parse(configuration.host) else { throw .invalidAddress(configuration.host) }
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
@@ -174,9 +187,11 @@ public final class HTTPServer: Sendable {
 
     // MARK: - The loop (the server's thread only)
 
-    private enum Phase {
+    private enum Phase: Equatable {
         /// Waiting for the request head, until the deadline.
         case readingHead
+        /// Head accepted; waiting for the body's `length` bytes after the head's `headLength`, until the deadline.
+        case readingBody(head: HTTPRequestHead, headLength: Int, length: Int)
         /// Sending a response, then closing.
         case responding
         /// Response sent and our side shut; reading until the peer closes (so that no reset cuts the response).
@@ -187,6 +202,9 @@ public final class HTTPServer: Sendable {
 
     private final class Connection {
         let descriptor: Int32
+        /// The peer's address, dotted, and whether it is on loopback.
+        let peer: (address: String, loopback: Bool)
+        let accepted: Double
         var phase = Phase.readingHead
         var received: [UInt8] = []
         var output = OutputQueue()
@@ -194,8 +212,10 @@ public final class HTTPServer: Sendable {
         var deadline: Double
         var lastProgress: Double
 
-        init(descriptor: Int32, now: Double, headerTimeout: Double) {
+        init(descriptor: Int32, peer: (address: String, loopback: Bool), now: Double, headerTimeout: Double) {
             self.descriptor = descriptor
+            self.peer = peer
+            accepted = now
             deadline = now + headerTimeout
             lastProgress = now
         }
@@ -245,7 +265,8 @@ public final class HTTPServer: Sendable {
             let configuration = server.configuration
             parser = HTTPRequestParser(
                 maximumRequestLineBytes: configuration.maximumRequestLineBytes,
-                maximumHeadBytes: configuration.maximumHeadBytes, maximumHeaderCount: configuration.maximumHeaderCount)
+                maximumHeadBytes: configuration.maximumHeadBytes, maximumHeaderCount: configuration.maximumHeaderCount,
+                maximumBodyBytes: configuration.maximumBodyBytes)
             busy = HTTPResponse.refusal(503).encoded()
             nextKeepAlive = HTTPServer.monotonic() + configuration.keepAliveInterval
         }
@@ -257,7 +278,7 @@ public final class HTTPServer: Sendable {
             var wait = min(nextKeepAlive - now, 1)
             for connection in connections.values {
                 switch connection.phase {
-                case .readingHead, .lingering: wait = min(wait, connection.deadline - now)
+                case .readingHead, .readingBody, .lingering: wait = min(wait, connection.deadline - now)
                 case .responding, .streaming:
                     if connection.pending > 0 {
                         wait = min(wait, connection.lastProgress + configuration.writeTimeout - now)
@@ -306,7 +327,11 @@ public final class HTTPServer: Sendable {
         mutating func acceptNewConnections(now: Double) {
             for _ in 0..<256 {
                 // accept4 is a GNU extension Swift does not import: accept, then set the flags.
-                let descriptor = accept(server.listener, nil, nil)
+                var address = sockaddr_in()
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                let descriptor = withUnsafeMutablePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(server.listener, $0, &length) }
+                }
                 guard descriptor >= 0 else { break }
                 _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
                 _ = IPv4.setNonBlocking(descriptor)
@@ -321,7 +346,8 @@ public final class HTTPServer: Sendable {
                 var size = Int32(configuration.socketSendBuffer)
                 setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
                 connections[descriptor] = Connection(
-                    descriptor: descriptor, now: now, headerTimeout: configuration.headerTimeout)
+                    descriptor: descriptor, peer: IPv4.describe(address), now: now,
+                    headerTimeout: configuration.headerTimeout)
                 let open = connections.count
                 server.counters.withLock {
                     $0.accepted += 1
@@ -344,7 +370,7 @@ public final class HTTPServer: Sendable {
             }
         }
 
-        /// Reads what a socket has; answers a complete request head. False when the connection is gone.
+        /// Reads what a socket has; answers a complete request. False when the connection is gone.
         private mutating func read(_ connection: Connection, now: Double) -> Bool {
             let count = recv(connection.descriptor, &scratch, scratch.count, Int32(MSG_DONTWAIT))
             if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -352,27 +378,33 @@ public final class HTTPServer: Sendable {
                 finish(connection)
                 return false
             }
-            let phaseBefore = connection.phase
-            if count > 0, connection.phase == .readingHead {
+            guard count > 0 else { return true }
+            switch connection.phase {
+            case .readingHead:
                 connection.received += scratch[0..<count]
                 switch parser.parse(connection.received) {
                 case .incomplete:
                     break
                 case .refused(let status):
                     refuse(connection, status: status, now: now)
-                case .complete(let request):
-                    var response = server.handler(request)
-                    if case .stream = response.body, streams >= configuration.maximumStreams {
-                        server.counters.withLock { $0.refused[503, default: 0] += 1 }
-                        response = .refusal(503)
+                case .complete(let head):
+                    let headLength = HTTPRequestParser.headLength(of: connection.received) ?? connection.received.count
+                    connection.phase = .readingBody(
+                        head: head, headLength: headLength, length: HTTPRequestParser.bodyLength(of: head))
+                    connection.deadline = connection.accepted + configuration.requestTimeout
+                    if head.header("Expect")?.lowercased() == "100-continue",
+                        connection.received.count == headLength
+                    {
+                        connection.enqueue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), now: now)
                     }
-                    server.counters.withLock { $0.requests += 1 }
-                    respond(connection, response, now: now)
+                    answerIfWhole(connection, now: now)
                 }
-            }
-            // Bytes after the head (or on a stream) are read and ignored: GET has no body. A peer that keeps sending
-            // anyway is not drained for long.
-            if count > 0, phaseBefore != .readingHead {
+            case .readingBody:
+                connection.received += scratch[0..<count]
+                answerIfWhole(connection, now: now)
+            default:
+                // Bytes after the request (or on a stream) are read and ignored: one request per connection. A peer
+                // that keeps sending anyway is not drained for long.
                 connection.discarded += count
                 if connection.discarded > configuration.maximumHeadBytes {
                     finish(connection)
@@ -382,12 +414,34 @@ public final class HTTPServer: Sendable {
             return true
         }
 
+        /// Hands a request whose body has all arrived to the handler and queues the answer.
+        private mutating func answerIfWhole(_ connection: Connection, now: Double) {
+            guard case .readingBody(let head, let headLength, let length) = connection.phase,
+                connection.received.count >= headLength + length
+            else { return }
+            let request = HTTPRequest(
+                head: head, body: Array(connection.received[headLength..<(headLength + length)]),
+                peer: connection.peer.address, isLoopbackPeer: connection.peer.loopback)
+            // Bytes beyond the body count as discarded (one request per connection).
+            connection.discarded = connection.received.count - headLength - length
+            var response = server.handler(request)
+            if case .stream = response.body, streams >= configuration.maximumStreams {
+                server.counters.withLock { $0.refused[503, default: 0] += 1 }
+                response = .refusal(503)
+            }
+            server.counters.withLock { $0.requests += 1 }
+            respond(connection, response, now: now)
+        }
+
         /// Closes connections whose time is up: a head too slow, a lingering close, a reader that stopped reading.
         mutating func applyDeadlines(now: Double) {
             for connection in Array(connections.values) {
                 switch connection.phase {
                 case .readingHead where now >= connection.deadline:
                     server.counters.withLock { $0.headTimeouts += 1 }
+                    finish(connection)
+                case .readingBody where now >= connection.deadline:
+                    server.counters.withLock { $0.bodyTimeouts += 1 }
                     finish(connection)
                 case .lingering where now >= connection.deadline:
                     finish(connection)
@@ -448,7 +502,9 @@ public final class HTTPServer: Sendable {
 
         private mutating func refuse(_ connection: Connection, status: Int, now: Double) {
             server.counters.withLock { $0.refused[status, default: 0] += 1 }
-            respond(connection, .refusal(status), now: now)
+            respond(
+                connection, .refusal(status, allowed: configuration.maximumBodyBytes > 0 ? "GET, POST, PUT" : "GET"),
+                now: now)
         }
 
         /// Sends what it can; false when the connection is gone.
@@ -492,90 +548,5 @@ public final class HTTPServer: Sendable {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-}
-
-/// Bytes waiting to be sent on one connection, as the chunks they were queued in: appending and sending are
-/// O(1) per chunk however long a stream runs, and nothing is copied to make room.
-struct OutputQueue {
-    private var chunks: [[UInt8]] = []
-    private var head = 0
-    private var offset = 0
-    /// Bytes not yet sent.
-    private(set) var pending = 0
-
-    mutating func append(_ bytes: [UInt8]) {
-        guard !bytes.isEmpty else { return }
-        chunks.append(bytes)
-        pending += bytes.count
-    }
-
-    /// Calls `body` with the unsent part of the first chunk (empty when nothing is pending).
-    func withFirstChunk<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        guard head < chunks.count else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        return chunks[head].withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-    }
-
-    /// Marks `count` bytes of the first chunk as sent.
-    mutating func consume(_ count: Int) {
-        guard head < chunks.count else { return }
-        offset += count
-        pending -= count
-        if offset >= chunks[head].count {
-            head += 1
-            offset = 0
-        }
-        if head == chunks.count {
-            chunks.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64 && head * 2 >= chunks.count {
-            chunks.removeFirst(head)
-            head = 0
-        }
-    }
-}
-
-/// What a server has done: counters since it started, and what is open now.
-public struct HTTPServerStatistics: Sendable, Equatable {
-    /// Connections taken under the limit.
-    public var accepted = 0
-    /// Connections refused with 503 because the limit was reached.
-    public var refusedAtLimit = 0
-    /// Requests answered by the handler.
-    public var requests = 0
-    /// Requests refused, by status (400, 405, 414, 431, 503 for streams over the limit, 505).
-    public var refused: [Int: Int] = [:]
-    /// Connections closed because their head did not arrive in time.
-    public var headTimeouts = 0
-    /// Event streams opened.
-    public var streamsOpened = 0
-    /// Event streams dropped because their reader fell too far behind.
-    public var slowStreamsDropped = 0
-    /// Connections open now.
-    public var openConnections = 0
-    /// Streams open now.
-    public var openStreams = 0
-    /// The most connections open at once.
-    public var peakConnections = 0
-
-    public init() {}
-}
-
-/// IPv4 helpers over Glibc.
-enum IPv4 {
-    static func parse(_ text: String) -> in_addr? {
-        var address = in_addr()
-        guard inet_pton(AF_INET, text, &address) == 1 else { return nil }
-        return address
-    }
-
-    static func setNonBlocking(_ descriptor: Int32) -> Bool {
-        let flags = fcntl(descriptor, F_GETFL)
-        return flags >= 0 && fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0
-    }
-
-    static func message(_ number: Int32) -> String {
-        guard let text = strerror(number) else { return "unknown error" }
-        return String(cString: text)
     }
 }

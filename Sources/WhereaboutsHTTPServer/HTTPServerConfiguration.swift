@@ -19,6 +19,12 @@ public struct HTTPServerConfiguration: Sendable {
     public var maximumHeaderCount = 64
     /// Time from accepting a connection to having its whole request head; then it is closed (slowloris).
     public var headerTimeout = 10.0
+    /// The largest request body, in bytes; 0 (the default) takes none: only GET is served, and a request with a
+    /// body is refused (400). Above 0, POST and PUT are served too, with `Content-Length` bodies up to this size.
+    public var maximumBodyBytes = 0
+    /// Time from accepting a connection to having its whole request, head and body; then it is closed (a body that
+    /// trickles in). The head must still arrive within ``headerTimeout``.
+    public var requestTimeout = 30.0
     /// Time a response may take to leave without any progress; then the connection is closed.
     public var writeTimeout = 10.0
     /// Bytes a stream may have waiting for its reader; a reader that falls further behind is dropped.
