@@ -66,6 +66,8 @@ public struct EditorSite: Sendable {
             let query = request.query.map { "?" + $0 } ?? ""
             return EditorResponse(
                 status: 303, headers: Self.commonHeaders + [("Location", "/edit" + query)], body: [])
+        case ("GET", "/favicon.ico"):
+            return EditorResponse(status: 204, headers: Self.commonHeaders, body: [])
         case ("GET", "/edit"), ("GET", "/edit/"):
             return .document(page, type: "text/html; charset=utf-8")
         case ("GET", "/edit/app.js"):

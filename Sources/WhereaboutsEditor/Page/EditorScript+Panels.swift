@@ -255,7 +255,8 @@ extension EditorScript {
           if (E.measure.length === 2) {
             $('#calibrate-form').hidden = false;
             hint('Distance between the two points: ' + distance(E.measure[0], E.measure[1]).toFixed(3) + ' m as drawn now. Type the real one.');
-            $('#calibrate-distance').focus();
+            // After the click's own default action, which would take the focus back to the page.
+            setTimeout(() => $('#calibrate-distance').focus(), 0);
           }
           render();
         }

@@ -258,7 +258,7 @@ extension EditorScript {
           text,
           state: () => ({tool: E.tool, floor: E.floor, selection: E.selection && pathOf(E.selection), problems: E.problems.slice(), valid: E.valid,
             checked: E.checkedSequence === E.checkSequence, undo: E.undo.length, redo: E.redo.length, candidates: E.candidates.length,
-            view: Object.assign({}, E.view), drafting: E.draft.length, saved: E.saveState}),
+            view: Object.assign({}, E.view), drafting: E.draft.length, saved: E.saveState, planVertices: planGeometry().vertices.length}),
           setView: (k, tx, ty) => { E.view = {k, tx, ty}; render(); },
           screenOf: (x, y) => { const box = $('#plan').getBoundingClientRect(); return [box.left + screenX(x), box.top + screenY(y)]; },
           imageToScreen: (u, v) => {

@@ -34,7 +34,8 @@ extension EditorScript {
           }
           if (!best && E.snapGrid && !options.planOnly) best = {p: [Math.round(raw[0] / GRID) * GRID, Math.round(raw[1] / GRID) * GRID], kind: 'grid'};
           if (!best) best = {p: raw, kind: 'free'};
-          return {p: [round3(best.p[0]), round3(best.p[1])], kind: best.kind};
+          // Points of the map are kept to the millimetre; points of the picture (to scale and move it by) exactly.
+          return options.planOnly ? best : {p: [round3(best.p[0]), round3(best.p[1])], kind: best.kind};
         }
 
         // MARK: making elements
@@ -319,12 +320,7 @@ extension EditorScript {
           if (!drag) return;
           if ((drag.kind === 'vertex' || drag.kind === 'point' || drag.kind === 'underlay') && drag.moved) {
             // The drag changed the document in place: record it as one step.
-            const after = JSON.stringify(E.doc);
-            if (after !== drag.before) {
-              E.undo.push(drag.before);
-              E.redo = [];
-              changed();
-            }
+            if (JSON.stringify(E.doc) !== drag.before) record(snapshot(drag.before));
           }
         }
 

@@ -121,11 +121,18 @@ enum EditorScript {
 
         // MARK: changes, undo and redo
 
+        /// A state to go back to: the document's text and what was selected (so that redo selects what the change made).
+        const snapshot = (doc = JSON.stringify(E.doc), selection = E.selection) => ({doc, selection: selection && Object.assign({}, selection)});
+
         /// Every change to the document goes through here: one undo step, then a redraw and a check.
         function commit(change) {
-          const before = JSON.stringify(E.doc);
+          const before = snapshot();
           change();
-          if (JSON.stringify(E.doc) === before) return;
+          if (JSON.stringify(E.doc) === before.doc) return;
+          record(before);
+        }
+
+        function record(before) {
           E.undo.push(before);
           if (E.undo.length > 300) E.undo.shift();
           E.redo = [];
@@ -134,8 +141,10 @@ enum EditorScript {
 
         function restore(from, to) {
           if (!from.length) return;
-          to.push(JSON.stringify(E.doc));
-          E.doc = JSON.parse(from.pop());
+          to.push(snapshot());
+          const state = from.pop();
+          E.doc = JSON.parse(state.doc);
+          E.selection = state.selection;
           if (!selected()) E.selection = null;
           if (!currentFloor() && floors().length) E.floor = floors()[0].major;
           E.draft = [];
