@@ -296,7 +296,23 @@ def draw(binary, browser, work, demo):
     with open(path + ".bak") as handle:
         check(handle.read() == start_text, "the previous file is kept as .bak, byte for byte")
     check(os.path.exists(os.path.join(work, "ground-floor.svg")), "the picture is stored beside the map")
+    candidates(page)
     return path, editor, page
+
+
+def candidates(page):
+    """The SVG plan's lines and shapes the map lacks, offered one by one: skip one, accept the next, undo it."""
+    before = page.document()
+    page.key("c")
+    offered = page.state()["candidates"]
+    page.key("n", Keys.ENTER)
+    after = page.document()
+    added = sum(len(after.get(key, [])) - len(before.get(key, [])) for key in ("walls", "obstacles"))
+    page.ctrl("z")
+    page.settle()
+    page.key("v")
+    check(offered > 0 and added >= 1 and page.document() == before,
+          f"the plan's shapes the map lacks are offered ({offered}); one skipped, one accepted ({added} added), undone")
 
 
 def marker_places(page):
@@ -472,7 +488,8 @@ def main():
         browser.quit()
         if editor is not None:
             editor.stop()
-    print(f"working directory: {work}" if args.keep else "", end="")
+    if args.keep:
+        print(f"working directory: {work}")
     if not args.keep:
         subprocess.run(["rm", "-rf", work], check=False)
     print(("editor check passed" if not failures else f"editor check FAILED: {len(failures)} checks"), flush=True)

@@ -128,12 +128,18 @@ extension EditorScript {
           const key = (points) => points.map((p) => round3(p[0]) + ',' + round3(p[1])).sort().join(' ');
           const taken = new Set();
           for (const wall of list('walls')) if (onFloor(wall) && isPoint(wall.from) && isPoint(wall.to)) taken.add(key([wall.from, wall.to]));
-          for (const o of list('obstacles')) if (onFloor(o) && Array.isArray(o.polygon)) taken.add(key(o.polygon.filter(isPoint)));
+          // What the map has already (the outline, zones, obstacles, walls) is not offered again.
+          for (const kind of ['obstacles', 'zones']) {
+            for (const o of list(kind)) if (onFloor(o) && Array.isArray(o.polygon)) taken.add(key(o.polygon.filter(isPoint)));
+          }
+          const floor = currentFloor();
+          if (floor && Array.isArray(floor.outline)) taken.add(key(floor.outline.filter(isPoint)));
           const found = [];
           for (const shape of planGeometry().shapes) {
             const points = shape.points.map((p) => [round3(p[0]), round3(p[1])]);
             if (shape.closed && points.length >= 3) {
-              if (!taken.has(key(points))) { taken.add(key(points)); found.push({closed: true, points}); }
+              // Marks and symbols (an agent's triangle, a door's swing) are not obstacles: less than half a metre square.
+              if (Math.abs(area(points)) >= 0.25 && !taken.has(key(points))) { taken.add(key(points)); found.push({closed: true, points}); }
             } else {
               for (let i = 0; i + 1 < points.length; i++) {
                 const pair = [points[i], points[i + 1]];
@@ -145,6 +151,10 @@ extension EditorScript {
           E.candidates = found;
           E.candidateIndex = Math.min(E.candidateIndex, Math.max(0, found.length - 1));
           renderCandidatePanel();
+        }
+
+        function area(points) {
+          return points.reduce((sum, p, i) => { const q = points[(i + 1) % points.length]; return sum + p[0] * q[1] - q[0] * p[1]; }, 0) / 2;
         }
 
         function drawCandidates() {
@@ -231,7 +241,14 @@ extension EditorScript {
           $('#help-close').addEventListener('click', () => { $('#help').hidden = true; });
           $('#panel').addEventListener('change', panelChange);
           $('#panel').addEventListener('click', panelClick);
-          $('#panel').addEventListener('keydown', (event) => { if (event.key === 'Enter' && event.target.matches('input')) event.target.blur(); });
+          // Enter takes a field's value at once (Firefox fires no change for a field blurred in its own keydown); the change
+          // event that may follow finds nothing new to commit.
+          $('#panel').addEventListener('keydown', (event) => {
+            if (event.key !== 'Enter' || !event.target.matches('input')) return;
+            const input = event.target;
+            panelChange({target: input});
+            if (input.isConnected) input.blur();
+          });
           $('#problems').addEventListener('click', (event) => {
             const item = event.target.closest('[data-problem]');
             if (item) showProblem(Number(item.dataset.problem));
