@@ -402,6 +402,29 @@ def invalid(binary, browser, work, path, page):
               "undoing the three edits makes the map valid again, and saving it changes no byte")
 
 
+# The planning view draws what a check answers as `plan` (AccuracyPlanJSON, issue 46's contract). Until the editor is
+# given a planner, the page's fetch is wrapped to add one: the left half of floor 1 at 1.5 m, the Lobby at 2.1 m.
+FAKE_PLAN = """
+    const original = window.fetch;
+    window.fetch = async (url, options) => {
+      const response = await original(url, options);
+      if (!String(url).startsWith('/edit/api/check')) return response;
+      const answer = await response.json();
+      answer.plan = [{floor: 1, origin: [0, 0], cell_size: 1, columns: 30, rows: 20,
+        accuracy: Array.from({length: 600}, (_, i) => (i % 30 < 15 ? 1.5 : null)),
+        zones: [{minor: 1, name: 'Lobby', accuracy: 2.1, confused_share: 0.3, confused_with: [2]}]}];
+      return new Response(JSON.stringify(answer), {status: response.status, headers: {'Content-Type': 'application/json'}});
+    };"""
+
+
+def planning_view(page):
+    cells = page.js("return document.querySelectorAll('#planning-layer rect').length")
+    label = page.js("return document.querySelector('#plan text.zone-label').textContent")
+    shown = page.js("return !document.getElementById('plan-toggle').hidden")
+    return check(cells == 20 and "±2.1 m, 30 % confusable" in label and shown,
+                 f"the planning view draws a check's plan: {cells} runs of cells, the Lobby labelled {label!r}")
+
+
 def round_trip(binary, browser, work):
     """Check 3: the demo map saved untouched, and after an edit and its undo, keeps every byte."""
     path = os.path.join(work, "demo-office.json")
@@ -412,6 +435,7 @@ def round_trip(binary, browser, work):
     editor = Editor(binary, path)
     try:
         page = Page(browser, editor.url)
+        page.js(FAKE_PLAN)
         results = []
         for edit in (False, True):
             if edit:
@@ -420,6 +444,7 @@ def round_trip(binary, browser, work):
                 page.drag_screen(page.screen(agent["x"], agent["y"]), page.screen(agent["x"] + 1, agent["y"] + 1))
                 page.settle()
                 moved = page.document()["agents"][0] != agent
+                results.append(planning_view(page))
                 page.ctrl("z")
                 page.settle()
                 results.append(moved)

@@ -52,6 +52,7 @@ enum EditorPage {
         <span class="group">
         <label><input type="checkbox" id="snap-grid" checked> grid 0.05 m</label>
         <label><input type="checkbox" id="snap-plan" checked> snap to plan</label>
+        <label id="plan-toggle" hidden><input type="checkbox" id="show-plan" checked> expected accuracy</label>
         </span>
         </div>
         <main>

@@ -54,7 +54,7 @@ extension EditorScript {
           if (floor && Array.isArray(floor.outline)) {
             out += '<polygon' + mark('$.floors[' + floorIndex() + '].outline', 'outline') + ' points="' + pointsAttribute(floor.outline) + '"/>';
           }
-          out += drawZonesAndObstacles(mark) + drawWalls(mark) + drawPoints(mark) + drawCandidates();
+          out += drawPlanning() + drawZonesAndObstacles(mark) + drawWalls(mark) + drawPoints(mark) + drawCandidates();
           out += drawSelectionHandles() + drawDraft() + drawProblemMarkers();
           $('#plan').innerHTML = out;
         }
@@ -85,7 +85,7 @@ extension EditorScript {
             const centre = centroid(zone.polygon);
             if (centre) {
               out += '<text class="zone-label" x="' + number(screenX(centre[0])) + '" y="' + number(screenY(centre[1])) + '">' +
-                escapeText(zone.name === undefined ? '' : zone.name) + ' (' + escapeText(zone.minor) + ')</text>';
+                escapeText(zone.name === undefined ? '' : zone.name) + ' (' + escapeText(zone.minor) + ')' + escapeText(zonePlanText(zone)) + '</text>';
             }
           });
           list('obstacles').forEach((obstacle, index) => {

@@ -1,5 +1,5 @@
 extension EditorScript {
-    /// An SVG plan's lines and shapes (snapping, candidates to accept), and the start.
+    /// An SVG plan's lines and shapes (snapping, candidates to accept), the planning view, and the start.
     static let planLines = #"""
         // MARK: an SVG plan's lines and closed shapes: snapping targets, and walls and obstacles to accept one by one
 
@@ -210,6 +210,70 @@ extension EditorScript {
           if (best === E.candidateIndex) acceptCandidate();
           else { E.candidateIndex = best; renderCandidatePanel(); render(); }
         }
+        // MARK: the planning view: the accuracy to expect per cell, as the check's `plan` gives it (AccuracyPlanJSON)
+
+        /// The plan of the current floor: {origin: [x, y] (the raster's corner with the smallest x and y), cell_size,
+        /// columns, rows, accuracy: metres per cell, row by row from the smallest y, null where nobody stands or nothing is
+        /// heard; zones: [{minor, accuracy, confused_share, confused_with}]}.
+        function floorPlan() {
+          if (!Array.isArray(E.plan)) return null;
+          const plan = E.plan.find((p) => p && p.floor === E.floor);
+          if (!plan || !isPoint(plan.origin) || !(plan.cell_size > 0) || !Array.isArray(plan.accuracy)) return null;
+          return plan.accuracy.length === plan.columns * plan.rows ? plan : null;
+        }
+
+        /// Green at a metre or better to red at five metres or worse, in ten steps.
+        function accuracyColour(metres) {
+          const t = Math.max(0, Math.min(1, (metres - 1) / 4));
+          return 'hsl(' + Math.round(120 * (1 - Math.round(t * 9) / 9)) + ', 70%, 50%)';
+        }
+
+        function drawPlanning() {
+          const plan = E.showPlan ? floorPlan() : null;
+          if (!plan) return '';
+          const size = plan.cell_size * E.view.k;
+          let out = '<g id="planning-layer" opacity="0.45">';
+          for (let row = 0; row < plan.rows; row++) {
+            // A run of cells of one colour is one rectangle: fewer elements to redraw while agents are dragged.
+            let start = 0;
+            for (let column = 1; column <= plan.columns; column++) {
+              const here = plan.accuracy[row * plan.columns + start];
+              const next = column < plan.columns ? plan.accuracy[row * plan.columns + column] : undefined;
+              const colour = (v) => (isNumber(v) ? accuracyColour(v) : null);
+              if (column < plan.columns && colour(next) === colour(here)) continue;
+              if (colour(here)) {
+                out += '<rect class="plan-cell" x="' + number(screenX(plan.origin[0] + start * plan.cell_size)) + '" y="' +
+                  number(screenY(plan.origin[1] + (row + 1) * plan.cell_size)) + '" width="' + number((column - start) * size) +
+                  '" height="' + number(size) + '" fill="' + colour(here) + '"/>';
+              }
+              start = column;
+            }
+          }
+          return out + '</g>';
+        }
+
+        /// The expected accuracy at a point, or null.
+        function planAt(p) {
+          const plan = E.showPlan ? floorPlan() : null;
+          if (!plan) return null;
+          const column = Math.floor((p[0] - plan.origin[0]) / plan.cell_size), row = Math.floor((p[1] - plan.origin[1]) / plan.cell_size);
+          if (column < 0 || row < 0 || column >= plan.columns || row >= plan.rows) return null;
+          const value = plan.accuracy[row * plan.columns + column];
+          return isNumber(value) ? value : null;
+        }
+
+        /// A zone's expected accuracy and confusion, for its label.
+        function zonePlanText(zone) {
+          const plan = E.showPlan ? floorPlan() : null;
+          const entry = plan && Array.isArray(plan.zones) ? plan.zones.find((z) => z && z.minor === zone.minor) : null;
+          if (!entry || !isNumber(entry.accuracy)) return '';
+          const share = isNumber(entry.confused_share) && entry.confused_share > 0 ? ', ' + Math.round(entry.confused_share * 100) + ' % confusable' : '';
+          return ' ±' + entry.accuracy.toFixed(1) + ' m' + share;
+        }
+
+        function updatePlanToggle() {
+          $('#plan-toggle').hidden = !Array.isArray(E.plan) || !E.plan.length;
+        }
         // MARK: start
 
         function start() {
@@ -259,6 +323,7 @@ extension EditorScript {
           $('#snap-plan').addEventListener('change', (event) => { E.snapPlan = event.target.checked; });
           $('#underlay-file').addEventListener('change', (event) => { uploadUnderlay(event.target.files[0]); event.target.value = ''; });
           for (const input of document.querySelectorAll('[data-underlay]')) input.addEventListener('change', underlayFieldChange);
+          $('#show-plan').addEventListener('change', (event) => { E.showPlan = event.target.checked; render(); });
           $('#underlay-opacity').addEventListener('input', (event) => { E.opacity = Number(event.target.value); render(); });
           $('#remove-underlay').addEventListener('click', () => commit(() => { delete currentFloor().underlay; }));
           $('#calibrate-form').addEventListener('submit', applyCalibration);

@@ -294,7 +294,9 @@ extension EditorScript {
           const skip = drag && drag.kind === 'vertex' ? ownerOf(drag.handle) : undefined;
           E.hover = E.tool === 'select' && !drag ? null : snap(raw, {planOnly, plan: !noPlan, skip});
           const shown = E.hover ? E.hover.p : raw;
-          $('#cursor').textContent = 'x ' + shown[0].toFixed(2) + ' m, y ' + shown[1].toFixed(2) + ' m' + (E.hover && E.hover.kind !== 'free' ? ' (' + E.hover.kind + ')' : '');
+          const expected = planAt(shown);
+          $('#cursor').textContent = 'x ' + shown[0].toFixed(2) + ' m, y ' + shown[1].toFixed(2) + ' m' + (E.hover && E.hover.kind !== 'free' ? ' (' + E.hover.kind + ')' : '') +
+            (expected === null ? '' : '; expected accuracy ' + expected.toFixed(1) + ' m');
           if (drag && drag.kind === 'vertex') {
             const element = selected();
             if (drag.handle.key === 'from' || drag.handle.key === 'to') element[drag.handle.key] = E.hover.p;

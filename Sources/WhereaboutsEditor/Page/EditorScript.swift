@@ -23,7 +23,7 @@ enum EditorScript {
           view: {k: 20, tx: 40, ty: 500}, undo: [], redo: [],
           problems: [], checkSequence: 0, checkedSequence: -1, valid: false, plan: null,
           images: {}, candidates: [], candidateIndex: 0, drag: null, spaceHeld: false, altHeld: false,
-          snapGrid: true, snapPlan: true, opacity: 0.5, saveState: '',
+          snapGrid: true, snapPlan: true, opacity: 0.5, saveState: '', showPlan: true,
         };
 
         // MARK: numbers and geometry
@@ -200,6 +200,7 @@ enum EditorScript {
           document.body.dataset.check = E.valid ? 'ok' : 'invalid';
           $('#check-state').textContent = E.valid ? 'no problems' : E.problems.length + ' problem' + (E.problems.length === 1 ? '' : 's');
           renderProblems();
+          updatePlanToggle();
           render();
           renderTabs();
           updateSave();

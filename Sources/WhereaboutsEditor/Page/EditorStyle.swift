@@ -83,6 +83,7 @@ enum EditorStyle {
         #plan .problem-marker circle { fill: #c62828; stroke: #fff; stroke-width: 2; }
         #plan .problem-marker text { fill: #fff; font-size: 11px; font-weight: bold; text-anchor: middle;
           pointer-events: none; }
+        #plan .plan-cell { pointer-events: none; }
         #plan .grid-line { stroke: #e3e6e9; stroke-width: 1; }
         #plan .axis-line { stroke: #c5cbd1; stroke-width: 1; }
         """#
