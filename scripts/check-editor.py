@@ -296,12 +296,13 @@ def draw(binary, browser, work, demo):
     with open(path + ".bak") as handle:
         check(handle.read() == start_text, "the previous file is kept as .bak, byte for byte")
     check(os.path.exists(os.path.join(work, "ground-floor.svg")), "the picture is stored beside the map")
-    candidates(page)
+    more_tools(page)
     return path, editor, page
 
 
-def candidates(page):
-    """The SVG plan's lines and shapes the map lacks, offered one by one: skip one, accept the next, undo it."""
+def more_tools(page):
+    """The SVG plan's lines and shapes the map lacks, offered one by one (skip one, accept the next, undo it); a door
+    and an obstacle."""
     before = page.document()
     page.key("c")
     offered = page.state()["candidates"]
@@ -313,6 +314,26 @@ def candidates(page):
     page.key("v")
     check(offered > 0 and added >= 1 and page.document() == before,
           f"the plan's shapes the map lacks are offered ({offered}); one skipped, one accepted ({added} added), undone")
+    # A door on the first wall (which then blocks walking) and an obstacle: valid, then both undone.
+    wall = before["walls"][0]
+    at = [round((wall["from"][i] * 5 + wall["to"][i]) / 6, 2) for i in (0, 1)]
+    page.key("d")
+    page.click(*at)
+    page.key("b")
+    for point in ([20, 14], [22, 14], [22, 16]):
+        page.click(*point)
+    page.key(Keys.ENTER)
+    page.settle()
+    after = page.document()
+    door = after["walls"][0].get("doors")
+    valid = page.state()["valid"]
+    page.ctrl("z")
+    page.ctrl("z")
+    page.settle()
+    page.key("v")
+    check(door == [{"at": at, "width": 0.9}] and after["walls"][0].get("blocks_walking") is True and valid
+          and after.get("obstacles") == [{"floor": before["floors"][0]["major"], "polygon": [[20, 14], [22, 14], [22, 16]]}]
+          and page.document() == before, f"a door ({door}) and an obstacle drawn, valid, and undone")
 
 
 def marker_places(page):

@@ -232,7 +232,7 @@ extension EditorScript {
           const marker = event.target.closest('.problem-marker');
           if (marker) { showProblem(Number(marker.dataset.problem)); return; }
           switch (E.tool) {
-          case 'select': selectDown(event, raw); break;
+          case 'select': selectDown(event); break;
           case 'outline': case 'zone': case 'obstacle': {
             const point = snap(raw).p;
             if (E.draft.length >= 3 && samePoint(point, E.draft[0])) finishShape();
@@ -256,7 +256,7 @@ extension EditorScript {
           }
         }
 
-        function selectDown(event, raw) {
+        function selectDown(event) {
           const handle = event.target.closest('.handle');
           if (handle) {
             const h = handles()[Number(handle.dataset.handle)];
@@ -272,7 +272,6 @@ extension EditorScript {
           } else if (!selection) {
             startPan(event);
           }
-          void raw;
         }
 
         function startPan(event) {
