@@ -60,6 +60,11 @@ let package = Package(
             dependencies: ["WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsDrawing"]
         ),
 
+        // The map editor behind `whereabouts web --edit`: its page, checks, saving (through a store the shell gives
+        // it) and floor-plan pictures; values in, values out, tested without a socket, a file or a browser.
+        .target(
+            name: "WhereaboutsEditor", dependencies: ["WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsMapFile"]),
+
         // MARK: - C system libraries (module map + header-only shim each)
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
@@ -102,6 +107,7 @@ let package = Package(
                 "WhereaboutsMQTT", "WhereaboutsCalibration", "WhereaboutsLocator", "WhereaboutsAgent",
                 "WhereaboutsAdvertising", "WhereaboutsSession", "WhereaboutsRuntime", "WhereaboutsSettings",
                 "WhereaboutsDashboard", "WhereaboutsDrawing", "WhereaboutsHTTPServer", "CommandLineSupport",
+                "WhereaboutsEditor",
             ]
         ),
         .executableTarget(name: "whereabouts", dependencies: ["WhereaboutsTool", "CommandLineSupport"]),
@@ -208,6 +214,10 @@ let package = Package(
             dependencies: [
                 "WhereaboutsDashboard", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsMapFile",
             ]
+        ),
+        .testTarget(
+            name: "WhereaboutsEditorTests",
+            dependencies: ["WhereaboutsEditor", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsCore"]
         ),
         // Hostile requests against the real server on a free loopback port.
         .testTarget(name: "WhereaboutsHTTPServerTests", dependencies: ["WhereaboutsHTTPServer"]),

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs what the browser check (scripts/check-web.sh) needs, if missing: Debian's headless chromium, its
-# WebDriver and python3-selenium. Kept apart from bootstrap.sh so that building and testing never pull a browser.
+# Installs what the browser checks (scripts/check-web.sh, scripts/check-editor.py) need, if missing: Debian's
+# headless chromium, its WebDriver and python3-selenium. Kept apart from bootstrap.sh so that building and testing
+# never pull a browser.
 set -euo pipefail
 
-packages=(chromium chromium-driver python3-selenium mosquitto-clients)
+# firefox-esr and python3-websocket: the editor's Firefox smoke test (scripts/check-editor-firefox.py, over BiDi).
+packages=(chromium chromium-driver python3-selenium mosquitto-clients firefox-esr python3-websocket)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

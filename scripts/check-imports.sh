@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 status=0
 fail() { echo "import rule broken: $*" >&2; status=1; }
 
-for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsDrawing WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent WhereaboutsDashboard WhereaboutsSession; do
+for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsDrawing WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent WhereaboutsDashboard WhereaboutsSession WhereaboutsEditor; do
     # Pure modules: no Foundation, no C libraries, no adapters.
     if grep -rnE '^\s*(public |internal |package )?import (Foundation|FoundationEssentials|CMosquitto|CBlueZ|WhereaboutsMQTT|WhereaboutsHCI|Dispatch)\b' "Sources/$module" ; then
         fail "$module must stay pure"
@@ -23,6 +23,10 @@ fi
 # that knows no dashboard, map or broker (it imports none of our modules but DetachedThread, which imports nothing).
 if grep -rnE '^\s*(public |internal |package )?import WhereaboutsHTTPServer\b' Sources/WhereaboutsDashboard; then
     fail "WhereaboutsDashboard must not import the HTTP server"
+fi
+# The editor, likewise: pure, no sockets, no files (the shell hands it an EditorStore).
+if grep -rnE '^\s*(public |internal |package )?import (WhereaboutsHTTPServer|CommandLineSupport)\b' Sources/WhereaboutsEditor; then
+    fail "WhereaboutsEditor must not import the HTTP server or the command line's files"
 fi
 # The dashboard draws floors with WhereaboutsDrawing; the simulation (walking tags, a radio channel) is no part of it.
 if grep -rnE '^\s*(public |internal |package )?import WhereaboutsSimulation\b' Sources/WhereaboutsDashboard; then

@@ -280,13 +280,14 @@ struct MapReader {
         var seen: [UInt16: String] = [:]
         for (index, element) in elements.enumerated() {
             let path = "$.floors[\(index)]"
-            guard let object = object(element, path, allowed: ["major", "name", "height", "outline"]) else {
-                continue
-            }
+            guard let object = object(element, path, allowed: ["major", "name", "height", "outline", "underlay"])
+            else { continue }
             let major = identifierNumber(object["major"], "\(path).major")
             let name = name(object["name"], "\(path).name")
             let height = number(object["height"], "\(path).height", in: -1000...1000, required: false) ?? 0
             let outline = polygon(object["outline"], "\(path).outline")
+            // The editor's picture under the plan: checked here, kept out of the engine's Floor (FloorUnderlay).
+            if let underlay = object["underlay"] { _ = readUnderlay(underlay, "\(path).underlay") }
             if let major {
                 if let first = seen[major] {
                     problem("\(path).major", "duplicate major \(major) (also at \(first))")

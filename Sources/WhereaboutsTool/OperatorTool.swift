@@ -15,7 +15,8 @@ let usage = """
       evaluate            score positions against truth: error, floor and zone accuracy, zone-change delay
       render              draw a map and the last positions as SVG
       watch               a terminal dashboard of zone occupancy, live from the broker
-      web                 the live map in a browser: floors, moving tags, zones, events (Server-Sent Events)
+      web                 the live map in a browser: floors, moving tags, zones, events (Server-Sent Events);
+                          web --edit MAP: the map editor (draw floors over a plan picture, check, save)
       free-port           print a free TCP port on 127.0.0.1 (for scripts)
       calibrate           fit agents' and tags' radio constants from a walk with known positions
 
@@ -57,6 +58,8 @@ public enum OperatorTool {
                 status = try RenderCommand.run(settings(RenderCommand.interface))
             case "watch":
                 status = try await WatchCommand.run(settings(WatchCommand.interface))
+            case "web" where words.contains(where: { $0 == "--edit" || $0.hasPrefix("--edit=") }):
+                status = try await WebEditCommand.run(settings(WebEditCommand.interface))
             case "web":
                 status = try await WebCommand.run(settings(WebCommand.interface))
             case "free-port":

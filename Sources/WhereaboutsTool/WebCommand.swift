@@ -14,7 +14,10 @@ enum WebCommand {
     /// `/etc/whereabouts/web.conf`, like the services', since the page runs as one on a wall screen's server.
     static let interface = CommandInterface(
         program: "whereabouts web",
-        synopsis: "whereabouts web --map M --broker URL [--listen HOST:PORT] [--duration S] [broker options]",
+        synopsis: """
+            whereabouts web --map M --broker URL [--listen HOST:PORT] [--duration S] [broker options]
+                   whereabouts web --edit MAP [--listen HOST:PORT] [--duration S]   (the map editor: no broker)
+            """,
         introduction: """
               Serves a live page: each floor with its zones, agents and moving tags, who is in each zone, recent
               events, the locator's status and metrics, and each zone's last hour. Updates by Server-Sent Events.

@@ -1,0 +1,164 @@
+import CommandLineSupport
+import WhereaboutsEditor
+import WhereaboutsHTTPServer
+import WhereaboutsSettings
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `whereabouts web --edit MAP`: the map editor in a browser, on the same server as the live page; no broker.
+///
+/// The editor's logic is WhereaboutsEditor's; this wires it to the HTTP server and to real files (``EditorFiles``),
+/// and makes the token that writes need on a listener that is not loopback.
+enum WebEditCommand {
+    static let interface = CommandInterface(
+        program: "whereabouts web --edit",
+        synopsis: "whereabouts web --edit MAP [--listen HOST:PORT] [--duration S]",
+        introduction: """
+              Serves the map editor: draw each floor over a picture of its plan, see every problem as you draw, and
+              save (the file's untouched parts keep their bytes; the previous file is kept as MAP.bak). A map that
+              does not exist yet is started afresh and written on the first save.
+            """,
+        sections: [
+            .init(
+                Setting.flagsOnly([
+                    .value("edit", "MAP", "the map file to edit"),
+                    .value(
+                        "listen", "HOST:PORT",
+                        "IPv4 address and port to serve on (port 0 picks a free one). On loopback the page saves as "
+                            + "it is; elsewhere every change needs the token printed at start (in the address).",
+                        default: "127.0.0.1:8080"),
+                    .value("duration", "S", "stop after S seconds", default: "until Ctrl-C"),
+                ]))
+        ])
+
+    /// The largest request body: as large a map as the loader reads (pictures are held to 20 MB by the editor).
+    static let maximumBodyBytes = 64 << 20
+
+    static func run(_ settings: Settings) async throws -> ExitStatus {
+        let mapPath = try settings.required("edit")
+        let listen = settings.value("listen") ?? "127.0.0.1:8080"
+        let duration = try settings.number("duration")
+        var configuration: HTTPServerConfiguration
+        do {
+            configuration = try HTTPServerConfiguration(listen: listen)
+        } catch {
+            throw UsageError("--listen: \(error)")
+        }
+        configuration.maximumBodyBytes = maximumBodyBytes
+        let logger = Logger(label: "whereabouts-web-edit")
+        let token = try randomHex(bytes: 16)
+        let loopback = configuration.host.hasPrefix("127.")
+        let editor = EditorSite(
+            store: EditorFiles(mapPath: mapPath), access: EditorAccess(token: token, listenerIsLoopback: loopback),
+            newMapText: EditorSite.newMapText(siteUUID: try randomUUID(), siteName: "My site"))
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(configuration) { request in respond(editor, to: request) }
+        } catch {
+            throw RuntimeError("cannot listen on \(listen): \(error)")
+        }
+        let address = "http://\(configuration.host):\(server.port)"
+        writeOut("whereabouts web --edit: \(address)/edit?token=\(token)\n")
+        if !loopback {
+            logger.warning("serving on \(configuration.host), not loopback: saving needs the token in the address")
+        }
+        logger.info("editing \(mapPath) on \(address)/edit")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            group.addTask {
+                for await _ in SignalWatcher.terminationSignals() { return }
+            }
+            if let duration {
+                group.addTask { try await Task.sleep(for: .seconds(duration)) }
+            }
+            defer {
+                server.stop()
+                group.cancelAll()
+            }
+            try await group.next()
+        }
+        return .success
+    }
+
+    static func respond(_ editor: EditorSite, to request: HTTPRequest) -> HTTPResponse {
+        let head = request.head
+        let response = editor.respond(
+            to: EditorRequest(
+                method: head.method, path: head.path, query: head.query, body: request.body,
+                token: head.header("X-Whereabouts-Token"), host: head.header("Host"), origin: head.header("Origin"),
+                isLoopbackPeer: request.isLoopbackPeer))
+        return HTTPResponse(
+            status: response.status, headers: response.headers.map { (name: $0.0, value: $0.1) },
+            body: .complete(response.body))
+    }
+
+    /// `count` bytes from /dev/urandom as lower-case hex.
+    static func randomHex(bytes count: Int) throws(RuntimeError) -> String {
+        guard let file = fopen("/dev/urandom", "rb") else {
+            throw RuntimeError("cannot open /dev/urandom: \(FileAccess.systemMessage())")
+        }
+        defer { fclose(file) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        guard bytes.withUnsafeMutableBytes({ fread($0.baseAddress, 1, count, file) }) == count else {
+            throw RuntimeError("cannot read /dev/urandom")
+        }
+        return bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+
+    /// A random (version 4) UUID for a new map's site.
+    static func randomUUID() throws(RuntimeError) -> String {
+        var hex = Array(try randomHex(bytes: 16))
+        hex[12] = "4"
+        hex[16] = ["8", "9", "a", "b"][Int(String(hex[16]), radix: 16).map { $0 & 3 } ?? 0]
+        let text = String(hex)
+        let cuts = [8, 12, 16, 20].map { text.index(text.startIndex, offsetBy: $0) }
+        return [
+            text[..<cuts[0]], text[cuts[0]..<cuts[1]], text[cuts[1]..<cuts[2]], text[cuts[2]..<cuts[3]],
+            text[cuts[3]...],
+        ].joined(separator: "-")
+    }
+}
+
+/// The editor's files: the map, `MAP.bak` beside it, and the underlay pictures in the map's directory. Each write
+/// replaces its file whole (a temporary file renamed over it, forced to the disk), so a crash leaves the old file
+/// or the new one.
+struct EditorFiles: EditorStore {
+    let mapPath: String
+
+    private func picturePath(_ name: String) -> String { FileAccess.directory(of: mapPath) + "/" + name }
+
+    func readMap() throws(EditorStoreError) -> [UInt8]? {
+        do {
+            return try FileAccess.readStateFile(mapPath, limit: WebEditCommand.maximumBodyBytes)
+        } catch {
+            throw EditorStoreError(error.message)
+        }
+    }
+
+    func writeMap(_ text: [UInt8], backup: [UInt8]?) throws(EditorStoreError) {
+        do {
+            if let backup { try FileAccess.write(backup, to: mapPath + ".bak", durable: true) }
+            try FileAccess.write(text, to: mapPath, durable: true)
+        } catch {
+            throw EditorStoreError(error.message)
+        }
+    }
+
+    func readUnderlay(named name: String) throws(EditorStoreError) -> [UInt8]? {
+        do {
+            return try FileAccess.readStateFile(picturePath(name), limit: UnderlayImage.maximumBytes)
+        } catch {
+            throw EditorStoreError(error.message)
+        }
+    }
+
+    func writeUnderlay(named name: String, bytes: [UInt8]) throws(EditorStoreError) {
+        do {
+            try FileAccess.write(bytes, to: picturePath(name), durable: true)
+        } catch {
+            throw EditorStoreError(error.message)
+        }
+    }
+}
