@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the browser checks (scripts/check-web.sh, scripts/check-editor.py) need, if missing: Debian's
-# headless chromium, its WebDriver and python3-selenium. Kept apart from bootstrap.sh so that building and testing
-# never pull a browser.
+# Installs what the browser checks (scripts/check-web.sh, scripts/check-editor.py, check-editor-firefox.py) need, if
+# missing: Debian's headless chromium, its WebDriver, python3-selenium, firefox-esr and python3-websocket. Kept apart
+# from bootstrap.sh so that building alone never pulls a browser; the test command (scripts/test.sh) runs it.
 set -euo pipefail
 
 # firefox-esr and python3-websocket: the editor's Firefox smoke test (scripts/check-editor-firefox.py, over BiDi).

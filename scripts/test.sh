@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, checks formatting, builds with warnings as errors, runs every test.
+# The test command: installs what is missing, checks formatting, builds with warnings as errors, runs every test,
+# then the map editor's browser tests (Debian's chromium and firefox-esr, headless).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
+bash scripts/bootstrap-browser.sh
 
 echo "== lint" >&2
 swift format lint --strict --recursive Package.swift Sources Tests
@@ -20,3 +22,8 @@ echo "== tests" >&2
 # Sanitizer and crash backtraces can hang a CI run; print the crash and exit instead.
 export SWIFT_BACKTRACE=enable=no
 swift test --skip-build --parallel --num-workers 2 "$@"
+
+echo "== browser tests (the map editor in chromium and firefox-esr)" >&2
+# Debian's python3, which has python3-selenium and python3-websocket (a pyenv python3 on PATH may not).
+/usr/bin/python3 scripts/check-editor.py
+/usr/bin/python3 scripts/check-editor-firefox.py
