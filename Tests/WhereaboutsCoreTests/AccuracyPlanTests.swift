@@ -140,4 +140,33 @@ struct AccuracyPlanTests {
         #expect(large > 0.5)
         #expect((400 / large).rounded(.up) * (300 / large).rounded(.up) <= Double(configuration.maximumCells))
     }
+
+    @Test("a path tested against its direction's walls loses what it loses against every wall (seeded)")
+    func wallSectors() {
+        var random = SplitMix64(seed: 46)
+        func uniform(_ range: ClosedRange<Double>) -> Double { Double.random(in: range, using: &random) }
+        for _ in 0..<20 {
+            let agent = Point(x: uniform(0...20), y: uniform(0...20))
+            var walls = (0..<30).map { _ in
+                Wall(
+                    floor: 1,
+                    segment: Segment(
+                        Point(x: uniform(0...20), y: uniform(0...20)), Point(x: uniform(0...20), y: uniform(0...20))),
+                    loss: uniform(1...10))
+            }
+            // A wall through the agent, and one along a line through it.
+            walls.append(
+                Wall(floor: 1, segment: Segment(agent - Point(x: 3, y: 1), agent + Point(x: 3, y: 1)), loss: 7))
+            walls.append(
+                Wall(floor: 1, segment: Segment(agent + Point(x: 1, y: 1), agent + Point(x: 4, y: 4)), loss: 5))
+            let sectors = WallSectors(walls: walls, around: agent)
+            for _ in 0..<200 {
+                let point = Point(x: uniform(-5...25), y: uniform(-5...25))
+                let all = pathGain(from: agent, heightAboveTag: 1.2, exponent: 2, walls: walls, to: point)
+                let sector = pathGain(
+                    from: agent, heightAboveTag: 1.2, exponent: 2, walls: sectors.walls(toward: point), to: point)
+                #expect(all == sector, "from \(agent) to \(point)")
+            }
+        }
+    }
 }

@@ -118,7 +118,7 @@ public struct AccuracyPlan: Sendable {
             obstacles: map.obstacles.filter { $0.floor == major }.map(\.polygon), origin: low, cellSize: cellSize,
             columns: columns, rows: rows)
         free = cells.free
-        let bound = PlanBound(map: map, floor: floor, neighbours: neighbours, configuration: configuration)
+        var bound = PlanBound(map: map, floor: floor, neighbours: neighbours, configuration: configuration)
         var accuracy = [Double?](repeating: nil, count: columns * rows)
         var heard = [Int](repeating: 0, count: columns * rows)
         for row in 0..<rows {

@@ -1,25 +1,25 @@
-/// The expected accuracy at one place of a floor (``AccuracyPlan``): the Cramér–Rao bound of one update's readings
-/// under the tracker's radio model, in quadrature with the tracker's model error.
+/// The expected accuracy at one place of a floor (``AccuracyPlan``): the posterior spread that the tracker's radio
+/// model allows there, in quadrature with the tracker's model error.
 ///
 /// Each agent that hears the tag gives one reading `r = P + g(x, y) + noise`, the noise Gaussian with the variance
 /// the tracker gives it there, `P` the tag's power (unknown, prior σ ``GridFilter/Configuration/offsetSigma``).
-/// The Fisher information of (x, y, P) is the sum over agents of ∇μ ∇μᵀ / σ², ∇μ = (∂g/∂x, ∂g/∂y, 1), plus the
-/// power's prior and a prior on the position as wide as the floor's box. Walls change `g` in steps, which carry no
-/// information about a small move, so only the log-distance term has a gradient: a wall counts by the level it takes
-/// (an agent behind it hears less, with more spread, or not at all). The position's covariance is the (x, y) block
-/// of the information's inverse (the power marginalised out: a Schur complement); its RMS radius is the spread.
+/// The Fisher information of (x, y, P) of one update is the sum over agents of ∇μ ∇μᵀ / σ², ∇μ = (∂g/∂x, ∂g/∂y, 1),
+/// plus the power's prior; with the power marginalised out (a Schur complement), it bounds one update's (x, y)
+/// covariance (Cramér–Rao). Walls change `g` in steps, which carry no information about a small move, so only the
+/// log-distance term has a gradient: a wall counts by the level it takes (an agent behind it may no longer hear).
+/// Updates add up as the filter walks (``rmsBound(_:)``), and the floor bounds what no reading informs.
 struct PlanBound {
-    /// One agent as it can weigh in on this floor.
+    /// One agent as it can weigh in on this floor: plain values only, so that reading one from ``links`` in the
+    /// loop over cells copies no reference (retains were a tenth of a large floor's cost); its walls and radio map
+    /// are in ``sectors`` and ``surfaces`` at the same index.
     struct Link {
         let position: Point
         let heightAboveTag: Double
         let exponent: Double
         /// Whether it is on the next floor up or down (through the slab).
         let acrossFloor: Bool
-        /// The floor's walls that reach the box the agent's gains are tabled over.
-        let walls: [Wall]
-        /// Its radio map on its own floor, if surveyed.
-        let surface: RadioSurface?
+        /// Whether it has a radio map on this floor (a surveyed agent of the floor itself).
+        let surveyed: Bool
     }
 
     /// What the plan says of one place.
@@ -31,6 +31,10 @@ struct PlanBound {
     }
 
     private let links: [Link]
+    /// Per link, the floor's walls that reach the box its gains are tabled over, by direction.
+    private let sectors: [WallSectors]
+    /// Per link, its radio map (an empty one when not ``Link/surveyed``).
+    private let surfaces: [RadioSurface]
     private let power: Double
     private let configuration: AccuracyPlan.Configuration
     private let slabLoss: Double
@@ -39,6 +43,8 @@ struct PlanBound {
     private let powerPrior: Double
     /// No accuracy exceeds this: the floor's diagonal.
     private let cap: Double
+    /// The agents heard at the place being planned (reused from place to place, so a place allocates nothing).
+    private var heard: [Heard] = []
 
     init(map: FloorMap, floor: Floor, neighbours: [UInt16: Floor], configuration: AccuracyPlan.Configuration) {
         self.configuration = configuration
@@ -55,10 +61,12 @@ struct PlanBound {
         let radio = RadioConstants(map: map)
         let floorWalls = map.walls.filter { $0.floor == floor.major }
         let reach = tracker.gainRadius
-        links = map.agents.indices.compactMap { index in
-            let agent = map.agents[index]
+        var links: [Link] = []
+        var sectors: [WallSectors] = []
+        var surfaces: [RadioSurface] = []
+        for (index, agent) in map.agents.enumerated() {
             let across = agent.floor != floor.major
-            guard !across || neighbours[agent.floor] != nil else { return nil }
+            guard !across || neighbours[agent.floor] != nil else { continue }
             let p = agent.position
             // As FloorGrid's tables, only walls that reach the agent's box can cross a path to a cell in it.
             let walls = floorWalls.filter { wall in
@@ -66,10 +74,20 @@ struct PlanBound {
                 return max(s.start.x, s.end.x) >= p.x - reach && min(s.start.x, s.end.x) <= p.x + reach
                     && max(s.start.y, s.end.y) >= p.y - reach && min(s.start.y, s.end.y) <= p.y + reach
             }
-            return Link(
-                position: p, heightAboveTag: heights[index], exponent: radio.pathLossExponent(ofAgent: index),
-                acrossFloor: across, walls: walls, surface: across ? nil : agent.radioSurface)
+            let surface = across ? nil : agent.radioSurface
+            links.append(
+                Link(
+                    position: p, heightAboveTag: heights[index], exponent: radio.pathLossExponent(ofAgent: index),
+                    acrossFloor: across, surveyed: surface != nil))
+            sectors.append(WallSectors(walls: walls, around: p))
+            surfaces.append(
+                surface
+                    ?? RadioSurface(
+                        origin: p, cellSize: 1, columns: 0, rows: 0, mean: [], deviation: [], priorDeviation: 0))
         }
+        self.links = links
+        self.sectors = sectors
+        self.surfaces = surfaces
     }
 
     /// One agent's say at a place: its expected level (dBm), its reading's information weight (1 / σ²), the
@@ -82,30 +100,45 @@ struct PlanBound {
     }
 
     /// The expected accuracy at `point` and the agents on the floor that hear a tag there.
-    func expected(at point: Point) -> Cell {
-        let heard = hearing(at: point)
+    mutating func expected(at point: Point) -> Cell {
+        hearing(at: point)
         guard !heard.isEmpty else { return Cell(accuracy: nil, agents: 0) }
-        let own = heard.compactMap(\.ownDistance).sorted()
+        // The third-nearest agent on the floor that hears the tag (the farthest of fewer), kept by insertion.
+        var nearest = (Double.infinity, Double.infinity, Double.infinity)
+        var own = 0
+        for agent in heard {
+            guard let distance = agent.ownDistance else { continue }
+            own += 1
+            if distance < nearest.0 {
+                nearest = (distance, nearest.0, nearest.1)
+            } else if distance < nearest.1 {
+                nearest = (nearest.0, distance, nearest.1)
+            } else if distance < nearest.2 {
+                nearest.2 = distance
+            }
+        }
+        let third = own == 0 ? 0 : own == 1 ? nearest.0 : own == 2 ? nearest.1 : nearest.2
         // The tracker weighs at most this many, the loudest.
-        let weighed =
-            heard.count > configuration.tracker.maximumAgentsPerUpdate
-            ? Array(heard.sorted { $0.level > $1.level }.prefix(configuration.tracker.maximumAgentsPerUpdate)) : heard
-        let spread = configuration.boundScale * rmsBound(weighed)
+        let most = configuration.tracker.maximumAgentsPerUpdate
+        if heard.count > most {
+            heard.sort { $0.level > $1.level }
+            heard.removeLast(heard.count - most)
+        }
         let tracker = configuration.tracker
-        let third = own.isEmpty ? 0 : own[min(2, own.count - 1)]
-        let noise = tracker.accuracyPerSpread * spread
+        let noise = tracker.accuracyPerSpread * configuration.boundScale * rmsBound(heard)
         let model = tracker.modelErrorPerMetre * third
-        return Cell(accuracy: min((noise * noise + model * model).squareRoot(), cap), agents: own.count)
+        return Cell(accuracy: min((noise * noise + model * model).squareRoot(), cap), agents: own)
     }
 
-    /// The agents that hear a tag at `point`, with what each says.
-    private func hearing(at point: Point) -> [Heard] {
+    /// Makes ``heard`` the agents that hear a tag at `point`, with what each says.
+    private mutating func hearing(at point: Point) {
         let tracker = configuration.tracker
         let reach = tracker.gainRadius
         let sigma2 = tracker.rssiSigma * tracker.rssiSigma
         let slabVariance = tracker.floorLossSigma * tracker.floorLossSigma
-        var heard: [Heard] = []
-        for link in links {
+        heard.removeAll(keepingCapacity: true)
+        for index in links.indices {
+            let link = links[index]
             let dx = point.x - link.position.x
             let dy = point.y - link.position.y
             guard abs(dx) <= reach, abs(dy) <= reach else { continue }
@@ -114,10 +147,10 @@ struct PlanBound {
             var gain =
                 pathGain(
                     from: link.position, heightAboveTag: link.heightAboveTag, exponent: link.exponent,
-                    walls: link.walls, to: point) - (link.acrossFloor ? slabLoss : 0)
+                    walls: sectors[index].walls(toward: point), to: point) - (link.acrossFloor ? slabLoss : 0)
             var variance: Double
-            if let surface = link.surface {
-                let residual = surface.residual(at: point)
+            if link.surveyed {
+                let residual = surfaces[index].residual(at: point)
                 gain += residual.mean
                 variance = sigma2 + residual.variance
             } else {
@@ -132,7 +165,6 @@ struct PlanBound {
                     level: power + gain, weight: 1 / max(variance, 1e-6), gradient: (slope * dx, slope * dy),
                     ownDistance: link.acrossFloor ? nil : (dx * dx + dy * dy).squareRoot()))
         }
-        return heard
     }
 
     /// The RMS radius of the filter's steady spread from `heard`'s readings, the tag's power marginalised out.
