@@ -39,10 +39,10 @@ public struct AccuracyPlan: Sendable {
         /// An agent whose expected level at a cell is below this (dBm) is taken not to hear a tag there: 5 dB (one
         /// shadowing σ) above the −100 dBm at which receivers lose adverts, so an agent counted hears most of them.
         public var sensitivity: Double = -95
-        /// The grid posterior's spread against the steady-state bound: the filter learns the tag's power as it
-        /// goes (the bound forgets it at every update) and its posterior is clipped by the floor. Fitted once, so
-        /// that the plan's zone means equal the locator's mean published accuracy (the median over the 36 zones of
-        /// the demo office and the harness scenarios, simulated with seed 1: 1.01); the one fitted constant.
+        /// The grid posterior's spread against the steady-state bound (narrower: for one, the filter learns the
+        /// tag's power as it goes, which the bound forgets at every update). Fitted once, so that the plan's zone
+        /// means equal the locator's mean published accuracy (the median over the 36 zones of the demo office and
+        /// the harness scenarios, simulated with seed 1: 1.01); the one fitted constant.
         public var boundScale: Double = 0.7
         /// Seconds between the locator's updates of a tag (the agents' batching window): how often the filter
         /// takes a round of readings, while its posterior spreads by the tracker's walking spread.
@@ -64,8 +64,8 @@ public struct AccuracyPlan: Sendable {
         /// The zone's cells on the raster (the cells it covers most of), and how many of them agents hear.
         public var cells: Int
         public var heardCells: Int
-        /// The zone's narrowest width, in metres: its smallest extent across any of its edges' directions (a
-        /// rectangle's shorter side, however turned).
+        /// The zone's narrowest width, in metres: that of its convex hull (a rectangle's shorter side, however
+        /// turned).
         public var width: Double
         /// The share of the zone's heard cells whose expected radius reaches into another zone.
         public var confusedShare: Double
@@ -91,7 +91,8 @@ public struct AccuracyPlan: Sendable {
     public let free: [Bool]
     /// Per cell: the expected accuracy in metres; nil where not free or no agent hears a tag.
     public let accuracy: [Double?]
-    /// Per cell: how many agents hear a tag there (0 where not free).
+    /// Per cell: how many agents on the floor itself hear a tag there (0 where not free); the next floors' agents,
+    /// which the bound also weighs, are not counted, as the tracker's model error does not count them.
     public let agentsHeard: [Int]
     /// The floor's zones, in map order.
     public let zones: [ZonePlan]
