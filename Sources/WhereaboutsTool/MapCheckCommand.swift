@@ -3,7 +3,8 @@ import WhereaboutsCore
 import WhereaboutsMapFile
 import WhereaboutsSettings
 
-/// `whereabouts map check FILE`: validates a map and summarises it.
+/// `whereabouts map check FILE`: validates a map and summarises it, with the accuracy its agents should give
+/// (``AccuracyPlan``, MapPlanReport.swift) and warnings where it falls short (the exit status stays 0).
 enum MapCheckCommand {
     static let interface = CommandInterface(
         program: "whereabouts map check", synopsis: "whereabouts map check FILE", sections: [], positionalLimit: 1)
@@ -28,6 +29,7 @@ enum MapCheckCommand {
         lines.append(
             "model    measured power \(map.model.measuredPower) dBm at 1 m, path-loss exponent \(map.model.pathLossExponent)"
         )
+        var warnings: [String] = []
         for floor in map.floors {
             let zones = map.zones(onFloor: floor.major)
             let agents = map.agents.filter { $0.floor == floor.major }
@@ -36,9 +38,16 @@ enum MapCheckCommand {
                 "floor \(floor.major)  \(floor.name): \(area) m², \(zones.count) zones, \(agents.count) agents"
             )
             lines.append("  " + cells(of: floor, map: map))
+            let plan = AccuracyPlan(map: map, floor: floor.major)
+            if let plan { lines.append("  " + MapPlanReport.floorLine(plan)) }
+            let names = Dictionary(zones.map { ($0.minor, $0.name) }, uniquingKeysWith: { a, _ in a })
             for zone in zones {
-                lines.append("  zone \(zone.minor)  \(zone.name) (\((zone.polygon.area * 10).rounded() / 10) m²)")
+                let planned = plan?.zones.first { $0.key == zone.key }
+                lines.append(
+                    "  zone \(zone.minor)  \(zone.name) (\((zone.polygon.area * 10).rounded() / 10) m²)"
+                        + (planned.map { MapPlanReport.zoneSuffix($0, names: names) } ?? ""))
             }
+            warnings += plan.map(MapPlanReport.warnings) ?? []
         }
         for stairs in map.stairs {
             let floors = stairs.floors.map(String.init).joined(separator: ", ")
@@ -48,7 +57,7 @@ enum MapCheckCommand {
             "totals   \(map.floors.count) floor\(map.floors.count == 1 ? "" : "s"), \(map.zones.count) zones, \(map.agents.count) agents, "
                 + "\(map.knownTags.count) known tags, \(map.walls.count) walls, \(map.stairs.count) stairs"
         )
-        return lines.joined(separator: "\n")
+        return (lines + warnings).joined(separator: "\n")
     }
 
     /// The grid's cell on `floor` as the locator chooses it (with the default tracker), where it comes from, and the

@@ -9,7 +9,8 @@ import WhereaboutsSettings
 import WhereaboutsWire
 
 /// `whereabouts render`: draws the map, and the last positions if given, as SVG; or a tag's grid posterior at a
-/// moment of a readings recording, replayed through the locator's pipeline.
+/// moment of a readings recording, replayed through the locator's pipeline; or a survey's coverage; or the map's
+/// expected accuracy (``AccuracyPlan``).
 enum RenderCommand {
     static let interface = CommandInterface(
         program: "whereabouts render",
@@ -18,6 +19,7 @@ enum RenderCommand {
                    whereabouts render --map M --readings R.jsonl --posterior TAG [--at UNIX] [--truth T.jsonl]
                        [--scale PX] --out FILE.svg
                    whereabouts render --map M --coverage --readings R.jsonl --truth T.jsonl [--scale PX] --out FILE.svg
+                   whereabouts render --map M --plan [--scale PX] --out FILE.svg
             """,
         sections: [
             .init(
@@ -34,6 +36,9 @@ enum RenderCommand {
                         "coverage",
                         "draw a survey's coverage: its positions and each area's held-out error (as calibrate --coverage)"
                     ),
+                    .switchFlag(
+                        "plan",
+                        "draw the accuracy to expect from the map's agents, as a heat map (as map check reports)"),
                     .value("scale", "PX", "pixels per metre", default: "30"),
                 ]))
         ],
@@ -43,7 +48,8 @@ enum RenderCommand {
             that tag's posterior over its floor's cells, its estimate with its accuracy and, with --truth, where it really
             was at that moment. With --coverage, the readings and truth are a survey: the drawing is the one
             `whereabouts calibrate --coverage` writes (the spatial check is run as calibrate runs it; nothing is written
-            to the map).
+            to the map). With --plan, each floor is shaded by the accuracy its agents should give (the radius holding about
+            68 % of fixes, from the radio model and the agents' geometry; docs/map.md, "Expected accuracy").
             """)
 
     static func run(_ settings: Settings) throws -> ExitStatus {
@@ -53,7 +59,9 @@ enum RenderCommand {
         var renderer = MapRenderer()
         if let scale = try settings.number("scale", in: 1...1000) { renderer.scale = scale }
         let svg: String
-        if try settings.switchValue("coverage") {
+        if try settings.switchValue("plan") {
+            svg = renderer.planSVG(map: map, plans: AccuracyPlan.floors(of: map))
+        } else if try settings.switchValue("coverage") {
             let readingsPath = try settings.required("readings")
             let truthPath = try settings.required("truth")
             svg = try coverageSVG(

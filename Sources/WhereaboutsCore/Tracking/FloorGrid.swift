@@ -99,14 +99,7 @@ struct FloorGrid: Sendable {
         configuration: GridFilter.Configuration
     ) {
         major = floor.major
-        // The floors next above and below: their agents hear a tag on this one through a slab.
-        let order = Self.floorOrder(of: map)
-        var neighbours: [UInt16: Floor] = [:]
-        if let here = order[floor.major] {
-            for other in map.floors where abs((order[other.major] ?? here) - here) == 1 {
-                neighbours[other.major] = other
-            }
-        }
+        let neighbours = Self.neighbours(of: floor, map: map)
         let (low, high) = floor.outline.bounds
         resolution = GridResolution(
             floor: floor, map: map, obstacles: obstacles, barriers: barriers,
@@ -136,15 +129,7 @@ struct FloorGrid: Sendable {
         northRunFirst = runs.northFirst
         northRunLast = runs.northLast
         zones = floorZones.map(\.key)
-        let floorHeights = Dictionary(map.floors.map { ($0.major, $0.height) }, uniquingKeysWith: { a, _ in a })
-        agentHeightAboveTag = map.agents.map { agent in
-            var rise = (floorHeights[agent.floor] ?? floor.height) - floor.height
-            if rise == 0, agent.floor != floor.major, let there = order[agent.floor], let here = order[floor.major] {
-                // Floors the map gives no heights (both 0): a storey of 3 m each.
-                rise = 3 * Double(there - here)
-            }
-            return rise + agent.height - map.model.tagHeight
-        }
+        agentHeightAboveTag = Self.agentHeightsAboveTag(on: floor, map: map)
         floorLoss = map.model.floorLoss
         floorLossSigma = configuration.floorLossSigma
         (tables, tableValues, slotOfAgent) = Self.tables(
@@ -180,6 +165,32 @@ struct FloorGrid: Sendable {
             }
         }
         return (tables, tableValues, slots)
+    }
+
+    /// The floors next above and below `floor`, by major: their agents hear a tag on it through a slab.
+    static func neighbours(of floor: Floor, map: FloorMap) -> [UInt16: Floor] {
+        let order = floorOrder(of: map)
+        var neighbours: [UInt16: Floor] = [:]
+        if let here = order[floor.major] {
+            for other in map.floors where abs((order[other.major] ?? here) - here) == 1 {
+                neighbours[other.major] = other
+            }
+        }
+        return neighbours
+    }
+
+    /// Per map agent, its antenna's height above a tag on `floor` (negative below it), in metres.
+    static func agentHeightsAboveTag(on floor: Floor, map: FloorMap) -> [Double] {
+        let order = floorOrder(of: map)
+        let floorHeights = Dictionary(map.floors.map { ($0.major, $0.height) }, uniquingKeysWith: { a, _ in a })
+        return map.agents.map { agent in
+            var rise = (floorHeights[agent.floor] ?? floor.height) - floor.height
+            if rise == 0, agent.floor != floor.major, let there = order[agent.floor], let here = order[floor.major] {
+                // Floors the map gives no heights (both 0): a storey of 3 m each.
+                rise = 3 * Double(there - here)
+            }
+            return rise + agent.height - map.model.tagHeight
+        }
     }
 
     /// Each floor's place from the lowest, by height, then by major (a map may leave heights out: 0).
