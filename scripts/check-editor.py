@@ -423,27 +423,27 @@ def invalid(binary, browser, work, path, page):
               "undoing the three edits makes the map valid again, and saving it changes no byte")
 
 
-# The planning view draws what a check answers as `plan` (AccuracyPlanJSON, issue 46's contract). Until the editor is
-# given a planner, the page's fetch is wrapped to add one: the left half of floor 1 at 1.5 m, the Lobby at 2.1 m.
-FAKE_PLAN = """
-    const original = window.fetch;
-    window.fetch = async (url, options) => {
-      const response = await original(url, options);
-      if (!String(url).startsWith('/edit/api/check')) return response;
-      const answer = await response.json();
-      answer.plan = [{floor: 1, origin: [0, 0], cell_size: 1, columns: 30, rows: 20,
-        accuracy: Array.from({length: 600}, (_, i) => (i % 30 < 15 ? 1.5 : null)),
-        zones: [{minor: 1, name: 'Lobby', accuracy: 2.1, confused_share: 0.3, confused_with: [2]}]}];
-      return new Response(JSON.stringify(answer), {status: response.status, headers: {'Content-Type': 'application/json'}});
-    };"""
+# The planning view draws what the server's check answers as `plan` (AccuracyPlanJSON): the heat map's cells and
+# each zone's expected accuracy in its label, recomputed as an agent is dragged.
+def lobby_plan(page, editor):
+    """The Lobby's label on the page, and its expected accuracy in the server's plan for the page's document."""
+    label = page.js("return [...document.querySelectorAll('#plan text.zone-label')]"
+                    ".map((t) => t.textContent).find((t) => t.startsWith('Lobby')) || ''")
+    status, body = editor.request("POST", "/edit/api/check", json.dumps(page.document()).encode())
+    plans = json.loads(body).get("plan", []) if status == 200 else []
+    zones = next((plan["zones"] for plan in plans if plan["floor"] == 1), [])
+    accuracy = next((zone["accuracy"] for zone in zones if zone["minor"] == 1), None)
+    return label, accuracy
 
 
-def planning_view(page):
+def planning_view(page, before, after):
     cells = page.js("return document.querySelectorAll('#planning-layer rect').length")
-    label = page.js("return document.querySelector('#plan text.zone-label').textContent")
     shown = page.js("return !document.getElementById('plan-toggle').hidden")
-    return check(cells == 20 and "±2.1 m, 30 % confusable" in label and shown,
-                 f"the planning view draws a check's plan: {cells} runs of cells, the Lobby labelled {label!r}")
+    (label0, accuracy0), (label1, accuracy1) = before, after
+    ok = (cells > 0 and shown and accuracy0 is not None and accuracy1 is not None
+          and f"±{accuracy0:.1f} m" in label0 and f"±{accuracy1:.1f} m" in label1 and accuracy1 > accuracy0)
+    return check(ok, f"the planning view draws the server's plan ({cells} runs of cells) and follows a dragged agent: "
+                     f"{label0!r} -> {label1!r} with g-lobby dragged out of the Lobby")
 
 
 def round_trip(binary, browser, work):
@@ -456,16 +456,16 @@ def round_trip(binary, browser, work):
     editor = Editor(binary, path)
     try:
         page = Page(browser, editor.url)
-        page.js(FAKE_PLAN)
         results = []
         for edit in (False, True):
             if edit:
                 agent = page.document()["agents"][0]
+                before = lobby_plan(page, editor)
                 page.key("v")
-                page.drag_screen(page.screen(agent["x"], agent["y"]), page.screen(agent["x"] + 1, agent["y"] + 1))
+                page.drag_screen(page.screen(agent["x"], agent["y"]), page.screen(agent["x"] + 17, agent["y"] + 13))
                 page.settle()
                 moved = page.document()["agents"][0] != agent
-                results.append(planning_view(page))
+                results.append(planning_view(page, before, lobby_plan(page, editor)))
                 page.ctrl("z")
                 page.settle()
                 results.append(moved)

@@ -1,6 +1,8 @@
 import CommandLineSupport
 import WhereaboutsEditor
 import WhereaboutsHTTPServer
+import WhereaboutsJSON
+import WhereaboutsMapFile
 import WhereaboutsSettings
 
 #if canImport(Glibc)
@@ -52,7 +54,10 @@ enum WebEditCommand {
         let loopback = configuration.host.hasPrefix("127.")
         let editor = EditorSite(
             store: EditorFiles(mapPath: mapPath), access: EditorAccess(token: token, listenerIsLoopback: loopback),
-            newMapText: EditorSite.newMapText(siteUUID: try randomUUID(), siteName: "My site"))
+            newMapText: EditorSite.newMapText(siteUUID: try randomUUID(), siteName: "My site"),
+            // The planning view: the accuracy to expect per cell and zone, recomputed with every check (a few ms a
+            // floor), so that it follows agents as they are dragged.
+            planner: { map in AccuracyPlanJSON.encode(map).array ?? [] })
         let server: HTTPServer
         do {
             server = try HTTPServer(configuration) { request in respond(editor, to: request) }
