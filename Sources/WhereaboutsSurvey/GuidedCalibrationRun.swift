@@ -51,11 +51,23 @@ public struct GuidedCalibrationRun: Sendable {
         calibration = try GuidedCalibration(
             document: document, readings: readings, truth: truth, window: options.window)
         result = try calibration.calibrate()
+        let surveyed = calibration.tags.map(\.identity)
         var check = calibration.spatialCheck { map, readings in
-            LocatorReplay.run(map: map, readings: readings).output.positions
+            LocatorReplay.run(map: Self.tracking(surveyed, on: map), readings: readings).output.positions
         }
         if !options.radioMap { check.choices = check.choices.map { $0 == .radioMap ? .fitted : $0 } }
         self.check = check
+    }
+
+    /// The map with the surveyed tags it does not name added to its known tags, without a power: the replays of
+    /// the spatial check must track the survey's tag (a phone's iBeacon under another UUID, say), or they score
+    /// nothing. What is written is not changed (`--no-tag-power` leaves the map's tags alone).
+    static func tracking(_ tags: [TagIdentity], on map: FloorMap) -> FloorMap {
+        let missing = tags.filter { map.knownTag($0) == nil }
+        guard !missing.isEmpty else { return map }
+        var tracking = map
+        tracking.knownTags += missing.map { KnownTag(identity: $0, name: $0.description, measuredPower: nil) }
+        return tracking
     }
 
     /// Fits and checks a map given as the file's bytes.

@@ -1,5 +1,6 @@
 import CommandLineSupport
 import DetachedThread
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -14,37 +15,68 @@ enum LineFeed {
     /// Lines of `path` ("-" for standard input), without their line ends; blank lines are skipped.
     static func lines(_ path: String) throws(RuntimeError) -> AsyncStream<String> {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        try read(path) { line in
+            if let line { continuation.yield(line) } else { continuation.finish() }
+        }
+        return stream
+    }
+
+    /// The same lines gathered for a loop that takes what has come at its own pace (the simulator's windows).
+    static func queue(_ path: String) throws(RuntimeError) -> LineQueue {
+        let queue = LineQueue()
+        try read(path) { line in
+            queue.state.withLock { state in
+                if let line { state.lines.append(line) } else { state.ended = true }
+            }
+        }
+        return queue
+    }
+
+    /// Lines that have come, taken in order.
+    final class LineQueue: Sendable {
+        fileprivate let state = Mutex<(lines: [String], ended: Bool)>(([], false))
+
+        /// The lines that came since the last call.
+        func take() -> [String] {
+            state.withLock { state in
+                defer { state.lines.removeAll() }
+                return state.lines
+            }
+        }
+    }
+
+    /// Reads `path` on a thread of its own, handing each line to `sink` and then nil at the end.
+    private static func read(_ path: String, sink: @escaping @Sendable (String?) -> Void) throws(RuntimeError) {
         let started = DetachedThread.start(name: "line-feed") {
             // Opening a FIFO blocks until a writer opens it: here, not in the caller.
             let descriptor = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else {
                 printError("whereabouts: cannot read \(path): \(FileAccess.systemMessage())")
-                continuation.finish()
+                sink(nil)
                 return
             }
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
-                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
                 if count < 0, errno == EINTR { continue }
                 guard count > 0 else { break }
                 pending += buffer[0..<count]
                 while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    yield(pending[..<end], to: continuation)
+                    if let line = line(pending[..<end]) { sink(line) }
                     pending.removeSubrange(...end)
                 }
             }
-            yield(pending[...], to: continuation)
+            if let line = line(pending[...]) { sink(line) }
             if descriptor != 0 { close(descriptor) }
-            continuation.finish()
+            sink(nil)
         }
         guard started == 0 else { throw RuntimeError("cannot start a thread to read \(path)") }
-        return stream
     }
 
-    private static func yield(_ bytes: ArraySlice<UInt8>, to continuation: AsyncStream<String>.Continuation) {
+    private static func line(_ bytes: ArraySlice<UInt8>) -> String? {
         let line = String(decoding: bytes, as: UTF8.self).trimmingSpaces
-        if !line.isEmpty { continuation.yield(line) }
+        return line.isEmpty ? nil : line
     }
 
     /// A line of numbers separated by spaces, tabs or commas (`x y [floor]`); nil when one is not a number.
