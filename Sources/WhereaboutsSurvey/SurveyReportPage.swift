@@ -95,7 +95,8 @@ extension SurveyReport {
             th:first-child, td:first-child { text-align: left; }
             .verdict { font-size: 1.15em; }
             .unchecked { color: #888; }
-            figure { margin: 1em 0; overflow-x: auto; }
+            figure { margin: 1em 0; }
+            figure svg { max-width: 100%; height: auto; }
             pre { font-size: 12px; overflow-x: auto; }
             </style>
             </head>
@@ -114,7 +115,15 @@ extension SurveyReport {
             + "to expect over the floor: \(metres(expected)) (\(metres(before)) with the map as it is)"
         if let refusal { return "The calibrated map would be refused: \(refusal). Figures: \(figures)." }
         if keepsMapConstants {
-            return "Every agent keeps the map's constants (the survey covers too little): \(figures)."
+            let minimum = CalibrationSettings().minimumChoiceCoverage
+            let thin = coverage.sorted { $0.key < $1.key }.filter { $0.value < minimum }
+            let why =
+                thin.isEmpty
+                ? "held out, they did best"
+                : "the survey covers "
+                    + thin.map { "\(Int(($0.value * 100).rounded())) % of floor \($0.key)" }.joined(separator: ", ")
+                    + ", under the \(Int((minimum * 100).rounded())) % a calibration needs"
+            return "Every agent keeps the map's constants (\(why)): \(figures)."
         }
         return "The calibrated map is ready to save: \(figures)."
     }
