@@ -10,7 +10,7 @@ enum SimCommand {
     static let interface = CommandInterface(
         program: "whereabouts sim",
         synopsis: """
-            whereabouts sim --map M --tags N --duration S --seed K [--sigma DB] [--floor-loss DB]
+            whereabouts sim --map M --tags N --duration S --seed K [--sigma DB] [--place-sigma DB] [--floor-loss DB]
                                    [--advert-loss P] [--start T] [--agent-beacons] [--readings R.jsonl]
                                    [--truth T.jsonl]
                    whereabouts sim ... --broker URL [--speed X] [--time-origin UNIX] [--truth T.jsonl]
@@ -33,6 +33,9 @@ enum SimCommand {
                     .value("duration", "S", "simulated seconds"),
                     .value("seed", "K", "the random seed, a whole number ≥ 0"),
                     .value("sigma", "DB", "the channel's shadowing sigma"),
+                    .value(
+                        "place-sigma", "DB",
+                        "shadowing that is a property of the place, the same in every run on the map (default 0)"),
                     .value("floor-loss", "DB", "the loss through a floor"),
                     .value("advert-loss", "P", "the share of adverts lost"),
                     .value("start", "T", "the simulated start time (Unix seconds)"),
@@ -61,6 +64,7 @@ enum SimCommand {
         configuration.tagCount = tags
         configuration.duration = duration
         if let sigma = try settings.number("sigma") { configuration.channel.shadowingSigma = sigma }
+        if let sigma = try settings.number("place-sigma") { configuration.channel.placeShadowingSigma = sigma }
         if let loss = try settings.number("floor-loss") { configuration.channel.floorLoss = loss }
         if let loss = try settings.number("advert-loss") { configuration.channel.advertLoss = loss }
         if let start = try settings.number("start") { configuration.startTime = start }

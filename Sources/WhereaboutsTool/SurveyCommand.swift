@@ -1,4 +1,5 @@
 import CommandLineSupport
+import Synchronization
 import WhereaboutsCore
 import WhereaboutsJSON
 import WhereaboutsMQTT
@@ -76,10 +77,16 @@ enum SurveyCommand {
         _ = try recorder.start(tag: tag)
         let logger = Logger(label: "whereabouts survey")
         let site = recorder.site
+        let reporter = PointReporter()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await recorder.record(through: broker, site: site, logger: logger) }
             group.addTask { try await takePoints(from: try LineFeed.lines("-"), into: recorder) }
-            group.addTask { try await reportPoints(of: recorder) }
+            group.addTask {
+                while true {
+                    reporter.report(recorder.progress())
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
             group.addTask {
                 for await _ in SignalWatcher.terminationSignals() { return }
             }
@@ -88,6 +95,7 @@ enum SurveyCommand {
             try await group.next()
         }
         let progress = try recorder.finish()
+        reporter.report(progress)
         writeOut(
             "survey finished: \(progress.places) points, \(progress.readings) readings, \(progress.samples) samples; "
                 + "calibrating (as whereabouts calibrate does)\n")
@@ -119,23 +127,6 @@ enum SurveyCommand {
         while recorder.progress().place?.isActive == true { try await Task.sleep(for: .milliseconds(50)) }
     }
 
-    /// Prints a line each time a point's time is up: its readings and the areas that still lack samples.
-    static func reportPoints(of recorder: SurveyRecorder) async throws {
-        var reported = 0
-        while true {
-            let progress = recorder.progress()
-            if let place = progress.place, !place.isActive, progress.places > reported {
-                reported = progress.places
-                let lacking = progress.lacking.map { "\($0.name) (\($0.samples) of \(progress.minimumAreaSamples))" }
-                writeOut(
-                    "point \(reported) done: \(place.readings) readings; \(progress.samples) samples in all; "
-                        + (lacking.isEmpty ? "every area has enough" : "lacking: " + lacking.joined(separator: ", "))
-                        + "\n")
-            }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-    }
-
     /// Writes the report's files (and the calibrated map unless refused); prints what `calibrate` prints.
     static func write(_ report: SurveyReport, into directory: String, force: Bool) throws -> ExitStatus {
         try FileAccess.write(Array(report.html.utf8), to: directory + "/survey-report.html")
@@ -155,5 +146,22 @@ enum SurveyCommand {
         try FileAccess.write(Array(text.utf8), to: directory + "/survey-calibrated.json")
         printError("wrote \(directory)/survey-calibrated.json")
         return .success
+    }
+}
+
+/// Prints a line each time a point's time is up: its readings and the areas that still lack samples.
+final class PointReporter: Sendable {
+    private let reported = Atomic<Int>(0)
+
+    func report(_ progress: SurveyProgress) {
+        guard let place = progress.place, !place.isActive else { return }
+        let last = reported.load(ordering: .relaxed)
+        guard progress.places > last,
+            reported.compareExchange(expected: last, desired: progress.places, ordering: .relaxed).exchanged
+        else { return }
+        let lacking = progress.lacking.map { "\($0.name) (\($0.samples) of \(progress.minimumAreaSamples))" }
+        writeOut(
+            "point \(progress.places) done: \(place.readings) readings; \(progress.samples) samples in all; "
+                + (lacking.isEmpty ? "every area has enough" : "lacking: " + lacking.joined(separator: ", ")) + "\n")
     }
 }

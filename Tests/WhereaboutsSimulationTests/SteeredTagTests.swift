@@ -74,4 +74,41 @@ struct SteeredTagTests {
         }
         #expect(heardSteered > 100, "the steered tag is heard too")
     }
+
+    /// The RSSI each agent hears from the steered tag standing at (6, 4), in the last window of a run with `seed`.
+    static func heard(placeSigma: Double, seed: UInt64) throws -> [String: Double] {
+        let tag = try #require(surveyTag)
+        var configuration = SimulationConfiguration()
+        configuration.tagCount = 0
+        configuration.duration = 60
+        configuration.steeredTags = [tag]
+        // Nothing random but the place: no shadowing in time, next to no fading, no lost adverts, the exact power.
+        configuration.channel.shadowingSigma = 0
+        configuration.channel.ricianK = 1e9
+        configuration.channel.advertLoss = 0
+        configuration.channel.measuredPowerSpread = 0
+        configuration.channel.placeShadowingSigma = placeSigma
+        var simulator = try Simulator(map: try scenarioMap("open-office"), configuration: configuration, seed: seed)
+        let sent = simulator.steer(tag, to: Point(x: 6, y: 4), floor: 1)
+        #expect(sent)
+        var last: [String: Double] = [:]
+        while let window = simulator.nextWindow() {
+            for batch in window.batches {
+                for reading in batch.readings where reading.tag == tag { last[batch.agent.rawValue] = reading.rssi }
+            }
+        }
+        return last
+    }
+
+    @Test("shadowing of the place is the same in every run on the map, whatever the seed; off by default")
+    func placeShadowing() throws {
+        let first = try Self.heard(placeSigma: 4, seed: 1)
+        let second = try Self.heard(placeSigma: 4, seed: 2)
+        let without = try Self.heard(placeSigma: 0, seed: 1)
+        #expect(first.count == 6)
+        #expect(first == second)
+        let differences = first.keys.compactMap { agent in without[agent].map { abs($0 - (first[agent] ?? 0)) } }
+        #expect(differences.count == 6)
+        #expect(differences.contains { $0 >= 1 }, "the place shifts some agent by a dB or more: \(differences)")
+    }
 }

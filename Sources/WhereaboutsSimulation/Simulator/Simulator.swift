@@ -122,6 +122,8 @@ public struct Simulator: Sendable {
     public let configuration: SimulationConfiguration
     private let area: WalkArea
     private let geometry: PathGeometry
+    /// Per agent, the shadowing of the place (empty when ``ChannelConfiguration/placeShadowingSigma`` is 0).
+    private let places: [PlaceShadowing]
     private let agentIDs: [AgentID]
     private var tags: [SimulatedTag] = []
     private var receivers: [SimulatedReceiver] = []
@@ -141,6 +143,14 @@ public struct Simulator: Sendable {
         self.configuration = configuration
         area = WalkArea(map: map)
         geometry = PathGeometry(map: map, floorLoss: configuration.channel.floorLoss)
+        let channel = configuration.channel
+        places =
+            channel.placeShadowingSigma > 0
+            ? map.agents.map {
+                PlaceShadowing(
+                    site: map.site.uuid, agent: $0.id, sigma: channel.placeShadowingSigma,
+                    distance: channel.shadowingDistance)
+            } : []
         var ids: [AgentID] = []
         for agent in map.agents {
             guard let id = AgentID(agent.id) else { throw .invalidSetting("agent id \(agent.id)") }
@@ -156,7 +166,6 @@ public struct Simulator: Sendable {
         var setup = SplitMix64(seed: seed)
         channelGenerator = SplitMix64(seed: setup.next())
         beaconGenerator = SplitMix64(seed: 0)
-        let channel = configuration.channel
         for index in 0..<configuration.tagCount {
             let known = index < map.knownTags.count ? map.knownTags[index] : nil
             let identity =
@@ -257,6 +266,7 @@ public struct Simulator: Sendable {
             throw .invalidSetting("advert interval must be 0.02…10 s")
         }
         guard (0..<1).contains(channel.advertLoss) else { throw .invalidSetting("advert loss must be 0 ≤ p < 1") }
+        guard (0...30).contains(channel.placeShadowingSigma) else { throw .invalidSetting("place sigma must be 0…30 dB") }
         guard (0...20).contains(channel.measuredPowerSpread) else {
             throw .invalidSetting("measured power spread must be 0…20 dB")
         }
@@ -351,7 +361,8 @@ public struct Simulator: Sendable {
             // Draw every random number whether or not the advert is heard, so one link never shifts another.
             let fading = ricianFadingDB(k: channel.ricianK, using: &generator)
             let missed = Double.random(in: 0..<1, using: &generator) < channel.advertLoss
-            let mean = geometry.meanRSSI(power: power, position: position, floor: floor, agent: agent)
+            var mean = geometry.meanRSSI(power: power, position: position, floor: floor, agent: agent)
+            if !places.isEmpty { mean += places[agentIndex].value(at: position) }
             let received = mean + tags[tagIndex].links[agentIndex].shadowing + fading
             guard !missed, received >= channel.sensitivity else { continue }
             // Controllers report whole dBm; the map's offset corrects this receiver, so the raw value lacks it.
