@@ -165,8 +165,10 @@ struct SurveyEndToEndTests {
         let readings = scratch.file("walk.jsonl")
         let truth = scratch.file("walk-truth.jsonl")
         let (simStatus, simOutput) = try await run(
-            ["sim", "--map", world, "--tags", "4", "--duration", "900", "--seed", "2", "--readings", readings,
-             "--truth", truth] + Self.channel, scratch: scratch)
+            [
+                "sim", "--map", world, "--tags", "4", "--duration", "900", "--seed", "2", "--readings", readings,
+                "--truth", truth,
+            ] + Self.channel, scratch: scratch)
         #expect(simStatus == 0, "\(simOutput)")
         var measured: [String: Double] = [:]
         for (name, path) in [("calibrated", directory + "/survey-calibrated.json"), ("map", map)] {
@@ -204,8 +206,10 @@ struct SurveyEndToEndTests {
         report: JSONObject, directory: String, map: String, scratch: ScratchDirectory
     ) async throws {
         let (status, printed) = try await run(
-            ["calibrate", "--map", map, "--readings", directory + "/survey-readings.jsonl", "--truth",
-             directory + "/survey-truth.jsonl", "--out", scratch.file("calibrated.json")], scratch: scratch)
+            [
+                "calibrate", "--map", map, "--readings", directory + "/survey-readings.jsonl", "--truth",
+                directory + "/survey-truth.jsonl", "--out", scratch.file("calibrated.json"),
+            ], scratch: scratch)
         #expect(status == 0, "\(printed)")
         let lines = printed.split(separator: "\n").map(String.init)
         func pair(_ summary: JSONValue?) -> String? {

@@ -48,6 +48,11 @@ struct SurveySessionTests {
         let track = TruthTrack(session.truth)
         #expect(track.position(of: tag, at: 117)?.point == Point(x: 4, y: 4))
         #expect(track.position(of: tag, at: 131) == nil)
+        // Between two places more than 5 s apart (walking from one point to the next), still no truth.
+        let walkedOff = TruthTrack([
+            TruthRecord(time: 0, tag: tag, x: 4, y: 4, floor: 1), TruthRecord(time: 10, tag: tag, x: 8, y: 4, floor: 1),
+        ])
+        #expect(walkedOff.position(of: tag, at: 5) == nil)
     }
 
     @Test("a new point before the dwell ends closes the current one early, with its own line")

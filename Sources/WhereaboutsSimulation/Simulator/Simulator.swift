@@ -266,7 +266,9 @@ public struct Simulator: Sendable {
             throw .invalidSetting("advert interval must be 0.02…10 s")
         }
         guard (0..<1).contains(channel.advertLoss) else { throw .invalidSetting("advert loss must be 0 ≤ p < 1") }
-        guard (0...30).contains(channel.placeShadowingSigma) else { throw .invalidSetting("place sigma must be 0…30 dB") }
+        guard (0...30).contains(channel.placeShadowingSigma) else {
+            throw .invalidSetting("place sigma must be 0…30 dB")
+        }
         guard (0...20).contains(channel.measuredPowerSpread) else {
             throw .invalidSetting("measured power spread must be 0…20 dB")
         }
