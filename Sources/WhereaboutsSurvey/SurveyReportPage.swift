@@ -162,7 +162,8 @@ extension SurveyReport {
                 + "<td>\(fixedPointText(agent.pathLossExponent, 3))</td>"
                 + "<td>\(escape(agent.kept.map { "map constants (\($0))" } ?? agent.choice.rawValue))</td></tr>\n"
         }
-        return "<table>\n<tr><th>agent</th><th>samples</th><th>offset dB</th><th>exponent</th><th>gets</th></tr>\n"
+        return "<table>\n<tr><th>agent</th><th>samples</th><th>fitted offset dB</th><th>fitted exponent</th>"
+            + "<th>gets</th></tr>\n"
             + rows.joined() + "</table>\n"
     }
 
