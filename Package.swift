@@ -40,6 +40,15 @@ let package = Package(
             name: "WhereaboutsCalibration",
             dependencies: ["WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsWire", "WhereaboutsJSON"]
         ),
+        // A survey as it is made (the survey tag's readings and the operator's points in, truth lines and progress
+        // out) and its accuracy report: `calibrate`'s fit and spatial check, one path for the command and the editor.
+        .target(
+            name: "WhereaboutsSurvey",
+            dependencies: [
+                "WhereaboutsCore", "WhereaboutsWire", "WhereaboutsJSON", "WhereaboutsMapFile", "WhereaboutsCalibration",
+                "WhereaboutsLocator", "WhereaboutsDrawing",
+            ]
+        ),
         // The agent's logic (aggregation, batches, outbox, settings) as values in, values out.
         .target(
             name: "WhereaboutsAgent",
@@ -107,7 +116,7 @@ let package = Package(
                 "WhereaboutsMQTT", "WhereaboutsCalibration", "WhereaboutsLocator", "WhereaboutsAgent",
                 "WhereaboutsAdvertising", "WhereaboutsSession", "WhereaboutsRuntime", "WhereaboutsSettings",
                 "WhereaboutsDashboard", "WhereaboutsDrawing", "WhereaboutsHTTPServer", "CommandLineSupport",
-                "WhereaboutsEditor",
+                "WhereaboutsEditor", "WhereaboutsSurvey", "DetachedThread",
             ]
         ),
         .executableTarget(name: "whereabouts", dependencies: ["WhereaboutsTool", "CommandLineSupport"]),
@@ -206,6 +215,13 @@ let package = Package(
             dependencies: [
                 "WhereaboutsCalibration", "WhereaboutsSimulation", "WhereaboutsLocator", "WhereaboutsWire",
                 "WhereaboutsCore", "WhereaboutsMapFile", "WhereaboutsJSON", "TestFixtures",
+            ]
+        ),
+        .testTarget(
+            name: "WhereaboutsSurveyTests",
+            dependencies: [
+                "WhereaboutsSurvey", "WhereaboutsCalibration", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsJSON",
+                "WhereaboutsMapFile", "WhereaboutsSimulation", "TestFixtures",
             ]
         ),
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),

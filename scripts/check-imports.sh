@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 status=0
 fail() { echo "import rule broken: $*" >&2; status=1; }
 
-for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsDrawing WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent WhereaboutsDashboard WhereaboutsSession WhereaboutsEditor; do
+for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsDrawing WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent WhereaboutsDashboard WhereaboutsSession WhereaboutsEditor WhereaboutsSurvey; do
     # Pure modules: no Foundation, no C libraries, no adapters.
     if grep -rnE '^\s*(public |internal |package )?import (Foundation|FoundationEssentials|CMosquitto|CBlueZ|WhereaboutsMQTT|WhereaboutsHCI|Dispatch)\b' "Sources/$module" ; then
         fail "$module must stay pure"

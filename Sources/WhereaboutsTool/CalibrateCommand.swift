@@ -6,6 +6,7 @@ import WhereaboutsLocator
 import WhereaboutsMapFile
 import WhereaboutsSettings
 import WhereaboutsSimulation
+import WhereaboutsSurvey
 import WhereaboutsWire
 
 /// `whereabouts calibrate`: fits agents' offsets and exponents and tags' powers from a walk with known positions,
@@ -70,52 +71,37 @@ enum CalibrateCommand {
         let mapBytes = try FileAccess.read(mapPath)
         let (readings, badReadings) = try RecordingFiles.records(readingsPath, as: RecordedReading.self)
         let (truth, badTruth) = try RecordingFiles.records(truthPath, as: TruthRecord.self)
-        let calibration: GuidedCalibration
-        let result: CalibrationResult
+        var options = GuidedCalibrationRun.Options()
+        options.window = window
+        options.tagPowers = tagPowers
+        options.radioMap = writesRadioMap
+        let run: GuidedCalibrationRun
         do {
-            let document: JSONValue
-            do { document = try MapDocument.parse(mapBytes) } catch { throw CalibrationError.malformedMap(error) }
-            calibration = try GuidedCalibration(document: document, readings: readings, truth: truth, window: window)
-            result = try calibration.calibrate()
+            run = try GuidedCalibrationRun(mapBytes: mapBytes, readings: readings, truth: truth, options: options)
         } catch {
             throw UsageError("cannot calibrate \(mapPath): \(error)")
         }
-        let statistics = calibration.statistics
-        printError(
-            "\(statistics.readings) readings (\(badReadings) bad lines), \(truth.count) truth samples "
-                + "(\(badTruth) bad lines): \(statistics.used) used in \(calibration.samples.count) samples; "
-                + "\(statistics.withoutTruth) without truth, \(statistics.otherFloor) from another floor, "
-                + "\(statistics.unknownAgents) from agents not in the map, \(statistics.invalid) invalid")
-        var check = calibration.spatialCheck { map, readings in
-            LocatorReplay.run(map: map, readings: readings).output.positions
-        }
-        if !writesRadioMap { check.choices = check.choices.map { $0 == .radioMap ? .fitted : $0 } }
-        print(CalibrationReport.text(result, check: check))
+        printError(run.statisticsLine(truthCount: truth.count, badReadingLines: badReadings, badTruthLines: badTruth))
+        print(run.reportText)
         if let coveragePath {
-            try FileAccess.write(Array(CalibrationReport.coverageSVG(calibration, check: check).utf8), to: coveragePath)
+            try FileAccess.write(Array(run.coverageSVG().utf8), to: coveragePath)
             printError("wrote the coverage report to \(coveragePath)")
         }
-        if let worse = check.worse, !force {
+        if let worse = run.refusal, !force {
             printError("whereabouts: not writing the calibrated map: \(worse) (--force writes it anyway)")
             return .refused
         }
 
         let text: String
         do {
-            // The radio map is learned against the trend with every fitted value, tag powers included: without
-            // them the residuals would carry the tags' power error.
-            // The check learnt it already, on the same fit (`calibrate()` is `fit()` on every sample).
-            let radioMap = check.choices.contains(.radioMap) ? try check.radioMap ?? calibration.radioMap(result) : [:]
+            let calibrated = try run.calibratedMap()
             if writesRadioMap {
-                let skipped = calibration.map.agents.indices.filter {
-                    check.choices[$0] == .radioMap && radioMap[calibration.map.agents[$0].id] == nil
-                }.map { calibration.map.agents[$0].id }
+                let skipped = calibrated.withoutRadioMap
                 printError(
-                    "radio map: \(radioMap.count) agents"
+                    "radio map: \(calibrated.radioMapAgents) agents"
                         + (skipped.isEmpty ? "" : "; none for \(skipped.joined(separator: ", "))"))
             }
-            text = try MapDocument.text(
-                calibration.chosenDocument(result, radioMap: radioMap, choices: check.choices, tagPowers: tagPowers))
+            text = calibrated.text
         } catch let error as CalibrationError {
             printError("whereabouts: \(error)")
             return .failure

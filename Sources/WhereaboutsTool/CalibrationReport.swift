@@ -1,114 +1,16 @@
 import WhereaboutsCalibration
-import WhereaboutsCore
-import WhereaboutsDrawing
+import WhereaboutsSurvey
 
-/// What `whereabouts calibrate` prints and draws: the spatial check per area, the per-agent choice, the tags.
+/// What `whereabouts calibrate` prints and draws; the text and drawing live in WhereaboutsSurvey
+/// (``CalibrationReportText``), where the survey's report makes the same.
 enum CalibrationReport {
     /// The spatial check's table, the per-agent table, the tags and the agents that kept their values.
     static func text(_ result: CalibrationResult, check: SpatialReport) -> String {
-        var lines = areaLines(check)
-        lines.append("")
-        lines.append(
-            "agent                samples  offset dB  exponent  held-out RSSI dB (map / fitted / +radio map)  choice")
-        for agent in result.agents {
-            let held =
-                check.agentResiduals.indices.contains(agent.agentIndex)
-                ? check.agentResiduals[agent.agentIndex].map { $0.map { fixed($0) } ?? "-" }.joined(separator: " / ")
-                : "-"
-            let choice = check.choices.indices.contains(agent.agentIndex) ? check.choices[agent.agentIndex] : .map
-            lines.append(
-                pad(agent.id, 20) + padLeft("\(agent.samples)", 8) + padLeft(fixed(agent.after.rssiOffset), 11)
-                    + padLeft(fixed(agent.after.pathLossExponent, 3), 10) + "  " + pad(held, 44) + "  "
-                    + (agent.refusal.map { "map constants (\($0))" } ?? choice.rawValue))
-        }
-        if !result.transmitters.isEmpty {
-            lines.append("")
-            lines.append(
-                "tag                                                 samples  power dBm (before -> fitted ± sd)")
-            for tag in result.transmitters {
-                lines.append(
-                    pad(tag.identity.description, 52) + padLeft("\(tag.samples)", 7) + "  "
-                        + "\(fixed(tag.before, 1)) -> \(fixed(tag.after, 1))"
-                        + (tag.deviation.map { " ± \(fixed(max($0, 1), 1))" } ?? "")
-                        + (tag.refusal.map { " (kept: \($0))" } ?? ""))
-            }
-        }
-        for agent in result.agents {
-            if let refusal = agent.refusal {
-                lines.append("warning: agent \(agent.id) keeps its map values: \(refusal)")
-            }
-        }
-        if !check.choices.contains(where: { $0 != .map }) {
-            lines.append("every agent keeps the map's constants: the map is written as it was")
-        }
-        return lines.joined(separator: "\n")
-    }
-
-    /// The per-area lines and the overall one.
-    private static func areaLines(_ check: SpatialReport) -> [String] {
-        let shares = check.coverage.shares.sorted { $0.key < $1.key }.map {
-            "\(Int(($0.value * 100).rounded())) % of floor \($0.key)"
-        }
-        var lines = [
-            "spatial check: \(check.areas.areas.filter(\.isChecked).count) areas "
-                + "(\(check.areas.kind == .zones ? "the map's zones" : "blocks of the surveyed box")), each held out "
-                + "in turn; the survey covers \(shares.joined(separator: ", "))",
-            "area                 samples  map: median / p90 (m)  chosen: median / p90 (m)  RSSI RMS dB (map -> chosen)",
-        ]
-        func position(_ summary: ErrorSummary?) -> String {
-            summary.map { "\(fixed($0.median)) / \(fixed($0.p90))" } ?? "-"
-        }
-        func residuals(_ before: Double?, _ after: Double?) -> String {
-            "\(before.map { fixed($0) } ?? "-") -> \(after.map { fixed($0) } ?? "-")"
-        }
-        for figures in check.figures {
-            let head = pad(figures.area.name, 20) + padLeft("\(figures.area.samples)", 8) + "  "
-            guard figures.area.isChecked else {
-                lines.append(head + "(too few samples to hold out: always in training)")
-                continue
-            }
-            lines.append(
-                head + pad(position(figures.before), 23) + pad(position(figures.after), 26)
-                    + residuals(figures.residualBefore, figures.residualAfter))
-        }
-        let total = check.figures.filter(\.area.isChecked).reduce(0) { $0 + $1.area.samples }
-        lines.append(
-            pad("all areas", 20) + padLeft("\(total)", 8) + "  " + pad(position(check.before), 23)
-                + pad(position(check.after), 26) + residuals(check.residualBefore, check.residualAfter))
-        lines.append(
-            pad("expected over the floor", 30) + pad(position(check.before), 23) + pad(position(check.expected), 26)
-                + "(surveyed share at the in-survey error, the rest held out)")
-        if let worse = check.worse { lines.append("worse than the map: \(worse)") }
-        return lines
+        CalibrationReportText.text(result, check: check)
     }
 
     /// The coverage report: the floor, the surveyed positions and each area's held-out median error.
     static func coverageSVG(_ calibration: GuidedCalibration, check: SpatialReport, scale: Double = 60) -> String {
-        var renderer = MapRenderer()
-        renderer.scale = scale
-        let areas = check.figures.map { figures in
-            CoverageOverlay.Area(
-                name: figures.area.name, floor: figures.area.floor, polygon: figures.area.polygon,
-                samples: figures.area.samples, checked: figures.area.isChecked, before: figures.before?.median,
-                after: figures.after?.median)
-        }
-        let samples = calibration.samples.compactMap { sample in
-            sample.position.map { (floor: calibration.map.agents[sample.receiver].floor, point: $0) }
-        }
-        let overall =
-            "held out by area, median error: map \(check.before.map { fixed($0.median) } ?? "-") m, "
-            + "calibrated \(check.after.map { fixed($0.median) } ?? "-") m (expected over the floor "
-            + "\(check.expected.map { fixed($0.median) } ?? "-") m); "
-            + "dots: surveyed positions; grey: not surveyed enough to check"
-        return renderer.coverageSVG(
-            map: calibration.map, coverage: CoverageOverlay(areas: areas, samples: samples, summary: overall))
-    }
-
-    private static func pad(_ text: String, _ width: Int) -> String {
-        text + String(repeating: " ", count: max(width - text.count, 1))
-    }
-
-    private static func padLeft(_ text: String, _ width: Int) -> String {
-        String(repeating: " ", count: max(width - text.count, 0)) + text
+        CalibrationReportText.coverageSVG(calibration, check: check, scale: scale)
     }
 }

@@ -19,6 +19,7 @@ let usage = """
                           web --edit MAP: the map editor (draw floors over a plan picture, check, save)
       free-port           print a free TCP port on 127.0.0.1 (for scripts)
       calibrate           fit agents' and tags' radio constants from a walk with known positions
+      survey              record a survey from the broker (points on standard input), then report and calibrate
 
     exit status: 0 ok, 1 runtime failure, 2 bad usage or bad input
     """
@@ -66,6 +67,8 @@ public enum OperatorTool {
                 status = try FreePortCommand.run(settings(FreePortCommand.interface))
             case "calibrate":
                 status = try CalibrateCommand.run(settings(CalibrateCommand.interface))
+            case "survey":
+                status = try await SurveyCommand.run(settings(SurveyCommand.interface))
             case "help", "--help", nil:
                 print(usage)
                 status = list.isEmpty ? .usage : .success

@@ -1,6 +1,7 @@
 import CommandLineSupport
 import WhereaboutsCore
 import WhereaboutsMapFile
+import WhereaboutsSurvey
 import WhereaboutsWire
 
 /// Reading and writing the files the offline commands share: maps and JSON Lines recordings.
@@ -39,19 +40,6 @@ enum RecordingFiles {
     }
 }
 
-/// Fixed-point text for tables, without Foundation's formatters.
-func fixed(_ value: Double, _ decimals: Int = 2) -> String {
-    guard value.isFinite else { return "-" }
-    var scale = 1.0
-    for _ in 0..<decimals { scale *= 10 }
-    let scaled = (abs(value) * scale).rounded()
-    guard scaled < 1e15 else { return String(value) }
-    let whole = Int(scaled) / Int(scale)
-    let fraction = Int(scaled) % Int(scale)
-    var text = (value < 0 && scaled > 0 ? "-" : "") + String(whole)
-    if decimals > 0 {
-        let digits = String(fraction)
-        text += "." + String(repeating: "0", count: decimals - digits.count) + digits
-    }
-    return text
-}
+/// Fixed-point text for tables, without Foundation's formatters (``fixedPointText(_:_:)``, shared with the survey's
+/// report).
+func fixed(_ value: Double, _ decimals: Int = 2) -> String { fixedPointText(value, decimals) }

@@ -51,6 +51,7 @@ enum SimulatedAgents {
         broker: BrokerSettings,
         clock: ScaledClock,
         truth: LineWriter?,
+        steering: Steering? = nil,
         progress: (Double) -> Void
     ) async throws -> Outcome {
         var radios: [AsyncStream<AgentPipeline.Input>.Continuation] = []
@@ -75,7 +76,9 @@ enum SimulatedAgents {
                         summary: final.pipeline.summary(outbox: final.session.outbox))
                 }
             }
-            try await drive(&simulator, radios: radios, clock: clock, truth: truth, until: stopped, progress: progress)
+            try await drive(
+                &simulator, radios: radios, clock: clock, truth: truth, steering: steering, until: stopped,
+                progress: progress)
             for radio in radios {
                 radio.yield(.sourceEnded(problem: nil))
                 radio.finish()
@@ -93,9 +96,11 @@ enum SimulatedAgents {
     ) throws -> AgentRun {
         let map = simulator.map
         guard let id = AgentID(agent.id) else { throw RuntimeError("the map's agent id \(agent.id) is not valid") }
+        // Steered tags (a survey's) are published whatever their UUID, as agents told to publish them would.
+        var filter = SightingFilter(siteUUID: map.site.uuid)
+        filter.namedTags = Set(simulator.configuration.steeredTags)
         var configuration = AgentPipeline.Configuration(
-            agent: id, topics: Topics(site: map.site.uuid), epoch: Int(clock.origin * 1000),
-            filter: SightingFilter(siteUUID: map.site.uuid))
+            agent: id, topics: Topics(site: map.site.uuid), epoch: Int(clock.origin * 1000), filter: filter)
         configuration.window = simulator.configuration.window
         let start = ServiceTime(now: clock.now(), monotonic: WallClock.monotonic())
         let state = ServiceState(pipeline: AgentPipeline(configuration: configuration, at: start))
@@ -117,12 +122,15 @@ enum SimulatedAgents {
     /// heard in each window and writing the truth, until the simulation ends or an agent has stopped.
     static func drive(
         _ simulator: inout Simulator, radios: [AsyncStream<AgentPipeline.Input>.Continuation], clock: ScaledClock,
-        truth: LineWriter?, until stopped: StopCount, progress: (Double) -> Void
+        truth: LineWriter?, steering: Steering? = nil, until stopped: StopCount, progress: (Double) -> Void
     ) async throws {
         var addresses = AdvertAddresses()
         let start = simulator.configuration.startTime
+        var steering = steering
         // An agent that stopped (a signal, or the broker refused it) ends the simulation for all.
-        while stopped.count.load(ordering: .relaxed) == 0, let window = simulator.nextWindow() {
+        while stopped.count.load(ordering: .relaxed) == 0 {
+            steering?.steer(&simulator)
+            guard let window = simulator.nextWindow() else { break }
             let wait = clock.realSeconds(until: window.end)
             if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
             for (agentIndex, heard) in window.adverts.enumerated() where agentIndex < radios.count {
@@ -151,6 +159,32 @@ enum SimulatedAgents {
             }
         }
         return outcome
+    }
+
+    /// A steered tag and the waypoints that come for it at run time (`sim --survey-tag ID --waypoints PATH`): lines
+    /// `x y [floor]`, each sending the tag there at a walking speed to stand until the next.
+    struct Steering {
+        var tag: TagIdentity
+        var waypoints: LineFeed.LineQueue
+        /// The floor of the last line that named one (the map's first to begin with).
+        var floor: UInt16
+
+        /// Sends the tag to the waypoints that came since the last window (the last of them wins).
+        mutating func steer(_ simulator: inout Simulator) {
+            for line in waypoints.take() {
+                guard let numbers = LineFeed.numbers(line), numbers.count == 2 || numbers.count == 3,
+                    numbers.count == 2 || UInt16(exactly: numbers[2]) != nil
+                else {
+                    printError("sim: not a waypoint (\"x y\" or \"x y floor\"): \(line)")
+                    continue
+                }
+                if numbers.count == 3, let major = UInt16(exactly: numbers[2]) { floor = major }
+                let point = Point(x: numbers[0], y: numbers[1])
+                if !simulator.steer(tag, to: point, floor: floor) {
+                    printError("sim: cannot send \(tag) to (\(line)): no such floor, or no stairs lead there")
+                }
+            }
+        }
     }
 
     /// How many agents have stopped, shared between their tasks and the driver.

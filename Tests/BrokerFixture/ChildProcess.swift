@@ -11,12 +11,15 @@ public final class ChildProcess: Sendable {
     public let pid: pid_t
     private let exitStatus = Mutex<Int32?>(nil)
 
-    /// Starts `executable` with `arguments`, stdin from /dev/null and stdout+stderr appended to `outputPath`.
-    public init(executable: String, arguments: [String], outputPath: String) throws(BrokerFixtureError) {
+    /// Starts `executable` with `arguments`, stdin from `inputPath` (/dev/null unless a test feeds it, through a FIFO
+    /// say) and stdout+stderr appended to `outputPath`.
+    public init(
+        executable: String, arguments: [String], outputPath: String, inputPath: String = "/dev/null"
+    ) throws(BrokerFixtureError) {
         var fileActions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&fileActions)
         defer { posix_spawn_file_actions_destroy(&fileActions) }
-        posix_spawn_file_actions_addopen(&fileActions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&fileActions, 0, inputPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&fileActions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&fileActions, 1, 2)
 

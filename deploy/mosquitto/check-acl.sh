@@ -37,7 +37,7 @@ fail() {
 # Service accounts first, by hand as docs/broker.md says (the agent script refuses their reserved names);
 # the agent script then has to leave the file readable by the broker whatever state it found it in.
 (umask 077 && : >"$passwd")
-for id in locator locator-b dashboard homeassistant locator-2 dashboard-2 homeassistant-2; do
+for id in locator locator-b dashboard homeassistant surveyor locator-2 dashboard-2 homeassistant-2 surveyor-2; do
     openssl rand -base64 24 >"$work/$id.password"
     mosquitto_passwd -b "$passwd" "$id" "$(cat "$work/$id.password")"
 done
@@ -51,7 +51,7 @@ case $(stat -c %a "$passwd") in
     *) fail "broker password file is unreadable to others ($(stat -c '%a %U:%G' "$passwd"))" ;;
 esac
 
-for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "locator-b" "dashboard" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
+for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "locator-b" "dashboard" "surveyor" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
     if WHEREABOUTS_PASSWORD_OUT="$work/refused" "$here/../create-agent-account.sh" "$bad" "$passwd" 2>/dev/null; then
         fail "create-agent-account.sh refuses '$bad'"
     else
@@ -72,7 +72,7 @@ SCRATCH_EXTRA='sys_interval 1' scratch_config
 # The shipped config allows one connection per account (use_username_as_clientid), and the observers below run
 # beside publishers of the same role. So each service role gets a second account for its observer, made the way
 # docs/broker.md says to add a second dashboard: a copy of the role's block under the new name.
-for role in locator dashboard homeassistant; do
+for role in locator dashboard homeassistant surveyor; do
     printf '\n'
     sed -n "/^user $role\$/,/^\$/p" "$etc_dir/whereabouts.acl" \
         | sed -e "s|^user $role\$|user $role-2|" -e "s|/agents/$role/#|/agents/$role-2/#|"
@@ -109,6 +109,9 @@ observe locator locator-2 "$site/agents/+/readings" "$site/agents/+/status" "$si
 observe dashboard dashboard-2 "$site/floors/#" "$site/tags/#" "$site/events" "$site/agents/+/status" "$site/locator/#"
 observe ha homeassistant-2 'homeassistant/#'
 observe agent-a agent-spy '#' "$site/agents/+/readings" '$SYS/#'
+# The surveyor asks for everything; it may get the readings and nothing else.
+observe surveyor surveyor-2 '#' "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" "$site/tags/#" \
+    "$site/events" "$site/locator/#" 'homeassistant/#' '$SYS/#'
 sleep 1
 
 publish() { # publish USER TOPIC MARKER
@@ -136,6 +139,13 @@ publish locator-b "$site/floors/1/zones/7/occupancy" ok-locb-floor
 publish locator-b "$site/agents/locator-b/readings" bad-locb-as-agent
 publish homeassistant homeassistant/status ok-ha-status
 publish homeassistant "$site/floors/1/zones/7/occupancy" bad-ha-floor
+publish surveyor "$site/agents/surveyor/readings" bad-surveyor-as-agent
+publish surveyor "$site/agents/agent-a/readings" bad-surveyor-as-a
+publish surveyor "$site/agents/agent-a/status" bad-surveyor-status
+publish surveyor "$site/floors/1/zones/7/occupancy" bad-surveyor-floor
+publish surveyor "$site/tags/mac-001122334455/position" bad-surveyor-tag
+publish surveyor "$site/locator/status" bad-surveyor-locator
+publish surveyor homeassistant/status bad-surveyor-ha
 
 if mosquitto_pub -h 127.0.0.1 -p "$plain_port" -t "$site/agents/anon/readings" -m bad-anon 2>/dev/null; then
     fail "anonymous client refused"
@@ -214,14 +224,25 @@ expect_seen ha ok-loc-ha
 expect_seen locator ok-ha-status
 expect_seen locator ok-c-after-reload
 expect_seen locator ok-c-tls-after-reload
+expect_seen surveyor ok-a-readings
+expect_seen surveyor ok-b-readings
+expect_seen surveyor ok-c-after-reload
 for marker in bad-dash-as-agent bad-loc-as-agent bad-locb-as-agent bad-ha-as-agent bad-a-as-b bad-a-dotdot bad-a-floor bad-a-tag bad-a-ha bad-a-hastatus bad-dash-floor bad-ha-floor \
-    bad-anon bad-wrong-password bad-tls-no-ca; do
+    bad-anon bad-wrong-password bad-tls-no-ca bad-surveyor-as-agent bad-surveyor-as-a bad-surveyor-status \
+    bad-surveyor-floor bad-surveyor-tag bad-surveyor-locator bad-surveyor-ha; do
     expect_unseen "$marker"
 done
 if [ -s "$work/agent-a.seen" ]; then
     fail "an agent reads nothing (it got: $(head -c 200 "$work/agent-a.seen"))"
 else
     pass "an agent reads nothing, not even \$SYS or other agents' readings"
+fi
+
+# The surveyor's lines are all readings: no status, no locator output, no Home Assistant, no $SYS.
+if [ -s "$work/surveyor.seen" ] && ! grep -vE "^whereabouts/v1/[^/]+/agents/[^/]+/readings " "$work/surveyor.seen" >/dev/null; then
+    pass "the surveyor reads the readings and nothing else"
+else
+    fail "the surveyor reads the readings and nothing else (got: $(grep -vE '/agents/[^/]+/readings ' "$work/surveyor.seen" | head -c 200))"
 fi
 
 # --- Client-id takeover (issue 12, item 3) ----------------------------------------------------------------

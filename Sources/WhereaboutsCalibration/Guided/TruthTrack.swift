@@ -3,7 +3,9 @@ public import WhereaboutsWire
 
 /// Where each tag really was, interpolated in time as ``AccuracyReport`` does: linearly between a tag's truth
 /// samples, on the earlier sample's floor. Times outside a tag's samples, or inside a gap between samples longer
-/// than ``maximumGap``, have no truth (a survey paused, or the robot was carried elsewhere).
+/// than ``maximumGap``, have no truth (a survey paused, or the robot was carried elsewhere), unless both samples are
+/// at the same place on the same floor: a reference point's two lines (arrival and leaving, docs/calibration.md) hold
+/// the truth between them however long the tag stood there.
 public struct TruthTrack: Sendable {
     /// A gap between truth samples longer than this (seconds) is not interpolated across.
     public let maximumGap: Double
@@ -41,7 +43,8 @@ public struct TruthTrack: Sendable {
         }
         let after = samples[low + 1]
         let span = after.time - before.time
-        guard span <= maximumGap else { return nil }
+        let stood = after.x == before.x && after.y == before.y && after.floor == before.floor
+        guard span <= maximumGap || stood else { return nil }
         guard span > 0, after.floor == before.floor else { return (Point(x: before.x, y: before.y), before.floor) }
         let fraction = (time - before.time) / span
         return (

@@ -24,6 +24,11 @@ public struct ChannelConfiguration: Sendable, Hashable {
     public var advertLoss: Double = 0.3
     /// Standard deviation in dB of a tag's true power at 1 m around the power it advertises.
     public var measuredPowerSpread: Double = 1
+    /// Standard deviation of a second shadowing, in dB, that is a property of the place (furniture, the room's
+    /// shape): per agent, the same at a spot whenever a tag stands there, in every run on the same map, and smooth
+    /// over ``shadowingDistance`` (``PlaceShadowing``). What a survey's radio map can learn; 0 (the default) leaves
+    /// the channel as it was.
+    public var placeShadowingSigma: Double = 0
 
     public init() {}
 }
@@ -110,4 +115,34 @@ func ricianFadingDB(k: Double, using generator: inout some RandomNumberGenerator
     let inPhase = direct + scatter * generator.nextGaussian()
     let quadrature = scatter * generator.nextGaussian()
     return 10 * logarithm10(max(inPhase * inPhase + quadrature * quadrature, 1e-6))
+}
+
+/// Shadowing that belongs to the place: a smooth random field over the floor per agent, made of `count` random
+/// cosines (random Fourier features of a Gaussian correlation with length `distance`), seeded by the site and the
+/// agent's id alone, so that two simulations of the same map (a survey and a later walk) share it.
+struct PlaceShadowing: Sendable {
+    private let waves: [(x: Double, y: Double, phase: Double)]
+    private let amplitude: Double
+
+    init(site: BeaconUUID, agent: String, sigma: Double, distance: Double, count: Int = 64) {
+        // FNV-1a over the site and the agent: the field is the building's, not the run's.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in (site.description + "/" + agent).utf8 { hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01b3 }
+        var generator = SplitMix64(seed: hash)
+        let length = max(distance, 0.1)
+        waves = (0..<max(count, 1)).map { _ in
+            (
+                generator.nextGaussian() / length, generator.nextGaussian() / length,
+                Double.random(in: 0..<(2 * Double.pi), using: &generator)
+            )
+        }
+        amplitude = sigma * (2 / Double(waves.count)).squareRoot()
+    }
+
+    /// The field at a place, dB.
+    func value(at point: Point) -> Double {
+        var sum = 0.0
+        for wave in waves { sum += cosine(wave.x * point.x + wave.y * point.y + wave.phase) }
+        return amplitude * sum
+    }
 }

@@ -24,6 +24,10 @@ public struct SimulationConfiguration: Sendable, Hashable {
     /// Whether each window also carries every advert each agent heard, raw, for feeding real agent pipelines
     /// (`whereabouts sim --broker`).
     public var keepsAdverts = false
+    /// Tags that stand where they start until ``Simulator/steer(_:to:floor:)`` sends them somewhere (a survey's tag,
+    /// walked to the points an operator or a test names), after the ``tagCount`` walking ones. They draw from
+    /// generators of their own, so the walking tags walk and are heard the same with or without them.
+    public var steeredTags: [TagIdentity] = []
 
     public init() {}
 }
@@ -118,12 +122,15 @@ public struct Simulator: Sendable {
     public let configuration: SimulationConfiguration
     private let area: WalkArea
     private let geometry: PathGeometry
+    /// Per agent, the shadowing of the place (empty when ``ChannelConfiguration/placeShadowingSigma`` is 0).
+    private let places: [PlaceShadowing]
     private let agentIDs: [AgentID]
     private var tags: [SimulatedTag] = []
     private var receivers: [SimulatedReceiver] = []
     private var channelGenerator: SplitMix64
     private var beacons: [SimulatedAgentBeacon] = []
     private var beaconGenerator: SplitMix64
+    private var steeredGenerator = SplitMix64(seed: 0)
     private var windowIndex = 0
     private let windowCount: Int
 
@@ -136,6 +143,14 @@ public struct Simulator: Sendable {
         self.configuration = configuration
         area = WalkArea(map: map)
         geometry = PathGeometry(map: map, floorLoss: configuration.channel.floorLoss)
+        let channel = configuration.channel
+        places =
+            channel.placeShadowingSigma > 0
+            ? map.agents.map {
+                PlaceShadowing(
+                    site: map.site.uuid, agent: $0.id, sigma: channel.placeShadowingSigma,
+                    distance: channel.shadowingDistance)
+            } : []
         var ids: [AgentID] = []
         for agent in map.agents {
             guard let id = AgentID(agent.id) else { throw .invalidSetting("agent id \(agent.id)") }
@@ -151,7 +166,6 @@ public struct Simulator: Sendable {
         var setup = SplitMix64(seed: seed)
         channelGenerator = SplitMix64(seed: setup.next())
         beaconGenerator = SplitMix64(seed: 0)
-        let channel = configuration.channel
         for index in 0..<configuration.tagCount {
             let known = index < map.knownTags.count ? map.knownTags[index] : nil
             let identity =
@@ -191,6 +205,43 @@ public struct Simulator: Sendable {
             beacons = SimulatedAgentBeacon.make(
                 map: map, configuration: configuration, using: &beaconGenerator)
         }
+        try addSteeredTags(seed: setup.next())
+    }
+
+    /// The steered tags, after the walking ones, from a generator of their own.
+    private mutating func addSteeredTags(seed: UInt64) throws(SimulationError) {
+        let steered = configuration.steeredTags
+        guard Set(steered).count == steered.count, Set(steered).isDisjoint(with: tags.map(\.identity)) else {
+            throw .invalidSetting("a steered tag is named twice, or is also a walking tag")
+        }
+        var generator = SplitMix64(seed: seed)
+        let channel = configuration.channel
+        for identity in steered {
+            let advertised = Int((map.knownTag(identity)?.measuredPower ?? map.model.measuredPower).rounded())
+            let walker = TagWalker(standingIn: area, configuration: configuration.walker, seed: generator.next())
+            let truePower = Double(advertised) + channel.measuredPowerSpread * generator.nextGaussian()
+            let phase = Double.random(in: 0..<channel.advertInterval, using: &generator)
+            let links = map.agents.map { _ in
+                LinkState(
+                    position: walker.position, time: configuration.startTime, sigma: channel.shadowingSigma,
+                    using: &generator)
+            }
+            tags.append(
+                SimulatedTag(
+                    identity: identity, advertisedPower: advertised, truePower: truePower, walker: walker,
+                    nextAdvert: configuration.startTime + phase, lastMove: configuration.startTime, links: links))
+        }
+        steeredGenerator = SplitMix64(seed: generator.next())
+    }
+
+    /// Sends a steered tag (``SimulationConfiguration/steeredTags``) from where it is to `point` on `floor`, at a
+    /// walking speed and around walls, to stand there until steered again. False when the tag is not a steered one,
+    /// the floor is not on the map, or no stairs lead there.
+    public mutating func steer(_ tag: TagIdentity, to point: Point, floor: UInt16) -> Bool {
+        guard point.x.isFinite, point.y.isFinite,
+            let index = tags.indices.first(where: { $0 >= configuration.tagCount && tags[$0].identity == tag })
+        else { return false }
+        return tags[index].walker.steer(to: point, floor: floor, area: area, configuration: configuration.walker)
     }
 
     private static func validate(_ configuration: SimulationConfiguration, map: FloorMap) throws(SimulationError) {
@@ -215,6 +266,9 @@ public struct Simulator: Sendable {
             throw .invalidSetting("advert interval must be 0.02…10 s")
         }
         guard (0..<1).contains(channel.advertLoss) else { throw .invalidSetting("advert loss must be 0 ≤ p < 1") }
+        guard (0...30).contains(channel.placeShadowingSigma) else {
+            throw .invalidSetting("place sigma must be 0…30 dB")
+        }
         guard (0...20).contains(channel.measuredPowerSpread) else {
             throw .invalidSetting("measured power spread must be 0…20 dB")
         }
@@ -244,17 +298,21 @@ public struct Simulator: Sendable {
         let end = configuration.startTime + Double(windowIndex) * configuration.window
         let channel = configuration.channel
         for tagIndex in tags.indices {
+            // Steered tags draw from their own generator (``SimulationConfiguration/steeredTags``).
+            let walking = tagIndex < configuration.tagCount
+            var generator = walking ? channelGenerator : steeredGenerator
             while tags[tagIndex].nextAdvert < end {
                 let time = tags[tagIndex].nextAdvert
                 let elapsed = time - tags[tagIndex].lastMove
                 tags[tagIndex].walker.advance(by: elapsed, area: area, configuration: configuration.walker)
                 tags[tagIndex].lastMove = time
-                advertise(tagIndex: tagIndex, time: time, channel: channel)
+                advertise(tagIndex: tagIndex, time: time, channel: channel, using: &generator)
                 // BLE adds 0–10 ms of random delay to every advertising interval.
                 tags[tagIndex].nextAdvert =
                     time + channel.advertInterval
-                    + Double.random(in: 0..<0.01, using: &channelGenerator)
+                    + Double.random(in: 0..<0.01, using: &generator)
             }
+            if walking { channelGenerator = generator } else { steeredGenerator = generator }
             let elapsed = end - tags[tagIndex].lastMove
             tags[tagIndex].walker.advance(by: elapsed, area: area, configuration: configuration.walker)
             tags[tagIndex].lastMove = end
@@ -288,7 +346,9 @@ public struct Simulator: Sendable {
     }
 
     /// One advert from one tag: each agent hears it or not, at its own RSSI.
-    private mutating func advertise(tagIndex: Int, time: Double, channel: ChannelConfiguration) {
+    private mutating func advertise(
+        tagIndex: Int, time: Double, channel: ChannelConfiguration, using generator: inout SplitMix64
+    ) {
         let position = tags[tagIndex].walker.position
         let floor = tags[tagIndex].walker.floor
         let power = tags[tagIndex].truePower
@@ -298,12 +358,13 @@ public struct Simulator: Sendable {
                 to: position,
                 time: time,
                 configuration: channel,
-                using: &channelGenerator
+                using: &generator
             )
             // Draw every random number whether or not the advert is heard, so one link never shifts another.
-            let fading = ricianFadingDB(k: channel.ricianK, using: &channelGenerator)
-            let missed = Double.random(in: 0..<1, using: &channelGenerator) < channel.advertLoss
-            let mean = geometry.meanRSSI(power: power, position: position, floor: floor, agent: agent)
+            let fading = ricianFadingDB(k: channel.ricianK, using: &generator)
+            let missed = Double.random(in: 0..<1, using: &generator) < channel.advertLoss
+            var mean = geometry.meanRSSI(power: power, position: position, floor: floor, agent: agent)
+            if !places.isEmpty { mean += places[agentIndex].value(at: position) }
             let received = mean + tags[tagIndex].links[agentIndex].shadowing + fading
             guard !missed, received >= channel.sensitivity else { continue }
             // Controllers report whole dBm; the map's offset corrects this receiver, so the raw value lacks it.

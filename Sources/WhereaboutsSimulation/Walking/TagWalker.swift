@@ -100,6 +100,43 @@ public struct TagWalker: Sendable {
         plan(area: area, configuration: configuration)
     }
 
+    /// Places a walker at a random spot of a random floor that stands there until ``steer(to:floor:area:configuration:)``
+    /// sends it somewhere (a surveyor's tag, walked to the points a test or an operator names).
+    init(standingIn area: WalkArea, configuration: WalkerConfiguration, seed: UInt64) {
+        self.init(area: area, configuration: configuration, seed: seed)
+        steps = [.pause(.infinity)]
+        stepIndex = 0
+        stepElapsed = 0
+    }
+
+    /// Sends the walker from where it is to `point` on `floor` at a walking speed, around the floor's walls and
+    /// obstacles where it has some (by the stairs when the floor changes), to stand there until steered again.
+    ///
+    /// Returns false, and leaves the walker where it is, when `floor` is not on the map or no stairs lead there.
+    mutating func steer(to point: Point, floor target: UInt16, area: WalkArea, configuration: WalkerConfiguration)
+        -> Bool
+    {
+        guard area.map.floor(major: target) != nil else { return false }
+        var legs: [Step] = []
+        var here = position
+        let speed = randomSpeed(configuration)
+        if target != floor {
+            guard let flight = area.map.stairs.first(where: { $0.floors.contains(floor) && $0.floors.contains(target) })
+            else { return false }
+            let route = area.routesByFloor[floor]?.route(from: here, to: flight.position) ?? [flight.position]
+            legs += route.map { .walk(to: $0, speed: speed) }
+            legs.append(.climb(to: target, duration: configuration.stairsTime))
+            here = flight.position
+        }
+        // A point no route reaches (inside an obstacle, a room without a door) is walked to straight.
+        let route = area.routesByFloor[target]?.route(from: here, to: point) ?? [point]
+        legs += route.map { .walk(to: $0, speed: speed) }
+        steps = legs + [.pause(.infinity)]
+        stepIndex = 0
+        stepElapsed = 0
+        return true
+    }
+
     /// Moves the walker on by `elapsed` seconds.
     mutating func advance(by elapsed: Double, area: WalkArea, configuration: WalkerConfiguration) {
         var remaining = elapsed
