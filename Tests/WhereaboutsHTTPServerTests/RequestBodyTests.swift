@@ -7,11 +7,12 @@ import WhereaboutsHTTPServer
 /// hostile requests. The default server (no bodies) is `HostileRequestTests`' and keeps refusing every body.
 @Suite("HTTP server with request bodies")
 struct RequestBodyTests {
-    /// Limits small enough to reach: 1 KiB bodies, the whole request within 1 s.
-    static func configuration() -> HTTPServerConfiguration {
+    /// Limits small enough to reach: 1 KiB bodies, and the whole request within `requestTimeout` (long by default:
+    /// a test thread that a loaded machine starves between its sends must not see its request timed out).
+    static func configuration(requestTimeout: Double = 20) -> HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration.testing()
         configuration.maximumBodyBytes = 1024
-        configuration.requestTimeout = 1
+        configuration.requestTimeout = requestTimeout
         return configuration
     }
 
@@ -21,9 +22,10 @@ struct RequestBodyTests {
         return HTTPResponse(status: 200, headers: [], body: .complete(Array(line.utf8) + request.body))
     }
 
-    func withBodyServer<Result: Sendable>(_ body: @Sendable (HTTPServer) async throws -> Result) async throws -> Result
-    {
-        let server = try HTTPServer(Self.configuration(), requestHandler: Self.echo)
+    func withBodyServer<Result: Sendable>(
+        requestTimeout: Double = 20, _ body: @Sendable (HTTPServer) async throws -> Result
+    ) async throws -> Result {
+        let server = try HTTPServer(Self.configuration(requestTimeout: requestTimeout), requestHandler: Self.echo)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             do {
@@ -120,7 +122,7 @@ struct RequestBodyTests {
 
     @Test("a body that never completes is closed after the request timeout, and others are still served")
     func slowBody() async throws {
-        try await withBodyServer { server in
+        try await withBodyServer(requestTimeout: 1) { server in
             let slow = try RawClient(port: server.port, timeout: 0.2)
             slow.send("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
             var closed = false
