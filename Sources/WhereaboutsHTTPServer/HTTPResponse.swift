@@ -27,6 +27,8 @@ public struct HTTPResponse: Sendable {
         switch status {
         case 200: "OK"
         case 204: "No Content"
+        case 303: "See Other"
+        case 304: "Not Modified"
         case 400: "Bad Request"
         case 403: "Forbidden"
         case 404: "Not Found"
