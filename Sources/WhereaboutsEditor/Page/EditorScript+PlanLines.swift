@@ -229,7 +229,8 @@ extension EditorScript {
         }
 
         function drawPlanning() {
-          const plan = E.showPlan ? floorPlan() : null;
+          // In survey mode the map shows what was measured, not what was expected.
+          const plan = E.showPlan && E.tool !== 'survey' ? floorPlan() : null;
           if (!plan) return '';
           const size = plan.cell_size * E.view.k;
           let out = '<g id="planning-layer" opacity="0.45">';
@@ -330,6 +331,7 @@ extension EditorScript {
           $('#candidate-accept-wall').addEventListener('click', () => acceptCandidate(false));
           $('#candidate-accept-obstacle').addEventListener('click', () => acceptCandidate(true));
           $('#candidate-skip').addEventListener('click', skipCandidate);
+          startSurvey();
           setTool('select');
           load();
         }
@@ -342,6 +344,7 @@ extension EditorScript {
             checked: E.checkedSequence === E.checkSequence, undo: E.undo.length, redo: E.redo.length, candidates: E.candidates.length,
             view: Object.assign({}, E.view), drafting: E.draft.length, saved: E.saveState, planVertices: planGeometry().vertices.length}),
           setView: (k, tx, ty) => { E.view = {k, tx, ty}; render(); },
+          survey: () => JSON.parse(JSON.stringify({status: S.status, report: S.report, view: S.view, message: S.message})),
           screenOf: (x, y) => { const box = $('#plan').getBoundingClientRect(); return [box.left + screenX(x), box.top + screenY(y)]; },
           imageToScreen: (u, v) => {
             const current = currentUnderlay();
