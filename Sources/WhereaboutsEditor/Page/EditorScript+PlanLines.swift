@@ -228,9 +228,11 @@ extension EditorScript {
           return 'hsl(' + Math.round(120 * (1 - Math.round(t * 9) / 9)) + ', 70%, 50%)';
         }
 
+        /// Whether the plan is shown: asked for, and not in survey mode (which shows what was measured instead).
+        const planShown = () => E.showPlan && E.tool !== 'survey';
+
         function drawPlanning() {
-          // In survey mode the map shows what was measured, not what was expected.
-          const plan = E.showPlan && E.tool !== 'survey' ? floorPlan() : null;
+          const plan = planShown() ? floorPlan() : null;
           if (!plan) return '';
           const size = plan.cell_size * E.view.k;
           let out = '<g id="planning-layer" opacity="0.45">';
@@ -255,7 +257,7 @@ extension EditorScript {
 
         /// The expected accuracy at a point, or null.
         function planAt(p) {
-          const plan = E.showPlan ? floorPlan() : null;
+          const plan = planShown() ? floorPlan() : null;
           if (!plan) return null;
           const column = Math.floor((p[0] - plan.origin[0]) / plan.cell_size), row = Math.floor((p[1] - plan.origin[1]) / plan.cell_size);
           if (column < 0 || row < 0 || column >= plan.columns || row >= plan.rows) return null;
@@ -265,7 +267,7 @@ extension EditorScript {
 
         /// A zone's expected accuracy and confusion, for its label.
         function zonePlanText(zone) {
-          const plan = E.showPlan ? floorPlan() : null;
+          const plan = planShown() ? floorPlan() : null;
           const entry = plan && Array.isArray(plan.zones) ? plan.zones.find((z) => z && z.minor === zone.minor) : null;
           if (!entry || !isNumber(entry.accuracy)) return '';
           const share = isNumber(entry.confused_share) && entry.confused_share > 0 ? ', ' + Math.round(entry.confused_share * 100) + ' % confusable' : '';

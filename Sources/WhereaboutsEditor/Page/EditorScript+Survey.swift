@@ -158,7 +158,7 @@ extension EditorScript {
             '</td><td>' + (area.checked ? errorPair(area.after) : '') + '</td></tr>').join('');
           out += '<tr><th>all</th><th>' + report.overall.samples + '</th><th>' + errorPair(report.overall.before) + '</th><th>' + errorPair(report.overall.after) + '</th></tr>';
           out += '<tr><th>expected</th><th></th><th>' + errorPair(report.expected.before) + '</th><th>' + errorPair(report.expected.after) + '</th></tr></table>';
-          out += '<p>median / p90, held out by area. Survey next: ' + (report.survey_next.length ? escapeText(report.survey_next.join(', ')) : 'nowhere in particular') + '.</p>';
+          out += '<p>median / p90, held out by area; on the map green under 1 m, amber under 2 m, red above, grey too few samples to check. Survey next: ' + (report.survey_next.length ? escapeText(report.survey_next.join(', ')) : 'nowhere in particular') + '.</p>';
           out += '<p><a id="survey-report-link" href="/edit/api/survey/report.html" target="_blank" rel="noopener">The report as a standalone page</a></p>';
           const savable = !report.refused && typeof report.map === 'string';
           out += '<p><button type="button" id="survey-save"' + (savable && E.writable ? '' : ' disabled') + '>Save the calibrated map</button></p>';
