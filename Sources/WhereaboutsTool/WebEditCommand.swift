@@ -45,7 +45,7 @@ enum WebEditCommand {
                     .value("duration", "S", "stop after S seconds", default: "until Ctrl-C"),
                     .value(
                         "survey-dir", "DIR",
-                        "the survey's files (an existing directory without survey files)",
+                        "the survey's files (made when missing; no survey files in it yet)",
                         default: "MAP-survey-<date>-<time> beside the map, made at the survey's start"),
                     .value("survey-dwell", "S", "seconds per reference point of the survey", default: "30"),
                     .value(
