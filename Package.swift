@@ -70,9 +70,11 @@ let package = Package(
         ),
 
         // The map editor behind `whereabouts web --edit`: its page, checks, saving (through a store the shell gives
-        // it) and floor-plan pictures; values in, values out, tested without a socket, a file or a browser.
+        // it), floor-plan pictures and the survey's routes (through a desk the shell gives it); values in, values
+        // out, tested without a socket, a file or a browser.
         .target(
-            name: "WhereaboutsEditor", dependencies: ["WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsMapFile"]),
+            name: "WhereaboutsEditor",
+            dependencies: ["WhereaboutsCore", "WhereaboutsJSON", "WhereaboutsMapFile", "WhereaboutsSurvey"]),
 
         // MARK: - C system libraries (module map + header-only shim each)
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -233,7 +235,10 @@ let package = Package(
         ),
         .testTarget(
             name: "WhereaboutsEditorTests",
-            dependencies: ["WhereaboutsEditor", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsCore"]
+            dependencies: [
+                "WhereaboutsEditor", "WhereaboutsMapFile", "WhereaboutsJSON", "WhereaboutsCore", "WhereaboutsSurvey",
+                "WhereaboutsWire",
+            ]
         ),
         // Hostile requests against the real server on a free loopback port.
         .testTarget(name: "WhereaboutsHTTPServerTests", dependencies: ["WhereaboutsHTTPServer"]),

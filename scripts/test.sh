@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, checks formatting, builds with warnings as errors, runs every test,
-# then the map editor's browser tests (Debian's chromium and firefox-esr, headless).
+# then the map editor's browser tests (Debian's chromium and firefox-esr, headless; the survey's with mosquitto).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
@@ -23,7 +23,9 @@ echo "== tests" >&2
 export SWIFT_BACKTRACE=enable=no
 swift test --skip-build --parallel --num-workers 2 "$@"
 
-echo "== browser tests (the map editor in chromium and firefox-esr)" >&2
+echo "== browser tests (the map editor in chromium and firefox-esr, its survey mode in chromium)" >&2
 # Debian's python3, which has python3-selenium and python3-websocket (a pyenv python3 on PATH may not).
 /usr/bin/python3 scripts/check-editor.py
 /usr/bin/python3 scripts/check-editor-firefox.py
+# The survey mode against the simulator through a private mosquitto with the shipped ACL (about 80 s).
+/usr/bin/python3 scripts/check-editor-survey.py

@@ -7,7 +7,7 @@ extension SurveyReport {
     /// The report for the page:
     ///
     /// ```json
-    /// {"ok":true,"failure":null,"refused":false,"refusal":null,"site":"…",
+    /// {"ok":true,"failure":null,"refused":false,"refusal":null,"site":"…","verdict":"…one sentence…",
     ///  "areas":[{"name":"A1","floor":1,"samples":610,"checked":true,"before":{"median":1.03,"p90":3.05},
     ///            "after":{…},"rssi_before":11.26,"rssi_after":6.1,"polygon":[[x,y],…]}],
     ///  "overall":{"samples":8039,"before":{…},"after":{…},"rssi_before":12.09,"rssi_after":5.43},
@@ -53,7 +53,7 @@ extension SurveyReport {
             JSONObject([
                 ("ok", .bool(failure == nil)), ("failure", failure.map { .string($0) } ?? .null),
                 ("refused", .bool(refusal != nil)), ("refusal", refusal.map { .string($0) } ?? .null),
-                ("site", .string(site)), ("areas", .array(areas)), ("overall", overall),
+                ("site", .string(site)), ("verdict", .string(verdict)), ("areas", .array(areas)), ("overall", overall),
                 ("expected", .object(JSONObject([("before", summary(before)), ("after", summary(expected))]))),
                 ("coverage", .array(coverage)), ("agents", .array(agents)),
                 ("survey_next", .array(surveyNext.map { .string($0.name) })),

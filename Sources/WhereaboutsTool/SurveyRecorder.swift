@@ -90,6 +90,19 @@ final class SurveyRecorder: Sendable {
         return state.withLock { $0.session.progress(now: now) }
     }
 
+    /// The distinct places of the truth written so far, the latest `limit` lines' (a point's two lines are one
+    /// place), for the editor to mark what was surveyed.
+    func surveyedPlaces(limit: Int = 4000) -> [(floor: UInt16, x: Double, y: Double)] {
+        let truth = state.withLock { $0.session.truth.suffix(limit) }
+        var places: [(floor: UInt16, x: Double, y: Double)] = []
+        for line in truth {
+            let place = (floor: line.floor, x: line.x, y: line.y)
+            if let last = places.last, last == place { continue }
+            places.append(place)
+        }
+        return places
+    }
+
     /// A broker message: an agent's readings batch, checked and filtered by the session.
     func take(_ message: MQTTMessage) throws {
         let now = clock.now()

@@ -16,7 +16,7 @@ enum WebCommand {
         program: "whereabouts web",
         synopsis: """
             whereabouts web --map M --broker URL [--listen HOST:PORT] [--duration S] [broker options]
-                   whereabouts web --edit MAP [--listen HOST:PORT] [--duration S]   (the map editor: no broker)
+                   whereabouts web --edit MAP [--listen HOST:PORT] [--broker URL …]   (the map editor; a broker to survey)
             """,
         introduction: """
               Serves a live page: each floor with its zones, agents and moving tags, who is in each zone, recent

@@ -2,7 +2,8 @@
 /// `/edit/api/map`), so it names nothing from the map and needs no escaping.
 ///
 /// Elements a browser test drives carry ids or `data-` attributes: tools are `#toolbar [data-tool]`, floors
-/// `#floor-tabs [data-floor]`, the selection's fields `#panel [data-field]`, problems `#problems li[data-path]`.
+/// `#floor-tabs [data-floor]`, the selection's fields `#panel [data-field]`, problems `#problems li[data-path]`,
+/// the survey's controls `#survey-panel` (tags heard `[data-heard]`).
 enum EditorPage {
     static let html = #"""
         <!DOCTYPE html>
@@ -38,6 +39,7 @@ enum EditorPage {
         <button type="button" data-tool="calibrate" title="Scale the plan: two points and a distance (K)">Scale plan <kbd>K</kbd></button>
         <button type="button" data-tool="move-underlay" title="Move the plan by dragging (M)">Move plan <kbd>M</kbd></button>
         <button type="button" data-tool="candidates" title="The plan's lines as walls and obstacles (C)">Plan lines <kbd>C</kbd></button>
+        <button type="button" data-tool="survey" title="Survey: pick the survey tag, click where you stand (U)">Survey <kbd>U</kbd></button>
         <span class="group">
         <label>Wall <select id="wall-material">
         <option value="3">drywall 3 dB</option>
@@ -62,6 +64,24 @@ enum EditorPage {
         <div id="hint"></div>
         </div>
         <aside id="side">
+        <section id="survey-panel" hidden aria-label="Survey">
+        <h2>Survey</h2>
+        <p id="survey-state">…</p>
+        <div id="survey-controls">
+        <form id="survey-tag-form">
+        <label>Survey tag <input type="text" id="survey-tag" placeholder="ibeacon-&lt;uuid&gt;-&lt;major&gt;-&lt;minor&gt;" spellcheck="false" autocomplete="off"></label>
+        <button type="submit" id="survey-start">Use this tag</button>
+        </form>
+        <ul id="survey-heard"></ul>
+        <p class="note">Stand with the tag, click where you stand and hold still until the ring is full (turn once around). Areas still lacking samples are hatched.</p>
+        <label><input type="checkbox" id="survey-route"> walk a route at <input type="number" id="survey-speed" min="0.2" max="3" step="0.1" value="1"> m/s: click its corners, then Enter</label>
+        <p id="survey-message" aria-live="polite"></p>
+        <div id="survey-progress"></div>
+        <p><button type="button" id="survey-finish">Finish and report</button></p>
+        <div id="survey-report"></div>
+        <p id="survey-save-result" aria-live="polite"></p>
+        </div>
+        </section>
         <section id="panel" aria-label="Properties"></section>
         <section id="underlay-panel" aria-label="Floor plan picture">
         <h2>Floor plan picture</h2>
@@ -105,6 +125,7 @@ enum EditorPage {
         <tr><td><kbd>S</kbd> <kbd>A</kbd></td><td>stairs, agent: click where it stands</td></tr>
         <tr><td><kbd>K</kbd></td><td>scale the plan picture: click two points on it, type their distance</td></tr>
         <tr><td><kbd>M</kbd></td><td>move the plan picture: drag a point of it to where it belongs</td></tr>
+        <tr><td><kbd>U</kbd></td><td>survey: pick the survey tag, click where you stand (a route: its corners, then <kbd>Enter</kbd>); finish for the accuracy report</td></tr>
         <tr><td><kbd>C</kbd></td><td>an SVG plan's lines and shapes as walls and obstacles, one by one (<kbd>Enter</kbd> accept, <kbd>N</kbd> skip)</td></tr>
         <tr><td><kbd>Enter</kbd></td><td>finish the shape or the walls being drawn</td></tr>
         <tr><td><kbd>Esc</kbd></td><td>cancel what is being drawn; clear the selection</td></tr>

@@ -55,7 +55,7 @@ extension EditorScript {
             out += '<polygon' + mark('$.floors[' + floorIndex() + '].outline', 'outline') + ' points="' + pointsAttribute(floor.outline) + '"/>';
           }
           out += drawPlanning() + drawZonesAndObstacles(mark) + drawWalls(mark) + drawPoints(mark) + drawCandidates();
-          out += drawSelectionHandles() + drawDraft() + drawProblemMarkers();
+          out += drawSurvey() + drawSelectionHandles() + drawDraft() + drawProblemMarkers();
           $('#plan').innerHTML = out;
         }
 

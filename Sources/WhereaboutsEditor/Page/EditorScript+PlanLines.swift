@@ -228,8 +228,11 @@ extension EditorScript {
           return 'hsl(' + Math.round(120 * (1 - Math.round(t * 9) / 9)) + ', 70%, 50%)';
         }
 
+        /// Whether the plan is shown: asked for, and not in survey mode (which shows what was measured instead).
+        const planShown = () => E.showPlan && E.tool !== 'survey';
+
         function drawPlanning() {
-          const plan = E.showPlan ? floorPlan() : null;
+          const plan = planShown() ? floorPlan() : null;
           if (!plan) return '';
           const size = plan.cell_size * E.view.k;
           let out = '<g id="planning-layer" opacity="0.45">';
@@ -254,7 +257,7 @@ extension EditorScript {
 
         /// The expected accuracy at a point, or null.
         function planAt(p) {
-          const plan = E.showPlan ? floorPlan() : null;
+          const plan = planShown() ? floorPlan() : null;
           if (!plan) return null;
           const column = Math.floor((p[0] - plan.origin[0]) / plan.cell_size), row = Math.floor((p[1] - plan.origin[1]) / plan.cell_size);
           if (column < 0 || row < 0 || column >= plan.columns || row >= plan.rows) return null;
@@ -264,7 +267,7 @@ extension EditorScript {
 
         /// A zone's expected accuracy and confusion, for its label.
         function zonePlanText(zone) {
-          const plan = E.showPlan ? floorPlan() : null;
+          const plan = planShown() ? floorPlan() : null;
           const entry = plan && Array.isArray(plan.zones) ? plan.zones.find((z) => z && z.minor === zone.minor) : null;
           if (!entry || !isNumber(entry.accuracy)) return '';
           const share = isNumber(entry.confused_share) && entry.confused_share > 0 ? ', ' + Math.round(entry.confused_share * 100) + ' % confusable' : '';
@@ -330,6 +333,7 @@ extension EditorScript {
           $('#candidate-accept-wall').addEventListener('click', () => acceptCandidate(false));
           $('#candidate-accept-obstacle').addEventListener('click', () => acceptCandidate(true));
           $('#candidate-skip').addEventListener('click', skipCandidate);
+          startSurvey();
           setTool('select');
           load();
         }
@@ -342,6 +346,7 @@ extension EditorScript {
             checked: E.checkedSequence === E.checkSequence, undo: E.undo.length, redo: E.redo.length, candidates: E.candidates.length,
             view: Object.assign({}, E.view), drafting: E.draft.length, saved: E.saveState, planVertices: planGeometry().vertices.length}),
           setView: (k, tx, ty) => { E.view = {k, tx, ty}; render(); },
+          survey: () => JSON.parse(JSON.stringify({status: S.status, report: S.report, view: S.view, message: S.message})),
           screenOf: (x, y) => { const box = $('#plan').getBoundingClientRect(); return [box.left + screenX(x), box.top + screenY(y)]; },
           imageToScreen: (u, v) => {
             const current = currentUnderlay();

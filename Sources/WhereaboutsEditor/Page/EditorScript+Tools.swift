@@ -179,6 +179,7 @@ extension EditorScript {
           calibrate: 'Click two points of the plan picture whose distance you know, then type it.',
           'move-underlay': 'Drag a point of the plan picture to where it belongs.',
           candidates: 'The plan\'s lines: Enter takes the highlighted one, N skips it; or click one.',
+          survey: 'Stand with the survey tag and click where you stand; hold still until the ring is full.',
         };
 
         function hint(textToShow) { $('#hint').textContent = textToShow; }
@@ -192,6 +193,8 @@ extension EditorScript {
           document.body.dataset.tool = tool;
           for (const button of document.querySelectorAll('#toolbar [data-tool]')) button.setAttribute('aria-pressed', String(button.dataset.tool === tool));
           $('#candidates-panel').hidden = tool !== 'candidates';
+          $('#survey-panel').hidden = tool !== 'survey';
+          if (tool === 'survey') surveyPoll();
           hint(TOOL_HINTS[tool]);
           refreshCandidates();
           render();
@@ -253,6 +256,7 @@ extension EditorScript {
           case 'calibrate': calibrateClick(snap(raw, {planOnly: true}).p); break;
           case 'move-underlay': startUnderlayDrag(raw); break;
           case 'candidates': pickCandidate(raw); break;
+          case 'survey': surveyClick(raw); break;
           }
         }
 
@@ -334,7 +338,7 @@ extension EditorScript {
         // MARK: keys
 
         const TOOL_KEYS = {v: 'select', o: 'outline', w: 'wall', d: 'door', b: 'obstacle', z: 'zone', s: 'stairs', a: 'agent',
-          k: 'calibrate', m: 'move-underlay', c: 'candidates'};
+          k: 'calibrate', m: 'move-underlay', c: 'candidates', u: 'survey'};
 
         function keyDown(event) {
           E.altHeld = event.altKey;
@@ -364,6 +368,7 @@ extension EditorScript {
           case 'Enter':
             if (['outline', 'zone', 'obstacle'].includes(E.tool)) finishShape();
             else if (E.tool === 'wall') { E.draft = []; render(); }
+            else if (E.tool === 'survey' && E.draft.length) surveyWalk();
             return true;
           case 'Backspace':
             if (E.draft.length) { E.draft.pop(); render(); } else deleteSelection();

@@ -1,7 +1,7 @@
 /// The editor's script, one file in the browser: a plain script (no modules, no libraries) kept in a few
 /// Swift files by concern, joined here in order.
 enum EditorScript {
-    static let text = [core, drawing, tools, panels, planLines].joined(separator: "\n")
+    static let text = [core, drawing, tools, panels, survey, planLines].joined(separator: "\n")
 
     /// The page's state, the document's changes with undo and redo, and the server's checks and saving.
     static let core = #"""

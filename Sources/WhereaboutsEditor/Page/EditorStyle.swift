@@ -84,6 +84,36 @@ enum EditorStyle {
         #plan .problem-marker text { fill: #fff; font-size: 11px; font-weight: bold; text-anchor: middle;
           pointer-events: none; }
         #plan .plan-cell { pointer-events: none; }
+        /* Survey mode: the side panel is the survey's; on the plan, areas, places surveyed, the ring, the report. */
+        body[data-tool="survey"] #panel, body[data-tool="survey"] #underlay-panel { display: none; }
+        body[data-tool="survey"] #plan { cursor: cell; }
+        #survey-panel .note { color: #555; font-size: 12px; }
+        #survey-heard { list-style: none; padding: 0; margin: 4px 0; }
+        #survey-heard button { width: 100%; text-align: left; font-size: 12px; margin: 1px 0; overflow-wrap: anywhere; }
+        aside #survey-tag { width: 100%; font-family: monospace; font-size: 12px; }
+        aside #survey-speed { width: 4.5em; }
+        #survey-message { color: #b71c1c; }
+        #survey-panel table { border-collapse: collapse; font-size: 12px; margin: 4px 0; }
+        #survey-panel td, #survey-panel th { padding: 1px 5px; border-bottom: 1px solid #e3e6e9; text-align: right; }
+        #survey-panel td:first-child, #survey-panel th:first-child { text-align: left; }
+        #survey-panel tr.lacking td { color: #b71c1c; }
+        #survey-panel .verdict { font-weight: bold; }
+        #survey-save-result.failed { color: #b71c1c; }
+        #survey-save-result code { display: block; margin-top: 4px; padding: 4px; background: #f1f3f4; font-size: 12px; }
+        #plan .survey-area { fill: #4a6d99; fill-opacity: 0.06; stroke: #4a6d99; stroke-dasharray: 2 3; }
+        #plan .survey-area.lacking { fill: url(#survey-hatch); fill-opacity: 1; stroke: #c62828; }
+        #plan .survey-label { font-size: 12px; fill: #22313f; text-anchor: middle; pointer-events: none;
+          paint-order: stroke; stroke: #fff; stroke-width: 3; }
+        #plan .survey-place { fill: #6a1b9a; fill-opacity: 0.7; pointer-events: none; }
+        #plan .ring-back { fill: rgba(255, 255, 255, 0.8); stroke: #d0d4d9; stroke-width: 5; }
+        #plan .ring-fill { fill: none; stroke: #6a1b9a; stroke-width: 5; }
+        #plan #survey-ring.done .ring-fill { stroke: #2e7d32; }
+        #plan .report-area { stroke: #555; stroke-width: 1; fill-opacity: 0.35; }
+        #plan .report-area.good { fill: #43a047; }
+        #plan .report-area.fair { fill: #fbc02d; }
+        #plan .report-area.poor { fill: #e53935; }
+        #plan .report-area.unchecked { fill: #9e9e9e; }
+        #plan .report-area.next { stroke: #c62828; stroke-width: 3; stroke-dasharray: 8 4; }
         #plan .grid-line { stroke: #e3e6e9; stroke-width: 1; }
         #plan .axis-line { stroke: #c5cbd1; stroke-width: 1; }
         """#
