@@ -212,7 +212,7 @@ def draw(binary, browser, work, demo):
     placed = (abs(underlay["scale"] - 1 / 30) < 1e-6 and underlay["rotation"] == 0 and
               all(abs(a - b) < 1e-3 for a, b in zip(underlay["origin"], expected_underlay["origin"])))
     check(placed, f"plan picture uploaded, scaled by two points and 30 m typed, dragged into place: {underlay}")
-    shot(browser, "editor-1-plan-placed")
+    shot(browser, "editor-step-1-plan-placed")
     page.js("editor.setView(40, 60, 880)")  # 40 px per metre, whole pixels: every 5 cm grid point is a pixel
 
     # The outline, then each zone (closed by clicking its first corner or by Enter) with its name typed.
@@ -232,7 +232,7 @@ def draw(binary, browser, work, demo):
             page.click(*zone["polygon"][0])
         page.settle()
         page.type_into('#panel input[data-field="name"]', zone["name"])
-    shot(browser, "editor-2-zones-drawn")
+    shot(browser, "editor-step-2-zones-drawn")
     # Walls: the loss from the material menu when it offers it, typed otherwise; Escape ends each chain.
     page.key("w")
     for wall in alone["walls"]:
@@ -282,7 +282,7 @@ def draw(binary, browser, work, demo):
     page.settle()
 
     state = page.state()
-    shot(browser, "editor-3-floor-drawn")
+    shot(browser, "editor-step-3-floor-drawn")
     check(state["valid"] and not state["problems"], f"the drawn map has no problem {state['problems'][:3]}")
     page.wait("return !document.getElementById('save').disabled", 5)
     browser.find_element(By.ID, "save").click()
@@ -397,7 +397,7 @@ def invalid(binary, browser, work, path, page):
     listed = page.js("return Array.from(document.querySelectorAll('#problems li')).map(li => li.dataset.path)")
     check(status == 2 and len(expected) >= 3 and sorted(p["path"] for p in state["problems"]) == expected
           and sorted(listed) == expected, f"all {len(expected)} problems `map check` finds are listed at once: {expected}")
-    shot(browser, "editor-4-problems-in-place")
+    shot(browser, "editor-step-4-problems-in-place")
     document = page.document()
     markers = marker_places(page)
     misplaced = []
@@ -477,7 +477,7 @@ def round_trip(binary, browser, work):
                 page.drag_screen(page.screen(agent["x"], agent["y"]), page.screen(agent["x"] + 17, agent["y"] + 13))
                 page.settle()
                 moved = page.document()["agents"][0] != agent
-                shot(page.driver, "editor-5-planning-view")
+                shot(page.driver, "editor-step-5-planning-view")
                 results.append(planning_view(page, before, lobby_plan(page, editor)))
                 page.ctrl("z")
                 page.settle()
