@@ -308,7 +308,33 @@ def draw(binary, browser, work, demo):
         check(handle.read() == start_text, "the previous file is kept as .bak, byte for byte")
     check(os.path.exists(os.path.join(work, "ground-floor.svg")), "the picture is stored beside the map")
     more_tools(page)
+    site_panel(page)
     return path, editor, page
+
+
+def site_panel(page):
+    """With nothing selected, the side panel sets the site's name and UUID, the model's power and a known tag: valid,
+    in the document as typed, then all undone."""
+    before = page.document()
+    page.key("v")
+    page.click(-0.5, -0.5)  # outside the floor: nothing selected, the floor's and the site's panel
+    uuid = "0c1b2a39-4857-4666-8a9b-aabbccddeeff"
+    page.type_into('#panel input[data-field="site.name"]', "Head office")
+    page.type_into('#panel input[data-field="site.uuid"]', uuid)
+    page.type_into('#panel input[data-field="model.measured_power"]', -61)
+    page.driver.find_element(By.ID, "add-tag").click()
+    page.settle()
+    page.type_into('#panel input[data-field="tag.0.name"]', "Alice")
+    after = page.document()
+    valid = page.state()["valid"]
+    for _ in range(5):
+        page.ctrl("z")
+    page.settle()
+    check(after["site"] == {"uuid": uuid, "name": "Head office"} and after["model"]["measured_power"] == -61
+          and after.get("tags") == [{"id": f"ibeacon-{uuid}-1-1", "name": "Alice"}] and valid
+          and page.document() == before,
+          f"the site, the model and a known tag set from the panel, valid, and undone: {after['site']}, "
+          f"{after.get('tags')}")
 
 
 def more_tools(page):

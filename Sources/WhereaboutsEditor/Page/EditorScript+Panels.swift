@@ -66,7 +66,41 @@ extension EditorScript {
           return '<h2 data-kind="floor">Floor <code>$.floors[' + floorIndex() + ']</code></h2>' + field('Name', 'floor.name', floor.name, 'text') +
             field('Major', 'floor.major', floor.major, 'number') + field('Height (m)', 'floor.height', floor.height, 'number') +
             '<p>Outline: ' + (Array.isArray(floor.outline) ? floor.outline.length : 0) + ' corners (the outline tool, O, redraws it).</p>' +
-            (floors().length > 1 ? '<p><button type="button" id="delete-floor">Delete this floor and all on it</button></p>' : '');
+            (floors().length > 1 ? '<p><button type="button" id="delete-floor">Delete this floor and all on it</button></p>' : '') +
+            sitePanel();
+        }
+
+        /// The site (its UUID is the one your beacons advertise), the radio model's constants and the known tags: the
+        /// rest of what a map says, so that none of it needs the JSON.
+        function sitePanel() {
+          const site = E.doc.site || {}, model = E.doc.model || {};
+          let out = '<h2 data-kind="site">Site <code>$.site</code></h2>' + field('Name', 'site.name', site.name, 'text') +
+            field('UUID', 'site.uuid', site.uuid, 'text', ' spellcheck="false" size="36"') +
+            '<h2 data-kind="model">Radio model <code>$.model</code></h2>' +
+            field('Power at 1 m (dBm)', 'model.measured_power', model.measured_power, 'number') +
+            field('Path-loss exponent', 'model.path_loss_exponent', model.path_loss_exponent, 'number') +
+            field('Tag height (m)', 'model.tag_height', model.tag_height, 'number') +
+            '<h2 data-kind="tags">Known tags <code>$.tags</code></h2>';
+          list('tags').forEach((tag, index) => {
+            if (!tag || typeof tag !== 'object') return;
+            out += '<fieldset class="tag" data-tag="' + index + '">' + field('Id', 'tag.' + index + '.id', tag.id, 'text', ' spellcheck="false"') +
+              field('Name', 'tag.' + index + '.name', tag.name, 'text') +
+              field('Power at 1 m (dBm)', 'tag.' + index + '.measured_power', tag.measured_power, 'number') +
+              '<button type="button" data-delete-tag="' + index + '">Delete tag</button></fieldset>';
+          });
+          return out + '<p><button type="button" id="add-tag">Add a tag</button> (id: ibeacon-UUID-major-minor)</p>';
+        }
+
+        /// A change to the site, the model or a known tag (fields named `site.…`, `model.…`, `tag.N.…`).
+        function documentChange(name, value) {
+          const [scope, first, second] = name.split('.');
+          if (scope === 'tag') {
+            const tag = list('tags')[Number(first)];
+            if (tag && typeof tag === 'object') setMember(tag, second, value);
+            return;
+          }
+          if (!E.doc[scope] || typeof E.doc[scope] !== 'object') E.doc[scope] = {};
+          setMember(E.doc[scope], first, value);
         }
 
         function fieldValue(input) {
@@ -95,7 +129,9 @@ extension EditorScript {
             return;
           }
           commit(() => {
-            if (name.startsWith('floor.')) {
+            if (name.startsWith('site.') || name.startsWith('model.') || name.startsWith('tag.')) {
+              documentChange(name, value);
+            } else if (name.startsWith('floor.')) {
               const floor = currentFloor();
               const key = name.slice(6);
               setMember(floor, key, value);
@@ -125,6 +161,20 @@ extension EditorScript {
         function panelClick(event) {
           if (event.target.id === 'delete-selection') deleteSelection();
           if (event.target.id === 'delete-floor') deleteFloor();
+          if (event.target.id === 'add-tag') {
+            const uuid = E.doc.site && typeof E.doc.site.uuid === 'string' ? E.doc.site.uuid : '';
+            commit(() => {
+              if (!Array.isArray(E.doc.tags)) E.doc.tags = [];
+              E.doc.tags.push({id: 'ibeacon-' + uuid + '-1-' + (E.doc.tags.length + 1), name: 'Tag ' + (E.doc.tags.length + 1)});
+            });
+          }
+          if (event.target.dataset.deleteTag !== undefined) {
+            const index = Number(event.target.dataset.deleteTag);
+            commit(() => {
+              E.doc.tags.splice(index, 1);
+              if (!E.doc.tags.length) delete E.doc.tags;
+            });
+          }
         }
 
         function materialChange() {

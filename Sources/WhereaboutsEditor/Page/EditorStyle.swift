@@ -44,6 +44,7 @@ enum EditorStyle {
         aside label.check { display: inline-block; margin-right: 10px; }
         #panel .row { display: flex; gap: 6px; align-items: center; margin: 4px 0; }
         #panel .row label { margin: 0; }
+        #panel fieldset.tag { border: 1px solid #d5dbe1; border-radius: 4px; margin: 6px 0; padding: 4px 6px; }
         #problems { padding-left: 22px; margin: 0; }
         #problems li { margin: 3px 0; cursor: pointer; }
         #problems li code { font-size: 12px; color: #8e1b1b; }
