@@ -23,6 +23,7 @@ extension TagEstimator {
     /// among `ranges`, of each one's radio-map deviation there relative to its deviation far from the survey (1 for
     /// an agent without a radio map, or where the survey did not reach).
     func surveyedShare(at position: Point, floor: UInt16, ranges: [AgentRange]) -> Double {
+        guard hasRadioSurfaces else { return 1 }
         var total = 0.0
         var count = 0
         for range in ranges where map.agents[range.agentIndex].floor == floor {

@@ -7,6 +7,9 @@ struct TagEstimator: Sendable {
     let map: FloorMap
     let configuration: LocatorEngine.Configuration
     let wallsByFloor: [UInt16: [Wall]]
+    /// Whether any agent has a radio map: without one, the published accuracy's model error is never scaled
+    /// (``surveyedShare(at:floor:ranges:)``), and the estimate skips looking.
+    let hasRadioSurfaces: Bool
     /// One per floor with the grid filter; refreshed (between updates) when the radio constants change.
     private(set) var grids: [FloorGrid] = []
     private(set) var gridIndexByFloor: [UInt16: Int] = [:]
@@ -17,6 +20,7 @@ struct TagEstimator: Sendable {
         self.map = map
         self.configuration = configuration
         gridRadio = radio
+        hasRadioSurfaces = map.agents.contains { $0.radioSurface != nil }
         wallsByFloor = configuration.usesWalls ? Dictionary(grouping: map.walls, by: \.floor) : [:]
         if configuration.positioning == .grid {
             for floor in map.floors {
