@@ -318,6 +318,15 @@ def site_panel(page):
     before = page.document()
     page.key("v")
     page.click(-0.5, -0.5)  # outside the floor: nothing selected, the floor's and the site's panel
+    # With nothing selected, the outline's corners are handles: drag the far corner 1 m north.
+    outline = before["floors"][0]["outline"]
+    corner = max(outline, key=lambda p: p[0] + p[1])
+    page.drag_screen(page.screen(*corner), page.screen(corner[0], corner[1] + 1))
+    page.settle()
+    dragged = page.document()["floors"][0]["outline"]
+    moved = [p for p in dragged if p not in outline]
+    check(moved == [[corner[0], corner[1] + 1]] and page.state()["valid"],
+          f"with nothing selected, an outline corner is dragged: {corner} -> {moved}")
     uuid = "0c1b2a39-4857-4666-8a9b-aabbccddeeff"
     page.type_into('#panel input[data-field="site.name"]', "Head office")
     page.type_into('#panel input[data-field="site.uuid"]', uuid)
@@ -327,7 +336,7 @@ def site_panel(page):
     page.type_into('#panel input[data-field="tag.0.name"]', "Alice")
     after = page.document()
     valid = page.state()["valid"]
-    for _ in range(5):
+    for _ in range(6):
         page.ctrl("z")
     page.settle()
     check(after["site"] == {"uuid": uuid, "name": "Head office"} and after["model"]["measured_power"] == -61

@@ -117,7 +117,7 @@ enum EditorPage {
         <div id="help" hidden role="dialog" aria-label="Keys">
         <h2>Keys</h2>
         <table>
-        <tr><td><kbd>V</kbd></td><td>select; drag an agent, stairs or a vertex of the selection; drag empty space to pan</td></tr>
+        <tr><td><kbd>V</kbd></td><td>select; drag an agent, stairs or a vertex of the selection (with nothing selected, a corner of the outline); drag empty space to pan</td></tr>
         <tr><td><kbd>O</kbd></td><td>draw the floor's outline (replaces it)</td></tr>
         <tr><td><kbd>W</kbd></td><td>walls: click, click, … (each click ends one wall and starts the next)</td></tr>
         <tr><td><kbd>D</kbd></td><td>door: click on a wall (it becomes one that blocks walking)</td></tr>

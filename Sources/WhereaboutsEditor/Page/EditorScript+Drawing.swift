@@ -139,7 +139,13 @@ extension EditorScript {
         /// The vertices of the selection that can be dragged, each with its place in the element.
         function handles() {
           const element = selected();
-          if (!element || E.selection.door !== undefined) return [];
+          if (!element) {
+            // Nothing selected: the floor's outline, whose corners the select tool drags.
+            const floor = currentFloor();
+            if (E.tool !== 'select' || !floor || !Array.isArray(floor.outline)) return [];
+            return floor.outline.map((p, i) => ({p, key: 'outline', i, floor: true}));
+          }
+          if (E.selection.door !== undefined) return [];
           const kind = E.selection.kind;
           if (kind === 'floors' && Array.isArray(element.outline)) return element.outline.map((p, i) => ({p, key: 'outline', i}));
           if ((kind === 'zones' || kind === 'obstacles') && Array.isArray(element.polygon)) return element.polygon.map((p, i) => ({p, key: 'polygon', i}));

@@ -168,7 +168,7 @@ extension EditorScript {
         // MARK: tools
 
         const TOOL_HINTS = {
-          select: 'Click to select; drag agents, stairs and the selection\'s vertices; drag empty space to pan.',
+          select: 'Click to select; drag agents, stairs and the selection\'s vertices (with nothing selected, the outline\'s corners); drag empty space to pan.',
           outline: 'Click the floor\'s corners; click the first again or press Enter to close. Esc cancels.',
           zone: 'Click the zone\'s corners; click the first again or press Enter to close. Esc cancels.',
           obstacle: 'Click the obstacle\'s corners; click the first again or press Enter to close. Esc cancels.',
@@ -301,7 +301,7 @@ extension EditorScript {
           $('#cursor').textContent = 'x ' + shown[0].toFixed(2) + ' m, y ' + shown[1].toFixed(2) + ' m' + (E.hover && E.hover.kind !== 'free' ? ' (' + E.hover.kind + ')' : '') +
             (expected === null ? '' : '; expected accuracy ' + expected.toFixed(1) + ' m');
           if (drag && drag.kind === 'vertex') {
-            const element = selected();
+            const element = drag.handle.floor ? currentFloor() : selected();
             if (drag.handle.key === 'from' || drag.handle.key === 'to') element[drag.handle.key] = E.hover.p;
             else element[drag.handle.key][drag.handle.i] = E.hover.p;
             drag.moved = true;
@@ -315,7 +315,7 @@ extension EditorScript {
         }
 
         function ownerOf(handle) {
-          const element = selected();
+          const element = handle.floor ? currentFloor() : selected();
           return handle.key === 'from' || handle.key === 'to' ? element : element[handle.key];
         }
 
