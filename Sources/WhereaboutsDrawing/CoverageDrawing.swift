@@ -48,24 +48,14 @@ extension MapRenderer {
     /// after calibration (green under 1 m, amber under 2 m, red above; grey hatched when unchecked), labelled with
     /// their name, samples and errors before → after, and the surveyed positions as small dots.
     public func coverageSVG(map: FloorMap, coverage: CoverageOverlay) -> String {
-        let base = svg(map: map)
-        let closing = "</svg>\n"
-        guard base.hasSuffix(closing) else { return base }
-        var overlay = #"<g class="coverage">"# + "\n"
-        var left = margin
-        for floor in map.floors {
-            let (minimum, maximum) = floor.outline.bounds
-            let frame = FloorFrame(
-                floor: floor.major, left: left, top: margin + 24, minimum: minimum, maximum: maximum, scale: scale)
-            left += frame.size.width + margin
-            for area in coverage.areas where area.floor == floor.major { overlay += areaMarkup(area, frame: frame) }
-            overlay += sampleMarks(coverage.samples.filter { $0.floor == floor.major }.map(\.point), frame: frame)
-        }
-        overlay += element(
+        let summary = element(
             "text", ["class": "coverage-summary", "x": number(margin), "y": number(margin - 2), "font-size": "11"],
             escape(coverage.summary))
-        overlay += "</g>\n"
-        return String(base.dropLast(closing.count)) + overlay + closing
+        return overlaid(svg(map: map), map: map, group: "coverage", trailer: summary) { floor, frame in
+            var out = ""
+            for area in coverage.areas where area.floor == floor.major { out += areaMarkup(area, frame: frame) }
+            return out + sampleMarks(coverage.samples.filter { $0.floor == floor.major }.map(\.point), frame: frame)
+        }
     }
 
     private func areaMarkup(_ area: CoverageOverlay.Area, frame: FloorFrame) -> String {

@@ -20,28 +20,16 @@ extension MapRenderer {
         let stillLegend = escape("0 tags, \(map.agents.count) agents; zones shaded by occupancy")
         let base = svg(map: map).split(separator: "\n", omittingEmptySubsequences: false)
             .filter { !($0.hasPrefix("<text") && $0.contains(">" + stillLegend)) }.joined(separator: "\n")
-        let closing = "</svg>\n"
-        guard base.hasSuffix(closing) else { return base }
-        var overlay = #"<g class="plan">"# + "\n"
-        var left = margin
-        for floor in map.floors {
-            let (minimum, maximum) = floor.outline.bounds
-            let frame = FloorFrame(
-                floor: floor.major, left: left, top: margin + 24, minimum: minimum, maximum: maximum, scale: scale)
-            left += frame.size.width + margin
-            guard let plan = plans.first(where: { $0.floor == floor.major }) else { continue }
-            overlay += planCells(plan, frame: frame)
-            overlay += planZoneLabels(plan, map: map, frame: frame)
-            overlay += element(
-                "text",
-                [
-                    "class": "plan-summary", "x": number(frame.left), "y": number(frame.top + frame.size.height + 16),
-                    "font-size": "11", "fill": "#333333",
-                ], escape(Self.planSummary(plan)))
+        return overlaid(base, map: map, group: "plan", trailer: planLegend()) { floor, frame in
+            guard let plan = plans.first(where: { $0.floor == floor.major }) else { return "" }
+            return planCells(plan, frame: frame) + planZoneLabels(plan, map: map, frame: frame)
+                + element(
+                    "text",
+                    [
+                        "class": "plan-summary", "x": number(frame.left),
+                        "y": number(frame.top + frame.size.height + 16), "font-size": "11", "fill": "#333333",
+                    ], escape(Self.planSummary(plan)))
         }
-        overlay += planLegend()
-        overlay += "</g>\n"
-        return String(base.dropLast(closing.count)) + overlay + closing
     }
 
     /// A floor's plan in a line: median, p90, and the sparse share.

@@ -105,19 +105,7 @@ struct HostileRequestTests {
         try await withServer { server in
             let slow = try RawClient(port: server.port, timeout: 0.2)
             slow.send("GET / HTTP/1.1\r\nHost: t\r\n")
-            var closed = false
-            // One byte every 100 ms, up to 100 of them: the server's header timeout is 1 s, so it must close the
-            // connection long before the head could ever complete. Counted in steps, not wall-clock time: a test
-            // thread that other tests keep busy must not decide the outcome (the timeout is the server's, on its own
-            // thread, and its counter says it fired).
-            for _ in 0..<100 where !closed {
-                if !slow.send("X") {
-                    closed = true
-                    break
-                }
-                closed = slow.readToEnd(limit: 1).1
-                if !closed { try await Task.sleep(for: .milliseconds(100)) }
-            }
+            let closed = try await slow.trickleUntilClosed()
             #expect(closed, "the slow connection was never closed")
             #expect(server.statistics.headTimeouts == 1)
             try #expect(status(of: RawClient.exchange(port: server.port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n")) == 200)

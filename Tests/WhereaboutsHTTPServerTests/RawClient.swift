@@ -83,6 +83,18 @@ final class RawClient: Sendable {
         return (out, false)
     }
 
+    /// Sends a byte every 100 ms, up to 100 of them, until the server closes the connection; whether it did. Counted in
+    /// steps, not wall-clock time: a test thread that other tests keep busy must not decide the outcome (the timeout
+    /// is the server's, on its own thread, and its counters say it fired). Make the client with a short timeout.
+    func trickleUntilClosed() async throws -> Bool {
+        for _ in 0..<100 {
+            if !send("X") { return true }
+            if readToEnd(limit: 1).1 { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
     /// Asks for the event stream and reads up to its first line (`retry:`): the response head and that line.
     func openStream() -> String {
         send("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -159,7 +171,15 @@ func withServer<Result: Sendable>(
     _ configuration: HTTPServerConfiguration = .testing(), handler: @escaping HTTPServer.Handler = testHandler,
     _ body: @Sendable (HTTPServer) async throws -> Result
 ) async throws -> Result {
-    let server = try HTTPServer(configuration, handler: handler)
+    try await withServer(configuration, requestHandler: { handler($0.head) }, body)
+}
+
+/// Runs a real server whose handler takes whole requests (bodies too), for the length of `body`, then stops it.
+func withServer<Result: Sendable>(
+    _ configuration: HTTPServerConfiguration, requestHandler: @escaping HTTPServer.RequestHandler,
+    _ body: @Sendable (HTTPServer) async throws -> Result
+) async throws -> Result {
+    let server = try HTTPServer(configuration, requestHandler: requestHandler)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await server.run() }
         do {

@@ -25,21 +25,7 @@ struct RequestBodyTests {
     func withBodyServer<Result: Sendable>(
         requestTimeout: Double = 20, _ body: @Sendable (HTTPServer) async throws -> Result
     ) async throws -> Result {
-        let server = try HTTPServer(Self.configuration(requestTimeout: requestTimeout), requestHandler: Self.echo)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
-            do {
-                while !server.isServing { try await Task.sleep(for: .milliseconds(5)) }
-                let result = try await body(server)
-                server.stop()
-                try await group.waitForAll()
-                return result
-            } catch {
-                server.stop()
-                try? await group.waitForAll()
-                throw error
-            }
-        }
+        try await withServer(Self.configuration(requestTimeout: requestTimeout), requestHandler: Self.echo, body)
     }
 
     /// The body of a response: what follows its head.
@@ -125,17 +111,7 @@ struct RequestBodyTests {
         try await withBodyServer(requestTimeout: 1) { server in
             let slow = try RawClient(port: server.port, timeout: 0.2)
             slow.send("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n")
-            var closed = false
-            // A byte every 100 ms: 100 bytes would take 10 s, the server's request timeout is 1 s. Counted in steps,
-            // as in HostileRequestTests' slowloris test, so that a busy test thread does not decide the outcome.
-            for _ in 0..<100 where !closed {
-                if !slow.send("X") {
-                    closed = true
-                    break
-                }
-                closed = slow.readToEnd(limit: 1).1
-                if !closed { try await Task.sleep(for: .milliseconds(100)) }
-            }
+            let closed = try await slow.trickleUntilClosed()
             #expect(closed, "the slow body was never closed")
             #expect(server.statistics.bodyTimeouts == 1)
             #expect(server.statistics.requests == 0)
