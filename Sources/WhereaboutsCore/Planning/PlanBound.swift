@@ -103,9 +103,21 @@ struct PlanBound {
     mutating func expected(at point: Point) -> Cell {
         hearing(at: point)
         guard !heard.isEmpty else { return Cell(accuracy: nil, agents: 0) }
-        // The third-nearest agent on the floor that hears the tag (the farthest of fewer).
-        let third = thirdSmallest(heard.lazy.compactMap(\.ownDistance))
-        let own = heard.count { $0.ownDistance != nil }
+        // The third-nearest agent on the floor that hears the tag (the farthest of fewer), kept by insertion.
+        var nearest = (Double.infinity, Double.infinity, Double.infinity)
+        var own = 0
+        for agent in heard {
+            guard let distance = agent.ownDistance else { continue }
+            own += 1
+            if distance < nearest.0 {
+                nearest = (distance, nearest.0, nearest.1)
+            } else if distance < nearest.1 {
+                nearest = (nearest.0, distance, nearest.1)
+            } else if distance < nearest.2 {
+                nearest.2 = distance
+            }
+        }
+        let third = own == 0 ? 0 : own == 1 ? nearest.0 : own == 2 ? nearest.1 : nearest.2
         // The tracker weighs at most this many, the loudest.
         let most = configuration.tracker.maximumAgentsPerUpdate
         if heard.count > most {

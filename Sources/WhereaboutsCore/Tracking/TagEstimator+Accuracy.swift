@@ -41,8 +41,25 @@ extension TagEstimator {
     /// The horizontal distance from `position` to the third-nearest of the agents on `floor` among `ranges` (the
     /// farthest of them when fewer than three; 0 with none).
     func thirdNearestAgentDistance(from position: Point, floor: UInt16, ranges: [AgentRange]) -> Double {
-        thirdSmallest(
-            ranges.lazy.filter { self.map.agents[$0.agentIndex].floor == floor }
-                .map { self.map.agents[$0.agentIndex].position.distance(to: position) })
+        // The three smallest, in order, kept by insertion: no array, no sort.
+        var nearest = (Double.infinity, Double.infinity, Double.infinity)
+        var count = 0
+        for range in ranges where map.agents[range.agentIndex].floor == floor {
+            let distance = map.agents[range.agentIndex].position.distance(to: position)
+            count += 1
+            if distance < nearest.0 {
+                nearest = (distance, nearest.0, nearest.1)
+            } else if distance < nearest.1 {
+                nearest = (nearest.0, distance, nearest.1)
+            } else if distance < nearest.2 {
+                nearest.2 = distance
+            }
+        }
+        switch count {
+        case 0: return 0
+        case 1: return nearest.0
+        case 2: return nearest.1
+        default: return nearest.2
+        }
     }
 }
