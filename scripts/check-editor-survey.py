@@ -273,17 +273,22 @@ def later_walk(binary, work, saved, original, report):
     if not check(calibrated is not None and before is not None, f"evaluate measures the later walk {measured}"):
         return
     print(f"      evaluate on a later walk: saved map {calibrated:.3f} m, the map as it was {before:.3f} m; the report: "
-          f"held out {held_out:.3f} m, expected {expected:.3f} m", flush=True)
+          f"held out {held_out:.3f} m, expected {expected:.3f} m; held out before {report['overall']['before']['median']:.3f} m; "
+          f"after / before: walk {calibrated / before:.3f}, held out {held_out / report['overall']['before']['median']:.3f}; "
+          f"held out / walk {held_out / calibrated:.3f}", flush=True)
     # The factors. The held-out figure (by area, where the survey did not go) is measured on a tag that stood still
-    # 30 s at each point, the later walk on four people walking about, who get more: over nine runs of this check
-    # the held-out median read 0.66-0.87 of the walk's (SurveyEndToEndTests, through `whereabouts survey`, asks for
-    # within a third; its runs read closer). So: within a factor 1.6 below and 25 % above. The expected figure also
-    # counts the surveyed share at the survey's own error, on the readings the radio map was learnt from: within a
-    # factor 2.5 below and 25 % above, as SurveyEndToEndTests has it (0.51-0.73 of the walk's here).
-    ok = (calibrated < 0.75 * before and calibrated / 1.6 <= held_out <= 1.25 * calibrated
+    # 30 s at each point, the later walk on four people walking about, who get more. How much more depends on how
+    # cleanly the tag stood while sampled, and so on the machine's load: 23 runs of this check read the held-out
+    # median at 0.56-0.95 of the walk's, 0.56-0.57 on an idle machine (CI's run at de6d29d among them), 0.66-0.95
+    # with builds beside it (SurveyEndToEndTests, through `whereabouts survey`, asks for within a third; its runs read
+    # closer). So: within a factor 2 below and 25 % above. The gain is steadier: before -> after, held out and on the
+    # walk, agreed within 7 % in five loaded runs (printed above, not asserted: no idle run of it yet). The expected
+    # figure also counts the surveyed share at the survey's own error, on the readings the radio map was learnt from:
+    # within a factor 2.5 below and 25 % above, as SurveyEndToEndTests has it (0.46-0.76 of the walk's here).
+    ok = (calibrated < 0.75 * before and calibrated / 2 <= held_out <= 1.25 * calibrated
           and calibrated / 2.5 <= expected <= 1.25 * calibrated)
     check(ok, f"the saved map's report agrees with evaluate on a later walk: held out {held_out:.2f} m against "
-              f"{calibrated:.2f} m (within 1/1.6…1.25), expected {expected:.2f} m (within 1/2.5…1.25); "
+              f"{calibrated:.2f} m (within 1/2…1.25), expected {expected:.2f} m (within 1/2.5…1.25); "
               f"the map as it was {before:.2f} m")
 
 
