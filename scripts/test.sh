@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, checks formatting, builds with warnings as errors, runs every test,
-# then the map editor's browser tests (Debian's chromium and firefox-esr, headless; the survey's with mosquitto).
+# The test command: installs what is missing, checks formatting, builds with warnings as errors, checks the shipped
+# deployment files (broker config, certificates, units), runs every test, then the map editor's browser tests
+# (Debian's chromium and firefox-esr, headless; the survey's with mosquitto).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
@@ -17,6 +18,11 @@ scripts/check-imports.sh
 
 echo "== sizes (files 600 lines, functions 80, executables' folders 300)" >&2
 python3 scripts/sizes.py check
+
+echo "== deployment (the shipped broker config, ACL and certificates against a real mosquitto; the units)" >&2
+sh deploy/mosquitto/check-acl.sh
+sh deploy/mosquitto/check-tls.sh
+sh deploy/check-units.sh .build/debug
 
 echo "== tests" >&2
 # Sanitizer and crash backtraces can hang a CI run; print the crash and exit instead.

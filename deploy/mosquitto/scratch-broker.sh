@@ -42,17 +42,17 @@ scratch_free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-# scratch_certs: a throwaway CA and a server certificate for 127.0.0.1, installed like /etc/mosquitto/certs
-# (certificates world-readable, the key readable by root and the broker's group only).
+# scratch_certs [make-certs.sh options]: the site CA and the broker's certificate for 127.0.0.1 and localhost, made by
+# deploy/make-certs.sh (the script users run) into $work/pki, and installed like /etc/mosquitto/certs (certificates
+# world-readable, the key readable by root and the broker's group only). Extra options (`--agent ID`) go to the script.
 scratch_certs() {
     certs=$etc_dir/certs
-    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=whereabouts test CA" \
-        -keyout "$work/ca.key" -out "$certs/ca.crt" 2>/dev/null
-    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$certs/server.key" \
-        -out "$work/server.csr" 2>/dev/null
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$work/san.ext"
-    openssl x509 -req -in "$work/server.csr" -CA "$certs/ca.crt" -CAkey "$work/ca.key" -CAcreateserial \
-        -days 1 -extfile "$work/san.ext" -out "$certs/server.crt" 2>/dev/null
+    sh "$(cd "$(dirname "$0")/.." && pwd)/make-certs.sh" --out "$work/pki" --days 1 --name 127.0.0.1 --name localhost \
+        "$@" >/dev/null || {
+        echo "deploy/make-certs.sh failed" >&2
+        exit 1
+    }
+    cp "$work/pki/ca.crt" "$work/pki/server.crt" "$work/pki/server.key" "$certs/"
     chmod 644 "$certs/ca.crt" "$certs/server.crt"
     chmod 640 "$certs/server.key"
     [ "$(id -u)" -ne 0 ] || chgrp "$broker_user" "$certs/server.key"
