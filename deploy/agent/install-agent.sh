@@ -37,10 +37,12 @@ if [ ! -f "$binary" ] || [ ! -x "$binary" ]; then
     echo "error: $binary is not an executable file" >&2
     exit 2
 fi
-if [ ! -f "$here/whereabouts-agent.service" ]; then
-    echo "error: whereabouts-agent.service not found beside this script in $here" >&2
-    exit 1
-fi
+for file in whereabouts-agent.service agent.conf; do
+    if [ ! -f "$here/$file" ]; then
+        echo "error: $file not found beside this script in $here" >&2
+        exit 1
+    fi
+done
 
 # The binary: copied to a temporary name and renamed, so a running agent never sees a half-written file.
 install -d -m 755 /usr/local/bin
@@ -57,35 +59,7 @@ fi
 install -d -m 755 -o root -g root "$config_dir"
 if [ ! -e "$config" ]; then
     umask 027
-    cat >"$config" <<'CONF'
-# /etc/whereabouts/agent.conf: settings of the Whereabouts agent on this board (see docs/agent.md).
-# KEY=VALUE lines. /etc/whereabouts/agent.env and command-line flags override them.
-
-# Required. The id is this board's broker account (deploy/create-agent-account.sh): [A-Za-z0-9_-]{1,64}.
-#WHEREABOUTS_ID=hall-1
-#WHEREABOUTS_SITE=e2c56db5-dffb-48d2-b060-d0f5a71096e0
-#WHEREABOUTS_BROKER=mqtts://broker.example.org:8883
-
-# The broker account's password, in a file readable by the agent (mode 640, group whereabouts-agent).
-#WHEREABOUTS_PASSWORD_FILE=/etc/whereabouts/agent.password
-# CA certificate(s) that signed the broker's certificate, when not in the system store.
-#WHEREABOUTS_CA_FILE=/etc/whereabouts/ca.crt
-
-# This board's floor: the agent then advertises itself as site:floor:minor(id).
-#WHEREABOUTS_FLOOR=1
-
-# Radio (defaults shown).
-#WHEREABOUTS_DEVICE=hci0
-#WHEREABOUTS_ACTIVE=false
-#WHEREABOUTS_SCAN_INTERVAL=100
-#WHEREABOUTS_SCAN_WINDOW=100
-
-# What is published (defaults: every tag with the site UUID, no RSSI floor, 1 s windows).
-#WHEREABOUTS_CONSTRAINTS=e2c56db5-dffb-48d2-b060-d0f5a71096e0
-#WHEREABOUTS_RSSI_FLOOR=-95
-#WHEREABOUTS_WINDOW=1
-#WHEREABOUTS_BUFFER_BATCHES=600
-CONF
+    install -m 640 "$here/agent.conf" "$config"
     chown root:"$user" "$config"
     chmod 640 "$config"
     echo "wrote an example $config (mode 640): set WHEREABOUTS_ID, WHEREABOUTS_SITE and WHEREABOUTS_BROKER"

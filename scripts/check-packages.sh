@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that scripts/package.sh makes into a clean Debian 12 root (debootstrap, minbase: no
+# Swift, no systemd), runs the agent from its package against a real mosquitto, upgrades over a changed conffile,
+# and purges: afterwards the root holds exactly the files, users and groups it held before.
+#
+# Usage (as root): scripts/check-packages.sh [--root DIR]   Exit 0 when every check passes, 1 otherwise.
+#   --root DIR   a bookworm root made earlier by `debootstrap --variant=minbase bookworm DIR` (copied, not changed);
+#                without it one is made (about 1-2 minutes, from deb.debian.org).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/bootstrap.sh
+[ "$(id -u)" -eq 0 ] || { echo "check-packages: run as root (debootstrap, chroot)" >&2 && exit 1; }
+command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >&2
+base=
+while (($#)); do
+    case $1 in
+        --root) base=$2 && shift ;;
+        *) echo "usage: $0 [--root DIR]" >&2 && exit 2 ;;
+    esac
+    shift
+done
+
+work=$(mktemp -d /tmp/whereabouts-packages.XXXXXX)
+root=$work/root
+broker_pid=
+cleanup() {
+    [ -z "$broker_pid" ] || kill "$broker_pid" 2>/dev/null || true
+    umount "$root/proc" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+failures=0
+pass() { echo "ok    $1"; }
+fail() {
+    echo "FAIL  $1"
+    failures=$((failures + 1))
+}
+in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
+
+# --- The packages: this tree's, and the same again one version up, for the upgrade --------------------------------
+version=0.$(git rev-list --count HEAD 2>/dev/null || echo 0)
+bash scripts/package.sh --version "$version" --out "$work/dist"
+bash scripts/package.sh --no-build --version "$version.1" --out "$work/next" >/dev/null
+arch=$(dpkg --print-architecture)
+
+if [ -n "$base" ]; then
+    cp -a "$base" "$root"
+else
+    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 || {
+        tail -5 "$work/debootstrap.log" >&2
+        exit 1
+    }
+fi
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+mount -t proc proc "$root/proc"
+in_root apt-get update -qq >/dev/null
+
+# snapshot NAME: every file and link of the root (bar apt's and dpkg's own records, logs and caches) with its
+# owner and mode, and the users and groups.
+snapshot() {
+    (cd "$root" && find . -xdev \( -path ./proc -o -path ./tmp -o -path ./var/lib/apt -o -path ./var/lib/dpkg \
+        -o -path ./var/cache -o -path ./var/log -o -path ./etc/ld.so.cache \) -prune -o -printf '%p %U:%G %m\n' \
+        | sort) >"$work/$1.files"
+    cut -d: -f1 "$root/etc/passwd" "$root/etc/group" | sort >"$work/$1.accounts"
+}
+snapshot before
+[ ! -e "$root/usr/bin/swift" ] && ! ls "$root"/usr/lib/*/libswiftCore.so >/dev/null 2>&1 \
+    && pass "the clean root has no Swift" || fail "the clean root has no Swift"
+
+# --- Install -------------------------------------------------------------------------------------------------
+cp "$work/dist"/*.deb "$work/next"/*.deb "$root/tmp/"
+agent_deb=/tmp/whereabouts-agent_${version}_$arch.deb
+locator_deb=/tmp/whereabouts-locator_${version}_$arch.deb
+if in_root apt-get install -y -qq "$agent_deb" "$locator_deb" >"$work/install.log" 2>&1; then
+    pass "both packages install with apt into a clean Debian 12 root (their dependencies from Debian)"
+else
+    fail "both packages install into a clean Debian 12 root: $(tail -3 "$work/install.log")"
+fi
+for binary in whereabouts-agent whereabouts-locator whereabouts; do
+    in_root "/usr/bin/$binary" --help >/dev/null 2>&1 && pass "/usr/bin/$binary runs without Swift installed" \
+        || fail "/usr/bin/$binary runs without Swift installed: $(in_root "/usr/bin/$binary" --help 2>&1 | head -2)"
+done
+for user in whereabouts-agent whereabouts whereabouts-web; do
+    in_root getent passwd "$user" >/dev/null && pass "the user $user exists" || fail "the user $user exists"
+done
+mode=$(in_root stat -c '%U:%G %a' /etc/whereabouts/agent.conf)
+[ "$mode" = "root:whereabouts-agent 640" ] && pass "agent.conf is root:whereabouts-agent 640" \
+    || fail "agent.conf is root:whereabouts-agent 640 (got $mode)"
+cp maps/demo-office.json "$root/tmp/map.json"
+in_root /usr/bin/whereabouts map check /tmp/map.json >/dev/null && pass "the packaged tool checks a map" \
+    || fail "the packaged tool checks a map"
+
+# --- The agent from its package, against a real mosquitto ------------------------------------------------------
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+printf 'listener %s 127.0.0.1\nallow_anonymous true\n' "$port" >"$work/mosquitto.conf"
+mosquitto -c "$work/mosquitto.conf" >"$work/mosquitto.log" 2>&1 &
+broker_pid=$!
+# The real HCI events of Tests/TestFixtures/Fixtures/hci-events (MIT, see its SOURCE.md) as a btsnoop capture.
+python3 - "$root/tmp/capture.btsnoop" <<'PY'
+import json, struct, sys
+events = [bytes.fromhex(json.loads(line)["hex"]) for line in open("Tests/TestFixtures/Fixtures/hci-events/hci_events.jsonl")]
+epoch = 0x00DCDDB30F2F8000  # btsnoop counts microseconds from year 0
+with open(sys.argv[1], "wb") as out:
+    out.write(b"btsnoop\0" + struct.pack(">II", 1, 1002))
+    for index, event in enumerate(events * 4):
+        stamp = epoch + (1_764_475_200 + index // 50) * 1_000_000 + (index % 50) * 20_000
+        out.write(struct.pack(">IIIIq", len(event), len(event), 3, 0, stamp) + event)
+PY
+sleep 0.3
+timeout 20 mosquitto_sub -p "$port" -t 'whereabouts/v1/+/agents/pkg-agent/readings' -C 1 -W 20 >"$work/batch.json" 2>&1 &
+subscriber=$!
+sleep 0.3
+in_root /usr/bin/whereabouts-agent --id pkg-agent --site e2c56db5-dffb-48d2-b060-d0f5a71096e0 \
+    --broker "mqtt://127.0.0.1:$port" --source btsnoop:/tmp/capture.btsnoop --replay-speed fast >"$work/agent.log" 2>&1 \
+    || true
+wait "$subscriber" || true
+grep -q 'e2c56db5-dffb-48d2-b060-d0f5a71096e0' "$work/batch.json" \
+    && pass "the packaged agent publishes the capture's site iBeacons to the broker" \
+    || fail "the packaged agent publishes the capture's site iBeacons: $(head -c 300 "$work/batch.json") $(tail -3 "$work/agent.log")"
+
+# --- Upgrade over a changed conffile, then purge -----------------------------------------------------------------
+echo "WHEREABOUTS_ID=hall-7  # the administrator's" >>"$root/etc/whereabouts/agent.conf"
+chmod 600 "$root/etc/whereabouts/agent.conf"
+in_root apt-get install -y -qq "/tmp/whereabouts-agent_${version}.1_$arch.deb" "/tmp/whereabouts-locator_${version}.1_$arch.deb" \
+    >"$work/upgrade.log" 2>&1 || fail "the upgrade installs: $(tail -3 "$work/upgrade.log")"
+[ "$(in_root dpkg-query -W -f='${Version}' whereabouts-agent)" = "$version.1" ] \
+    && grep -q '^WHEREABOUTS_ID=hall-7' "$root/etc/whereabouts/agent.conf" \
+    && [ "$(stat -c %a "$root/etc/whereabouts/agent.conf")" = 600 ] \
+    && pass "an upgrade keeps the administrator's agent.conf, its mode too" \
+    || fail "an upgrade keeps the administrator's agent.conf, its mode too"
+mkdir -p "$root/var/lib/whereabouts-agent" && echo state >"$root/var/lib/whereabouts-agent/outbox"
+in_root apt-get purge -y -qq whereabouts-agent whereabouts-locator >"$work/purge.log" 2>&1 \
+    && in_root apt-get autoremove --purge -y -qq >>"$work/purge.log" 2>&1 \
+    || fail "purge: $(tail -3 "$work/purge.log")"
+snapshot after
+if diff "$work/before.files" "$work/after.files" >"$work/files.diff" && diff "$work/before.accounts" "$work/after.accounts" >/dev/null; then
+    pass "purge leaves the root as it was: $(wc -l <"$work/before.files") files, users and groups the same"
+else
+    fail "purge leaves the root as it was: $(head -c 600 "$work/files.diff"; diff "$work/before.accounts" "$work/after.accounts")"
+fi
+
+echo
+[ "$failures" -eq 0 ] && echo "package check passed" || { echo "package check FAILED: $failures" && exit 1; }
