@@ -48,7 +48,7 @@ struct JournaledService {
         state = ServiceState(pipeline: BatchPipeline(capacity: capacity))
         journal = try OutboxJournalFile(path: path)
         let pipeline = state.pipeline
-        try journal.restore(into: &state) { pipeline.restored($0) }
+        if let report = journal.restore(into: &state, with: { pipeline.restored($0) }) { reports.append(report) }
     }
 
     mutating func persist() {
@@ -324,5 +324,36 @@ struct OutboxJournalFileTests {
         #expect(service.reports.count == 2)
         #expect(service.reports.last?.isFailure == false)
         #expect(OutboxJournal.decode(try Self.bytes(path)).pending.map(\.payload) == Self.payloads((seq - 10)..<seq))
+    }
+
+    @Test("a restart whose journal cannot be rewritten goes on from memory with what it held, and journals later")
+    func restartOnFailingJournal() throws {
+        let path = try Self.scratch() + "/a1.outbox"
+        do {
+            var service = try JournaledService(path: path)
+            for seq in 0..<5 { service.take(seq) }
+        }
+        // Every rewrite now fails, as on a full disk: before, the restart threw (and the agent exited 1).
+        #expect(mkdir(path + ".tmp", 0o700) == 0)
+        var service = try JournaledService(path: path)
+        #expect(service.reports.count == 1)
+        #expect(service.reports.first?.isFailure == true)
+        #expect(service.reports.first?.message.contains("the outbox runs on in memory") == true)
+        #expect(!service.journal.isWritable)
+        #expect(service.held == Self.payloads(0..<5), "what the last run left is queued all the same")
+        service.take(5)
+        #expect(service.reports.count == 1, "still failing: said once")
+        service.connect()
+        service.acknowledgeAll()
+        #expect(service.held.isEmpty)
+        // The file still holds the last run's batches: a crash now would send them again, and duplicates are dropped.
+        #expect(OutboxJournal.decode(try Self.bytes(path)).pending.map(\.payload) == Self.payloads(0..<5))
+        #expect(rmdir(path + ".tmp") == 0)
+        service.disconnect()
+        service.take(6)
+        #expect(service.reports.count == 2)
+        #expect(service.reports.last?.isFailure == false)
+        #expect(service.journal.isWritable)
+        #expect(OutboxJournal.decode(try Self.bytes(path)).pending.map(\.payload) == Self.payloads(6..<7))
     }
 }
