@@ -26,7 +26,8 @@ public import WhereaboutsWire
 /// Bad files are not fatal: a torn last record is cut off and a corrupt one skipped (each said in ``notes``), and a
 /// file that is not a journal is moved aside to `PATH.unreadable` and a new one begun. A write that fails (a full
 /// disk) is reported once, at start too (a restart on a full disk must not crash-loop); the service runs on from
-/// memory, and the next change rewrites the whole file from the outbox, which repairs it once there is room.
+/// memory, and the first change ``retryInterval`` after a failure rewrites the whole file from the outbox, which
+/// repairs it once there is room.
 public final class OutboxJournalFile {
     /// Released records tolerated beyond twice the held ones before a rewrite.
     public static let compactionSlack = 512
@@ -41,6 +42,9 @@ public final class OutboxJournalFile {
     public private(set) var restoredCount = 0
     /// Warnings about the file as found (damage repaired, a foreign file moved aside), one a line, naming it.
     public private(set) var notes: [String] = []
+    /// The least time between two attempts to rewrite a failing journal, seconds: each one encodes everything held,
+    /// which during a broker outage on a full disk may be hundreds of batches.
+    public let retryInterval: Double
 
     private var descriptor: Int32 = -1
     /// Held records in the file not released.
@@ -50,14 +54,17 @@ public final class OutboxJournalFile {
     private var unsynced = false
     /// A write failed: the file's tail is unknown until the next full rewrite succeeds.
     private var failing = false
+    /// When writing last failed or was last tried again, on the monotonic clock.
+    private var lastAttempt = -Double.infinity
 
     /// Opens the journal at `path` (the directory is created if missing) and reads what it holds.
     ///
     /// - Throws: ``RuntimeError`` naming the path when the directory or the file cannot be made or read (no
     ///   permission, not a directory). A directory that cannot be made for want of space is not thrown: the journal
     ///   starts failing, and ``restore(into:with:)`` says so.
-    public init(path: String) throws(RuntimeError) {
+    public init(path: String, retryInterval: Double = 1) throws(RuntimeError) {
         self.path = path
+        self.retryInterval = retryInterval
         loaded = []
         if let (error, code) = Self.makeDirectory(of: path) {
             guard code == ENOSPC || code == EDQUOT else { throw error }
@@ -87,7 +94,7 @@ public final class OutboxJournalFile {
     /// ``notes``), then rewrites the file to hold exactly what the outbox now holds, and opens it for appending.
     ///
     /// Returns a failure report when the file cannot be rewritten (a full disk): what it held is queued all the same,
-    /// the service runs from memory, and the next change tries again (``record(_:outbox:durable:)``). The file is
+    /// the service runs from memory, and a later change tries again (``record(_:outbox:durable:)``). The file is
     /// left as it was, so a crash before then sends its batches once more (the other side drops duplicates).
     @discardableResult
     public func restore<Pipeline: ServicePipeline>(
@@ -112,7 +119,7 @@ public final class OutboxJournalFile {
             try rewrite(holding: state.session.outbox)
             return nil
         } catch {
-            failing = true
+            startFailing()
             return Report(isFailure: true, message: Self.failureMessage(error))
         }
     }
@@ -134,6 +141,9 @@ public final class OutboxJournalFile {
         // A failing journal retries with the next change, not at every tick; it may never have opened its file.
         guard descriptor >= 0 || failing, !changes.isEmpty else { return nil }
         if failing {
+            let now = WallClock.monotonic()
+            guard now - lastAttempt >= retryInterval else { return nil }
+            lastAttempt = now
             do {
                 try rewrite(holding: outbox)
                 failing = false
@@ -169,9 +179,14 @@ public final class OutboxJournalFile {
             try compactIfNeeded(outbox)
             return nil
         } catch {
-            failing = true
+            startFailing()
             return Report(isFailure: true, message: Self.failureMessage(error))
         }
+    }
+
+    private func startFailing() {
+        failing = true
+        lastAttempt = WallClock.monotonic()
     }
 
     private static func failureMessage(_ error: RuntimeError) -> String {

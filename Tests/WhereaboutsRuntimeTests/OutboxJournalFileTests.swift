@@ -44,9 +44,9 @@ struct JournaledService {
     var reports: [OutboxJournalFile.Report] = []
     static let time = ServiceTime(now: 0, monotonic: 0)
 
-    init(path: String, capacity: Int = 600) throws {
+    init(path: String, capacity: Int = 600, retryInterval: Double = 0) throws {
         state = ServiceState(pipeline: BatchPipeline(capacity: capacity))
-        journal = try OutboxJournalFile(path: path)
+        journal = try OutboxJournalFile(path: path, retryInterval: retryInterval)
         let pipeline = state.pipeline
         if let report = journal.restore(into: &state, with: { pipeline.restored($0) }) { reports.append(report) }
     }
@@ -355,5 +355,18 @@ struct OutboxJournalFileTests {
         #expect(service.reports.last?.isFailure == false)
         #expect(service.journal.isWritable)
         #expect(OutboxJournal.decode(try Self.bytes(path)).pending.map(\.payload) == Self.payloads(6..<7))
+    }
+
+    @Test("a failing journal is tried again at most once a retry interval, however many changes come")
+    func retryInterval() throws {
+        let path = try Self.scratch() + "/a1.outbox"
+        #expect(mkdir(path + ".tmp", 0o700) == 0)
+        var service = try JournaledService(path: path, retryInterval: 3600)
+        #expect(service.reports.map(\.isFailure) == [true])
+        #expect(rmdir(path + ".tmp") == 0)
+        for seq in 0..<50 { service.take(seq) }
+        #expect(service.reports.count == 1, "not tried again within the hour")
+        #expect(!service.journal.isWritable)
+        #expect(service.held == Self.payloads(0..<50))
     }
 }
