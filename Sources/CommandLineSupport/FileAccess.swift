@@ -25,8 +25,8 @@ public enum FileAccess {
         }
     }
 
-    /// Reads a whole regular file of at most `limit` bytes, for state files the process keeps; nil when there is
-    /// none. It is opened without blocking, so that a FIFO planted at the path cannot hang the caller.
+    /// Reads a whole regular file of at most `limit` bytes (settings files, and state files the process keeps); nil
+    /// when there is none. It is opened without blocking, so that a FIFO at the path cannot hang the caller.
     ///
     /// - Throws: ``RuntimeError`` naming the path and the reason when the file exists but cannot be read, is not a
     ///   regular file, or is larger than `limit`.

@@ -32,11 +32,11 @@ extension Settings {
 
 /// Reads settings files for the pure parser.
 public enum SettingsFileReader {
-    /// Reads a settings file whole, telling a missing file from an unreadable one.
+    /// Reads a settings file whole, telling a missing file from an unreadable one. Only a regular file is read: a
+    /// FIFO (or a device) given as `--config` would block the program before it says a word.
     public static func read(_ path: String) -> SettingsFile {
-        if access(path, F_OK) != 0, errno == ENOENT { return .missing }
         do {
-            let bytes = try FileAccess.read(path, limit: 1 << 20)
+            guard let bytes = try FileAccess.readStateFile(path, limit: 1 << 20) else { return .missing }
             guard let text = String(validating: bytes, as: UTF8.self) else { return .unreadable("not UTF-8 text") }
             return .text(text)
         } catch {

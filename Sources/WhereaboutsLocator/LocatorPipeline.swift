@@ -233,8 +233,9 @@ public struct LocatorPipeline: Sendable {
             guard let index = map.agentIndex(of: agent.rawValue), hears(agentIndex: index),
                 let availability = Availability(payload: payload)
             else { return [] }
-            engine.setAgentStatus(index, online: availability == .online)
-            if availability == .online { engine.agentHeard(index, at: now) }
+            // `degraded` is an agent that works (its journal cannot be written): its readings count as ever.
+            engine.setAgentStatus(index, online: availability.isAvailable)
+            if availability.isAvailable { engine.agentHeard(index, at: now) }
             return []
         case .locatorLease, .locatorStatus:
             return []  // the service's, when it is one of a pair (LeaseKeeper)

@@ -25,8 +25,9 @@ public import WhereaboutsWire
 ///
 /// Bad files are not fatal: a torn last record is cut off and a corrupt one skipped (each said in ``notes``), and a
 /// file that is not a journal is moved aside to `PATH.unreadable` and a new one begun. A write that fails (a full
-/// disk) is reported once; the service runs on from memory, and the next change rewrites the whole file from the
-/// outbox, which repairs it once there is room.
+/// disk) is reported once, at start too (a restart on a full disk must not crash-loop); the service runs on from
+/// memory, and the first change ``retryInterval`` after a failure rewrites the whole file from the outbox, which
+/// repairs it once there is room.
 public final class OutboxJournalFile {
     /// Released records tolerated beyond twice the held ones before a rewrite.
     public static let compactionSlack = 512
@@ -41,6 +42,9 @@ public final class OutboxJournalFile {
     public private(set) var restoredCount = 0
     /// Warnings about the file as found (damage repaired, a foreign file moved aside), one a line, naming it.
     public private(set) var notes: [String] = []
+    /// The least time between two attempts to rewrite a failing journal, seconds: each one encodes everything held,
+    /// which during a broker outage on a full disk may be hundreds of batches.
+    public let retryInterval: Double
 
     private var descriptor: Int32 = -1
     /// Held records in the file not released.
@@ -50,17 +54,22 @@ public final class OutboxJournalFile {
     private var unsynced = false
     /// A write failed: the file's tail is unknown until the next full rewrite succeeds.
     private var failing = false
+    /// When writing last failed or was last tried again, on the monotonic clock.
+    private var lastAttempt = -Double.infinity
 
     /// Opens the journal at `path` (the directory is created if missing) and reads what it holds.
     ///
     /// - Throws: ``RuntimeError`` naming the path when the directory or the file cannot be made or read (no
-    ///   permission, not a directory).
-    public init(path: String) throws(RuntimeError) {
+    ///   permission, not a directory). A directory that cannot be made for want of space is not thrown: the journal
+    ///   starts failing, and ``restore(into:with:)`` says so.
+    public init(path: String, retryInterval: Double = 1) throws(RuntimeError) {
         self.path = path
+        self.retryInterval = retryInterval
         loaded = []
-        let directory = Self.directory(of: path)
-        if mkdir(directory, 0o700) != 0, errno != EEXIST {
-            throw RuntimeError("cannot create the state directory \(directory): \(FileAccess.systemMessage())")
+        if let (error, code) = Self.makeDirectory(of: path) {
+            guard code == ENOSPC || code == EDQUOT else { throw error }
+            notes.append("\(error.message): the journal waits for room")
+            return
         }
         let bytes = try Self.read(path)
         let contents = OutboxJournal.decode(bytes)
@@ -83,9 +92,14 @@ public final class OutboxJournalFile {
 
     /// Queues what the file held in the service's outbox (through `publication`, which may refuse an entry: said in
     /// ``notes``), then rewrites the file to hold exactly what the outbox now holds, and opens it for appending.
+    ///
+    /// Returns a failure report when the file cannot be rewritten (a full disk): what it held is queued all the same,
+    /// the service runs from memory, and a later change tries again (``record(_:outbox:durable:)``). The file is
+    /// left as it was, so a crash before then sends its batches once more (the other side drops duplicates).
+    @discardableResult
     public func restore<Pipeline: ServicePipeline>(
         into state: inout ServiceState<Pipeline>, with publication: (OutboxJournal.Pending) -> Publication?
-    ) throws(RuntimeError) {
+    ) -> Report? {
         var restored: [Publication] = []
         var foreign = 0
         for pending in loaded {
@@ -101,8 +115,17 @@ public final class OutboxJournalFile {
         let dropped = state.session.outbox.statistics.dropped - droppedBefore
         if dropped > 0 { notes.append("\(path): \(dropped) oldest messages dropped: more than the outbox holds") }
         _ = state.takeOutboxChanges()
-        try rewrite(holding: state.session.outbox)
+        do {
+            try rewrite(holding: state.session.outbox)
+            return nil
+        } catch {
+            startFailing()
+            return Report(isFailure: true, message: Self.failureMessage(error))
+        }
     }
+
+    /// Whether the journal keeps the outbox on disk now: false while writing fails.
+    public var isWritable: Bool { !failing }
 
     /// What a ``record(_:outbox:durable:)`` has to say, for the log.
     public struct Report: Sendable, Equatable {
@@ -115,9 +138,12 @@ public final class OutboxJournalFile {
     /// Appends the outbox's changes; syncs them when `durable` (the broker is unreachable). Compacts as needed.
     /// Reports when writing starts or stops failing; nil otherwise.
     public func record(_ changes: [Outbox.Change], outbox: Outbox, durable: Bool) -> Report? {
-        // A failing journal retries with the next change, not at every tick.
-        guard descriptor >= 0, !changes.isEmpty else { return nil }
+        // A failing journal retries with the next change, not at every tick; it may never have opened its file.
+        guard descriptor >= 0 || failing, !changes.isEmpty else { return nil }
         if failing {
+            let now = WallClock.monotonic()
+            guard now - lastAttempt >= retryInterval else { return nil }
+            lastAttempt = now
             do {
                 try rewrite(holding: outbox)
                 failing = false
@@ -153,11 +179,18 @@ public final class OutboxJournalFile {
             try compactIfNeeded(outbox)
             return nil
         } catch {
-            failing = true
-            return Report(
-                isFailure: true,
-                message: "\(error); the outbox runs on in memory and the journal is rewritten once it can be")
+            startFailing()
+            return Report(isFailure: true, message: Self.failureMessage(error))
         }
+    }
+
+    private func startFailing() {
+        failing = true
+        lastAttempt = WallClock.monotonic()
+    }
+
+    private static func failureMessage(_ error: RuntimeError) -> String {
+        "\(error); the outbox runs on in memory and the journal is rewritten once it can be"
     }
 
     /// Forces what was appended to the disk (the connection dropped: what was in flight will wait).
@@ -210,7 +243,12 @@ public final class OutboxJournalFile {
         }
         let bytes = OutboxJournal.file(holding: pending)
         let temporary = path + ".tmp"
-        let file = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        var file = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if file < 0, errno == ENOENT {
+            // The directory could not be made at start (no room then): make it now.
+            if let (error, _) = Self.makeDirectory(of: path) { throw error }
+            file = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        }
         guard file >= 0 else { throw RuntimeError("cannot create \(temporary): \(FileAccess.systemMessage())") }
         let previous = descriptor
         descriptor = file
@@ -242,6 +280,17 @@ public final class OutboxJournalFile {
     }
 
     // MARK: - Files
+
+    /// Makes the journal's directory unless it exists; the error and its `errno` when it cannot.
+    private static func makeDirectory(of path: String) -> (RuntimeError, Int32)? {
+        let directory = directory(of: path)
+        guard mkdir(directory, 0o700) != 0 else { return nil }
+        let code = errno
+        guard code != EEXIST else { return nil }
+        return (
+            RuntimeError("cannot create the state directory \(directory): \(String(cString: strerror(code)))"), code
+        )
+    }
 
     private static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -366,7 +366,8 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
             persist()
         }
 
-        /// Appends what the outbox took and released to the journal; synced while the broker is unreachable.
+        /// Appends what the outbox took and released to the journal; synced while the broker is unreachable. When
+        /// writing starts or stops failing, the status says `degraded` or `online` again, sent at once.
         private mutating func persist() {
             guard let journal else { return }
             let changes = state.takeOutboxChanges()
@@ -375,6 +376,9 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                     changes, outbox: state.session.outbox, durable: !state.session.isConnected)
             else { return }
             logger.log(report.isFailure ? .error : .info, report.message)
+            // A pipeline answers this with log lines at most (the agent counts it).
+            for command in state.journalWritable(!report.isFailure, at: time) { performNow(command) }
+            send()
         }
 
         private mutating func performNow(_ command: ServiceState<Pipeline>.Command) {

@@ -15,7 +15,7 @@ public import WhereaboutsWire
 /// ```
 ///
 /// What it guarantees:
-/// - on every connection, the retained status `online` comes first, then what was held, in order;
+/// - on every connection, the retained status `online` (or `degraded`) comes first, then what was held, in order;
 /// - the will (`offline`, retained) is what ``will`` says; a clean stop says it too, last, after everything the
 ///   service said before stopping has left the outbox (the agent: acknowledged; the locator: handed over) or
 ///   ``Configuration/drainTimeout`` has passed;
@@ -97,6 +97,8 @@ public struct BrokerSession: Sendable {
     public private(set) var connections = 0
     /// What waits to be sent or released.
     public private(set) var outbox: Outbox
+    /// Whether the service says `degraded` rather than `online` (see ``setDegraded(_:)``).
+    public private(set) var isDegraded = false
 
     /// A session, not yet connected.
     public init(configuration: Configuration) {
@@ -124,12 +126,29 @@ public struct BrokerSession: Sendable {
         connections += 1
         switch phase {
         case .running, .draining:
-            outbox.enqueueFirst(status(.online))
+            outbox.enqueueFirst(status(availability))
         case .farewell, .closing:
             break
         }
         return connections == 1 ? [.ready] : []
     }
+
+    /// The service works without a safeguard it should have (the agent's journal cannot be written), or has it back:
+    /// its retained status says `degraded`, or `online` again, at once when connected (ahead of what is held), else
+    /// at the next connection. Nothing changes once the goodbye has begun: `offline` has the last word.
+    public mutating func setDegraded(_ degraded: Bool) {
+        guard degraded != isDegraded else { return }
+        isDegraded = degraded
+        switch phase {
+        case .running, .draining:
+            if isConnected { outbox.enqueueFirst(status(availability)) }
+        case .farewell, .closing:
+            break
+        }
+    }
+
+    /// What the status says while the service runs.
+    private var availability: Availability { isDegraded ? .degraded : .online }
 
     /// The connection dropped (or a publish found none): what was in flight is sent again after the reconnect.
     public mutating func disconnected() {

@@ -41,6 +41,9 @@ public protocol ServicePipeline: Sendable {
     mutating func receive(
         topic: String, payload: [UInt8], prepared: Prepared, at time: ServiceTime
     ) -> [ServiceAction<Effect>]
+    /// The shell's outbox journal stopped (`writable` false) or started again being written; the session's status
+    /// already says so (``ServiceState/journalWritable(_:at:)``).
+    mutating func journalWritable(_ writable: Bool, at time: ServiceTime) -> [ServiceAction<Effect>]
     /// One input from the service's own source.
     mutating func take(_ input: Input, at time: ServiceTime) -> [ServiceAction<Effect>]
     /// The periodic tick (a few times a second); `outbox` is the session's, to report on.
@@ -65,6 +68,9 @@ extension ServicePipeline {
 
     /// Most services publish whenever they are connected.
     public var sendingDeadline: Double? { nil }
+
+    /// Most services keep no journal.
+    public mutating func journalWritable(_ writable: Bool, at time: ServiceTime) -> [ServiceAction<Effect>] { [] }
 }
 
 extension ServicePipeline where Prepared == Never {

@@ -59,6 +59,16 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
         return commands
     }
 
+    /// Whether the shell's outbox journal can be written: a service that cannot keep what it holds on disk runs on
+    /// from memory and says `degraded` on its status topic until it can again. The pipeline hears of it too (the
+    /// agent counts it).
+    public mutating func journalWritable(_ writable: Bool, at time: ServiceTime) -> [Command] {
+        let degraded = !writable
+        guard degraded != session.isDegraded else { return [] }
+        session.setDegraded(degraded)
+        return perform(pipeline.journalWritable(writable, at: time), at: time)
+    }
+
     /// The connection dropped.
     public mutating func disconnected() {
         session.disconnected()

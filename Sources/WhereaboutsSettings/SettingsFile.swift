@@ -12,9 +12,10 @@ public enum SettingsFile: Sendable, Hashable {
 ///
 /// Blank lines and lines starting with `#` are skipped; whitespace around keys and values is trimmed, an
 /// `export ` prefix is ignored, and one pair of matching quotes around a value is removed. A line without `=`
-/// is an error, reported with its number.
+/// is an error, reported with its number, and so is a key given twice (with both numbers): which one wins would be
+/// a guess at what was meant (systemd takes the last, a reader of the file often the first).
 public struct KeyValueText: Sendable, Hashable {
-    /// The values by key; a key given twice keeps its last value.
+    /// The values by key.
     public private(set) var values: [String: String] = [:]
     /// Each key's line number, for error messages.
     public private(set) var lines: [String: Int] = [:]
@@ -36,6 +37,9 @@ public struct KeyValueText: Sendable, Hashable {
                 value = String(value.dropFirst().dropLast())
             }
             guard !key.isEmpty else { throw .invalid("\(origin):\(index + 1): empty key") }
+            if let first = lines[key] {
+                throw .invalid("\(origin):\(index + 1): \(key) is given twice, first on line \(first); keep one")
+            }
             values[key] = value
             lines[key] = index + 1
         }

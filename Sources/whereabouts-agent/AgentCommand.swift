@@ -93,7 +93,11 @@ enum AgentCommand {
         let outbox = final.session.outbox.statistics
         let abandoned = final.session.outbox.heldPublications
         if let journal, abandoned > 0 {
-            logger.info("\(abandoned) unacknowledged batches stay in \(journal.path) for the next start")
+            if journal.isWritable {
+                logger.info("\(abandoned) unacknowledged batches stay in \(journal.path) for the next start")
+            } else {
+                logger.error("\(abandoned) unacknowledged batches are lost: \(journal.path) could not be written")
+            }
         }
         let everyBatchRefused = outbox.refused > 0 && outbox.refused == outbox.acknowledged
         if everyBatchRefused || (!radio.isLive && outbox.refused + outbox.dropped + abandoned > 0) {
@@ -105,18 +109,24 @@ enum AgentCommand {
         return .success
     }
 
-    /// The journal in the state directory, if there is one, with what the last run left queued first.
+    /// The journal in the state directory, if there is one, with what the last run left queued first. A journal
+    /// that cannot be written (a full disk) does not stop the agent: it starts degraded, from memory, and says so.
     static func openJournal(
         _ settings: AgentSettings, into state: inout ServiceState<AgentPipeline>, logger: Logger
     ) throws(RuntimeError) -> OutboxJournalFile? {
         guard let directory = settings.stateDirectory else { return nil }
         let journal = try OutboxJournalFile(path: directory + "/\(settings.agent).outbox")
         let pipeline = state.pipeline
-        try journal.restore(into: &state) { pipeline.restoredPublication($0) }
+        let failure = journal.restore(into: &state) { pipeline.restoredPublication($0) }
         for note in journal.notes { logger.warning(note) }
         logger.info(
             "outbox journal \(journal.path): \(journal.restoredCount) unacknowledged batches from the last run, sent first"
         )
+        if let failure {
+            logger.error("starting degraded (status \(Availability.degraded.payload)): \(failure.message)")
+            let time = ServiceTime(now: WallClock.now(), monotonic: WallClock.monotonic())
+            _ = state.journalWritable(false, at: time)
+        }
         return journal
     }
 }

@@ -117,11 +117,15 @@ enum LocatorCommand {
         )
     }
 
-    /// Reads and validates the map file; a refusal names the file and lists every problem with its JSON path.
+    /// Reads and validates the map file; a refusal names the file and lists every problem with its JSON path. Only
+    /// a regular file is read: a FIFO would block the start, or the running loop at SIGHUP.
     static func loadMap(_ path: String) -> Result<FloorMap, ReloadRefusal> {
         let bytes: [UInt8]
         do {
-            bytes = try FileAccess.read(path)
+            guard let read = try FileAccess.readStateFile(path, limit: 256 << 20) else {
+                return .failure(ReloadRefusal("cannot open \(path): no such file"))
+            }
+            bytes = read
         } catch {
             return .failure(ReloadRefusal("\(error)"))
         }

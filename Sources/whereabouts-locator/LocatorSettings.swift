@@ -107,7 +107,13 @@ struct LocatorSettings {
     ) throws(SettingsError) -> LeaseKeeper.Configuration? {
         let leaseTime = try settings.number("lease-time", in: 1...60) ?? 3
         switch settings.value("role") ?? "single" {
-        case "single": return nil
+        case "single":
+            // A lease time on its own would be an operator's belief that this locator is one of a pair.
+            if let (_, origin) = settings.lookup("lease-time") {
+                throw .invalid(
+                    "\(origin) is only for a pair of locators (--role auto); this one runs alone (--role single)")
+            }
+            return nil
         case "auto":
             // One lease per site: a pair of split locators would need one per share (docs/scale.md), not built yet.
             guard floors == nil else {

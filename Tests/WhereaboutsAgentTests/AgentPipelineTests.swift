@@ -31,12 +31,13 @@ struct AgentServiceHarness {
     var sent: [Publication] = []
     var commands: [ServiceState<AgentPipeline>.Command] = []
 
-    init(live: Bool, at time: ServiceTime, filter: SightingFilter? = nil) {
+    init(live: Bool, at time: ServiceTime, filter: SightingFilter? = nil, journaled: Bool = false) {
         guard let siteUUID, let agent = AgentID("kitchen") else { preconditionFailure("bad test ids") }
         var configuration = AgentPipeline.Configuration(
             agent: agent, topics: Topics(site: siteUUID), epoch: 7,
             filter: filter ?? SightingFilter(constraints: [BeaconIdentityConstraint(uuid: siteUUID)]))
         configuration.isLive = live
+        configuration.journaled = journaled
         state = ServiceState(pipeline: AgentPipeline(configuration: configuration, at: time))
     }
 
@@ -110,6 +111,36 @@ struct AgentPipelineTests {
         #expect(harness.state.failure == nil)
         let summary = harness.state.pipeline.summary(outbox: harness.state.session.outbox)
         #expect(summary.contains("events=20 ") && summary.contains("batches=5 ") && summary.contains("acked=5 "))
+    }
+
+    @Test("a journal that cannot be written makes the status degraded and is counted; online again once it can")
+    func journalFailureIsLoud() {
+        var harness = AgentServiceHarness(
+            live: true, at: ServiceTime(now: start, monotonic: 0), journaled: true)
+        let time = ServiceTime(now: start, monotonic: 0)
+        func summary() -> String { harness.state.pipeline.summary(outbox: harness.state.session.outbox) }
+        #expect(summary().contains("journal=disk journal-failures=0 "), "\(summary())")
+        // Failing at start, before the first connection: the first status says so.
+        harness.perform(harness.state.journalWritable(false, at: time), at: time)
+        harness.perform(harness.state.journalWritable(false, at: time), at: time)
+        harness.connect(at: time)
+        #expect(harness.sent.map(\.payload) == ["degraded"])
+        #expect(summary().contains("journal=memory journal-failures=1 "), "\(summary())")
+        harness.acknowledgeAll(at: time)
+        harness.perform(harness.state.journalWritable(true, at: time), at: time)
+        #expect(harness.sent.map(\.payload) == ["degraded", "online"])
+        #expect(summary().contains("journal=disk journal-failures=1 "), "\(summary())")
+        harness.perform(harness.state.journalWritable(false, at: time), at: time)
+        #expect(harness.sent.map(\.payload) == ["degraded", "online", "degraded"])
+        #expect(summary().contains("journal=memory journal-failures=2 "), "\(summary())")
+    }
+
+    @Test("without a state directory the summary says journal=none and the status is online")
+    func noJournal() {
+        var harness = AgentServiceHarness(live: true, at: ServiceTime(now: start, monotonic: 0))
+        #expect(harness.state.pipeline.summary(outbox: harness.state.session.outbox).contains("journal=none "))
+        harness.connect(at: ServiceTime(now: start, monotonic: 0))
+        #expect(harness.sent.map(\.payload) == ["online"])
     }
 
     @Test("one identity heard from several addresses is counted, warned about once, and named in the summary")

@@ -44,11 +44,11 @@ struct JournaledService {
     var reports: [OutboxJournalFile.Report] = []
     static let time = ServiceTime(now: 0, monotonic: 0)
 
-    init(path: String, capacity: Int = 600) throws {
+    init(path: String, capacity: Int = 600, retryInterval: Double = 0) throws {
         state = ServiceState(pipeline: BatchPipeline(capacity: capacity))
-        journal = try OutboxJournalFile(path: path)
+        journal = try OutboxJournalFile(path: path, retryInterval: retryInterval)
         let pipeline = state.pipeline
-        try journal.restore(into: &state) { pipeline.restored($0) }
+        if let report = journal.restore(into: &state, with: { pipeline.restored($0) }) { reports.append(report) }
     }
 
     mutating func persist() {
@@ -324,5 +324,49 @@ struct OutboxJournalFileTests {
         #expect(service.reports.count == 2)
         #expect(service.reports.last?.isFailure == false)
         #expect(OutboxJournal.decode(try Self.bytes(path)).pending.map(\.payload) == Self.payloads((seq - 10)..<seq))
+    }
+
+    @Test("a restart whose journal cannot be rewritten goes on from memory with what it held, and journals later")
+    func restartOnFailingJournal() throws {
+        let path = try Self.scratch() + "/a1.outbox"
+        do {
+            var service = try JournaledService(path: path)
+            for seq in 0..<5 { service.take(seq) }
+        }
+        // Every rewrite now fails, as on a full disk: before, the restart threw (and the agent exited 1).
+        #expect(mkdir(path + ".tmp", 0o700) == 0)
+        var service = try JournaledService(path: path)
+        #expect(service.reports.count == 1)
+        #expect(service.reports.first?.isFailure == true)
+        #expect(service.reports.first?.message.contains("the outbox runs on in memory") == true)
+        #expect(!service.journal.isWritable)
+        #expect(service.held == Self.payloads(0..<5), "what the last run left is queued all the same")
+        service.take(5)
+        #expect(service.reports.count == 1, "still failing: said once")
+        service.connect()
+        service.acknowledgeAll()
+        #expect(service.held.isEmpty)
+        // The file still holds the last run's batches: a crash now would send them again, and duplicates are dropped.
+        #expect(OutboxJournal.decode(try Self.bytes(path)).pending.map(\.payload) == Self.payloads(0..<5))
+        #expect(rmdir(path + ".tmp") == 0)
+        service.disconnect()
+        service.take(6)
+        #expect(service.reports.count == 2)
+        #expect(service.reports.last?.isFailure == false)
+        #expect(service.journal.isWritable)
+        #expect(OutboxJournal.decode(try Self.bytes(path)).pending.map(\.payload) == Self.payloads(6..<7))
+    }
+
+    @Test("a failing journal is tried again at most once a retry interval, however many changes come")
+    func retryInterval() throws {
+        let path = try Self.scratch() + "/a1.outbox"
+        #expect(mkdir(path + ".tmp", 0o700) == 0)
+        var service = try JournaledService(path: path, retryInterval: 3600)
+        #expect(service.reports.map(\.isFailure) == [true])
+        #expect(rmdir(path + ".tmp") == 0)
+        for seq in 0..<50 { service.take(seq) }
+        #expect(service.reports.count == 1, "not tried again within the hour")
+        #expect(!service.journal.isWritable)
+        #expect(service.held == Self.payloads(0..<50))
     }
 }

@@ -271,6 +271,45 @@ struct BrokerSessionTests {
         #expect(client.disconnectAsked)
     }
 
+    @Test("degraded replaces online on the status, ahead of what is held, at once or at the next connection")
+    func degradedStatus() {
+        var client = FakeClient(policy: Self.agentPolicy)
+        client.session.setDegraded(true)
+        client.publish("1")
+        client.connect()
+        client.acknowledgeAll()
+        #expect(client.payloads == ["degraded", "1"])
+        // Held while the journal is back: `online` goes before what waits, and only once.
+        client.publish("2")
+        client.publish("3")
+        client.publish("4")
+        client.session.setDegraded(false)
+        client.session.setDegraded(false)
+        client.pump()
+        client.acknowledgeAll()
+        #expect(client.payloads == ["degraded", "1", "2", "3", "online", "4"])
+        #expect(client.sent.filter { $0.topic == topics.locatorStatus }.allSatisfy { $0.retain })
+        // Disconnected: nothing now, the right word at the next connection.
+        client.drop()
+        client.session.setDegraded(true)
+        client.connect()
+        #expect(client.payloads.suffix(1) == ["degraded"])
+    }
+
+    @Test("once the goodbye has begun, degraded changes nothing: offline has the last word")
+    func degradedAfterGoodbye() {
+        var client = FakeClient(policy: Self.agentPolicy)
+        client.connect()
+        client.acknowledgeAll()
+        client.stop()
+        #expect(client.payloads == ["online", "offline"])
+        client.session.setDegraded(true)
+        client.pump()
+        client.acknowledgeAll()
+        #expect(client.payloads == ["online", "offline"])
+        #expect(client.disconnectAsked)
+    }
+
     @Test("the will is offline, retained, at least once")
     func will() {
         let client = FakeClient(policy: Self.locatorPolicy)

@@ -184,11 +184,21 @@ struct SettingsTests {
         #expect(throws: SettingsError.self) { try settings(["a", "b"], positionals: 1) }
     }
 
-    @Test("KEY=VALUE text: comments, export, quotes, whitespace, Windows line ends, the last of a repeated key")
+    @Test("KEY=VALUE text: comments, export, quotes, whitespace, Windows line ends")
     func keyValueText() throws {
         let text = try KeyValueText(
-            "# c\n export A = \"1 2\" \r\nB='x'\nC=\"unbalanced\nA=3\n", origin: "f")
-        #expect(text.values == ["A": "3", "B": "x", "C": "\"unbalanced"])
-        #expect(text.lines["A"] == 5)
+            "# c\n export A = \"1 2\" \r\nB='x'\nC=\"unbalanced\nD=3\n", origin: "f")
+        #expect(text.values == ["A": "1 2", "B": "x", "C": "\"unbalanced", "D": "3"])
+        #expect(text.lines["D"] == 5)
+    }
+
+    @Test("a key given twice is refused, naming the key and both lines, even with the same value")
+    func repeatedKey() {
+        #expect(throws: SettingsError.invalid("f:5: A is given twice, first on line 2; keep one")) {
+            try KeyValueText("# c\n export A = \"1 2\" \r\nB='x'\n\nA=3\n", origin: "f")
+        }
+        #expect(throws: SettingsError.invalid("f:2: A is given twice, first on line 1; keep one")) {
+            try KeyValueText("A=1\nA=1\n", origin: "f")
+        }
     }
 }

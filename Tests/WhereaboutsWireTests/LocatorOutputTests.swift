@@ -168,13 +168,16 @@ struct LocatorOutputTests {
         #expect(try LocatorMetrics(payload: empty.payload) == empty)
     }
 
-    @Test("availability payloads are exactly online and offline")
+    @Test("availability payloads are exactly online, degraded and offline; degraded counts as available")
     func availability() {
         #expect(Availability.online.payload == "online")
         #expect(Availability.offline.payload == "offline")
+        #expect(Availability.degraded.payload == "degraded")
         #expect(Availability(payload: Array("online".utf8)) == .online)
         #expect(Availability(payload: Array("offline".utf8)) == .offline)
-        for bad in ["", "Online", "online\n", " offline", "offline2", "1", "true"] {
+        #expect(Availability(payload: Array("degraded".utf8)) == .degraded)
+        #expect(Availability.allCases.filter(\.isAvailable) == [.online, .degraded])
+        for bad in ["", "Online", "online\n", " offline", "offline2", "1", "true", "degraded\n", "Degraded"] {
             #expect(Availability(payload: Array(bad.utf8)) == nil)
         }
         #expect(Availability(payload: [0xFF, 0xFE]) == nil)

@@ -37,6 +37,20 @@ public struct AgentMetrics: Sendable, Hashable {
     public var sharedIdentities: [SharedIdentity] = []
     /// Problems reading the source (a truncated btsnoop tail, say), in words; the last one.
     public var sourceProblem: String?
+    /// Where the outbox is kept now.
+    public var journal = JournalMode.none
+    /// Times the outbox journal could not be written and the agent went on from memory (at start too).
+    public var journalFailures = 0
+
+    /// Where the agent keeps the batches the broker has not acknowledged.
+    public enum JournalMode: String, Sendable, Hashable {
+        /// In memory only: no state directory.
+        case none
+        /// In the journal in the state directory.
+        case disk
+        /// In memory, because the journal cannot be written (a full disk): the agent is degraded.
+        case memory
+    }
 
     /// All zero.
     public init() {}
@@ -49,7 +63,8 @@ public struct AgentMetrics: Sendable, Hashable {
             "events=\(events)", "malformed=\(drops.malformed)", "sightings=\(sightings)", "batches=\(batches)",
             "published=\(published)", "republished=\(republished)", "acked=\(acknowledged)", "refused=\(refused)",
             "buffered=\(buffered)", "buffer-peak=\(bufferPeak)", "dropped=\(dropped)", "tag-overflow=\(tagOverflow)",
-            "scan-restarts=\(scanRestarts)", "source-drops=\(sourceDrops)", "identities=\(identities)",
+            "scan-restarts=\(scanRestarts)", "source-drops=\(sourceDrops)", "journal=\(journal.rawValue)",
+            "journal-failures=\(journalFailures)", "identities=\(identities)",
             "shared-identities=\(sharedIdentities.count)",
         ]
         if !sharedIdentities.isEmpty {

@@ -106,6 +106,7 @@ public struct AgentPipeline: ServicePipeline {
             configuration: .init(windowLength: configuration.window, maximumTags: configuration.maximumTags))
         sequencer = BatchSequencer(agent: configuration.agent, epoch: configuration.epoch)
         lastMetricsLog = time.monotonic
+        metrics.journal = configuration.journaled ? .disk : .none
         if configuration.isLive {
             watchdog = ScanWatchdog(configuration: .init(timeout: configuration.watchdogTimeout), now: time.monotonic)
         }
@@ -166,6 +167,14 @@ public struct AgentPipeline: ServicePipeline {
             actions.append(.log(.info, "counters: \(summary(outbox: outbox))"))
         }
         return actions
+    }
+
+    /// The journal failed (the agent goes on from memory, its status says `degraded`) or works again: counted.
+    public mutating func journalWritable(_ writable: Bool, at time: ServiceTime) -> [ServiceAction<Effect>] {
+        guard configuration.journaled else { return [] }
+        metrics.journal = writable ? .disk : .memory
+        if !writable { metrics.journalFailures += 1 }
+        return []
     }
 
     public mutating func stop(at time: ServiceTime) -> [ServiceAction<Effect>] {

@@ -141,7 +141,7 @@ public struct DashboardState: Sendable {
             guard let status = Availability(payload: payload) else { return drop(.malformed) }
             guard agentStatus[agent.rawValue] != status else { return nil }
             agentStatus[agent.rawValue] = status
-            return change(.agent(id: agent.rawValue, online: status == .online))
+            return change(.agent(id: agent.rawValue, online: status.isAvailable))
         }
     }
 
@@ -200,7 +200,7 @@ public struct DashboardState: Sendable {
 
     /// The whole picture for a page that connects: site, locator, agents, every zone, every tag, recent events.
     public func snapshot() -> DashboardSnapshot {
-        let agents = map.agents.map { agent in (key: agent.id, value: agentStatus[agent.id].map { $0 == .online }) }
+        let agents = map.agents.map { agent in (key: agent.id, value: agentStatus[agent.id].map { $0.isAvailable }) }
         return DashboardSnapshot(
             sequence: sequence, site: map.site.name, locator: locatorView, agents: PageMap(agents),
             zones: map.zones.map { zoneView($0.key) },

@@ -7,7 +7,7 @@ public import WhereaboutsCore
 /// | Topic | Publisher | Flags |
 /// |---|---|---|
 /// | `…/agents/<agent>/readings` | agent | QoS 1 |
-/// | `…/agents/<agent>/status` | agent | retained `online`/`offline`, `offline` is the last will |
+/// | `…/agents/<agent>/status` | agent | retained `online`/`degraded`/`offline`, `offline` is the last will |
 /// | `…/floors/<major>/zones/<minor>/occupancy` | locator | retained |
 /// | `…/tags/<tag>/position` | locator | retained |
 /// | `…/tags/<tag>/zone` | locator | retained, changes only with the tag's zone or its state |
@@ -58,7 +58,8 @@ public struct Topics: Sendable, Hashable {
         Topic(prefixLevels + ["agents", agent.rawValue, "readings"])
     }
 
-    /// `…/agents/<agent>/status`: retained `online`, and `offline` as the agent's last will.
+    /// `…/agents/<agent>/status`: retained `online` (`degraded` while its journal cannot be written), and `offline`
+    /// as the agent's last will.
     public func agentStatus(agent: AgentID) -> Topic {
         Topic(prefixLevels + ["agents", agent.rawValue, "status"])
     }
