@@ -54,6 +54,10 @@ fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 mount -t proc proc "$root/proc"
 in_root apt-get update -qq >/dev/null
+# What the packages depend on and recommend, from Debian, before the first snapshot: the purge below must take away
+# what our packages brought and nothing else (Debian's own packages, systemd's among them, leave their users behind).
+in_root apt-get install -y -qq libmosquitto1 libbluetooth3 systemd >"$work/dependencies.log" 2>&1 \
+    || { tail -3 "$work/dependencies.log" >&2 && exit 1; }
 
 # snapshot NAME: every file and link of the root (bar apt's and dpkg's own records, logs and caches) with its
 # owner and mode, and the users and groups.
@@ -107,16 +111,17 @@ with open(sys.argv[1], "wb") as out:
         out.write(struct.pack(">IIIIq", len(event), len(event), 3, 0, stamp) + event)
 PY
 sleep 0.3
-timeout 20 mosquitto_sub -p "$port" -t 'whereabouts/v1/+/agents/pkg-agent/readings' -C 1 -W 20 >"$work/batch.json" 2>&1 &
+mosquitto_sub -p "$port" -t 'whereabouts/v1/+/agents/pkg-agent/readings' -q 1 >"$work/batches.json" 2>&1 &
 subscriber=$!
 sleep 0.3
 in_root /usr/bin/whereabouts-agent --id pkg-agent --site e2c56db5-dffb-48d2-b060-d0f5a71096e0 \
     --broker "mqtt://127.0.0.1:$port" --source btsnoop:/tmp/capture.btsnoop --replay-speed fast >"$work/agent.log" 2>&1 \
     || true
-wait "$subscriber" || true
-grep -q 'e2c56db5-dffb-48d2-b060-d0f5a71096e0' "$work/batch.json" \
+sleep 0.5
+kill "$subscriber" 2>/dev/null || true
+grep -q '"tag":"ibeacon-e2c56db5-dffb-48d2-b060-d0f5a71096e0' "$work/batches.json" \
     && pass "the packaged agent publishes the capture's site iBeacons to the broker" \
-    || fail "the packaged agent publishes the capture's site iBeacons: $(head -c 300 "$work/batch.json") $(tail -3 "$work/agent.log")"
+    || fail "the packaged agent publishes the capture's site iBeacons: $(head -c 300 "$work/batches.json") $(tail -3 "$work/agent.log")"
 
 # --- Upgrade over a changed conffile, then purge -----------------------------------------------------------------
 echo "WHEREABOUTS_ID=hall-7  # the administrator's" >>"$root/etc/whereabouts/agent.conf"
@@ -130,7 +135,6 @@ in_root apt-get install -y -qq "/tmp/whereabouts-agent_${version}.1_$arch.deb" "
     || fail "an upgrade keeps the administrator's agent.conf, its mode too"
 mkdir -p "$root/var/lib/whereabouts-agent" && echo state >"$root/var/lib/whereabouts-agent/outbox"
 in_root apt-get purge -y -qq whereabouts-agent whereabouts-locator >"$work/purge.log" 2>&1 \
-    && in_root apt-get autoremove --purge -y -qq >>"$work/purge.log" 2>&1 \
     || fail "purge: $(tail -3 "$work/purge.log")"
 snapshot after
 if diff "$work/before.files" "$work/after.files" >"$work/files.diff" && diff "$work/before.accounts" "$work/after.accounts" >/dev/null; then

@@ -35,3 +35,6 @@ echo "== browser tests (the map editor in chromium and firefox-esr, its survey m
 /usr/bin/python3 scripts/check-editor-firefox.py
 # The survey mode against the simulator through a private mosquitto with the shipped ACL (about 80 s).
 /usr/bin/python3 scripts/check-editor-survey.py
+
+echo "== packages (built with the static Swift runtime, installed into a clean Debian 12 root, upgraded, purged)" >&2
+bash scripts/check-packages.sh
