@@ -334,7 +334,9 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                 logger.debug(
                     "reconnecting in \(delay) (attempt \(attempt)); \(state.session.outbox.count) messages held")
             case .acknowledged(let messageID, let reason):
-                await perform(state.acknowledged(messageID: messageID, success: !reason.isFailure, at: time))
+                await perform(
+                    state.acknowledged(messageID: messageID, success: !reason.isFailure, at: time),
+                    pipelineLooked: false)
             case .subscribed(_, let results):
                 for result in results where result.isFailure {
                     logger.error("the broker refused a subscription: \(result)")
@@ -345,8 +347,12 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         }
 
         /// Performs the commands in order, then sends what the session hands out. The recording lines of one input
-        /// (one batch) go to the file in one write, so a crash never keeps half of them.
-        mutating func perform(_ commands: [ServiceState<Pipeline>.Command]) async {
+        /// (one batch) go to the file in one write, so a crash never keeps half of them. `pipelineLooked` is false
+        /// for an event the pipeline never saw (an acknowledgement): past a sending deadline, such an event hands
+        /// nothing over, because only the pipeline can tell a holder whose lease ran out, whose held messages its
+        /// next look discards, from a standby whose own messages may go (under load an acknowledgement used to
+        /// come first, and a deposed holder handed its whole backlog over).
+        mutating func perform(_ commands: [ServiceState<Pipeline>.Command], pipelineLooked: Bool = true) async {
             var lines = ""
             for command in commands {
                 switch command {
@@ -362,13 +368,13 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
                     logger.error("\(error)")
                 }
             }
-            send()
-            persist()
+            send(pipelineLooked: pipelineLooked)
+            persist(pipelineLooked: pipelineLooked)
         }
 
         /// Appends what the outbox took and released to the journal; synced while the broker is unreachable. When
         /// writing starts or stops failing, the status says `degraded` or `online` again, sent at once.
-        private mutating func persist() {
+        private mutating func persist(pipelineLooked: Bool) {
             guard let journal else { return }
             let changes = state.takeOutboxChanges()
             guard
@@ -378,7 +384,7 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
             logger.log(report.isFailure ? .error : .info, report.message)
             // A pipeline answers this with log lines at most (the agent counts it).
             for command in state.journalWritable(!report.isFailure, at: time) { performNow(command) }
-            send()
+            send(pipelineLooked: pipelineLooked)
         }
 
         private mutating func performNow(_ command: ServiceState<Pipeline>.Command) {
@@ -399,13 +405,14 @@ where Source.Input == Pipeline.Input, Source.Effect == Pipeline.Effect {
         }
 
         /// Hands the client everything the session allows now.
-        private mutating func send() {
+        private mutating func send(pipelineLooked: Bool) {
             // Before anything is handed over: the lease's end, for a locator of a pair, as this input left it. Whether
             // it is still the holder is judged at the time read before the deadline, so that a pause between the two
             // reads cannot turn a holder whose lease ends mid-loop into one with no limit (a standby's own claims go
             // out unlimited: its deadline was already past before this hand-over began).
             let start = WallClock.monotonic()
             let deadline = state.pipeline.sendingDeadline
+            if !pipelineLooked, let deadline, start >= deadline { return }
             context.client.limitSending(until: deadline)
             // Handing over as the holder, it stops where the lease ends: a process paused in this loop (or slow to
             // get through it) would otherwise hand the rest over after a standby took over. What is left stays held;
