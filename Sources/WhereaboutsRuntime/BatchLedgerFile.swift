@@ -84,7 +84,9 @@ public struct BatchLedgerFile: Sendable {
         defer { close(file) }
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(file, $0.baseAddress.map { $0 + offset }, bytes.count - offset) }
+            let written = bytes.withUnsafeBytes {
+                write(file, $0.baseAddress.map { $0 + offset }, bytes.count - offset)
+            }
             if written < 0, errno == EINTR { continue }
             guard written > 0 else {
                 throw RuntimeError("cannot write \(journalPath): \(FileAccess.systemMessage())")

@@ -2,6 +2,7 @@ import BrokerFixture
 import Foundation
 import Testing
 import WhereaboutsCore
+import WhereaboutsMQTT
 import WhereaboutsWire
 
 /// Batches an agent sent that the locator never got, counted by a real locator through a broker crash and its own
@@ -86,6 +87,48 @@ struct GapCountingTests {
                     + "\(reported.map(String.init) ?? "none")")
             #expect(lost > 0, "the crash should have lost the batches queued at the broker")
             #expect(reported == lost)
+            #expect(await locator.stop() == 0)
+        }
+    }
+
+    @Test("an agent run that began while the locator watched, and whose first 6 batches never came: counted")
+    func lostFirstBatches() async throws {
+        let tests = try LocatorEndToEndTests()
+        try await tests.withSite { broker, collector, agents, scratch in
+            let locator = try LocatorProcess(
+                map: tests.mapPath, broker: broker, scratch: scratch,
+                extra: ["--warm-up", "1", "--metrics-interval", "0.5"])
+            let topics = tests.topics
+            try await waitFor("the locator to come online") { collector.last(topics.locatorStatus.name) == "online" }
+            // East starts now, a run the locator has never heard of: its first 6 batches were lost (a full outbox
+            // while the broker was away drops the oldest), and its first to arrive is seq 6.
+            // The locator counts a run from seq 0 only when it began more than the clock skew allowed between the
+            // agents and the locator (5 s) after the locator connected: before, a restarted locator would count the
+            // batches its last run took.
+            let online = now()
+            try #require(agents["east"]).client.disconnect()
+            try await Task.sleep(for: .seconds(6))
+            let east = try TestAgent("east", site: tests.map.site.uuid, broker: broker, epoch: Int(now() * 1000))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await east.run() }
+                try await east.waitUntilConnected()
+                east.skip(6)
+                for batch in 0..<3 {
+                    try await east.send([Self.reading(tests, agent: 3, batch: batch, time: now())], sent: now())
+                }
+                let deadline = ContinuousClock.now + .seconds(20)
+                while Self.missing(collector, topics) != 6, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                let reported = Self.missing(collector, topics)
+                print(
+                    "an agent's run begun \(Int(now() - online)) s after the locator connected, its first 6 batches "
+                        + "lost: batches_missing \(reported.map(String.init) ?? "none")")
+                #expect(reported == 6)
+                #expect(locator.log.contains("agent east: 6 batches missing"))
+                east.client.disconnect()
+                group.cancelAll()
+            }
             #expect(await locator.stop() == 0)
         }
     }

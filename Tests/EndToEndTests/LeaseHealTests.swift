@@ -91,7 +91,9 @@ final class PartitionProxy: Sendable {
             guard count > 0 else { return }
             var offset = 0
             while offset < count {
-                let written = buffer.withUnsafeBytes { write(destination, $0.baseAddress.map { $0 + offset }, count - offset) }
+                let written = buffer.withUnsafeBytes {
+                    write(destination, $0.baseAddress.map { $0 + offset }, count - offset)
+                }
                 guard written > 0 else { return }
                 offset += written
             }
@@ -137,7 +139,9 @@ struct LeaseHealTests {
         }
     }
 
-    @Test("the active cut off for 10 s and healed: its late claims depose no one, and the site is never without an active")
+    @Test(
+        "the active cut off for 10 s and healed: its late claims depose no one, and the site is never without an active"
+    )
     func heal() async throws {
         let tests = try LocatorEndToEndTests()
         try await tests.withSite { broker, collector, agents, scratch in

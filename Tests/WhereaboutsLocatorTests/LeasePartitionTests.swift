@@ -45,7 +45,11 @@ struct LeasePartitionTests {
         func send(_ decisions: [LeaseKeeper.Decision], from index: Int) {
             for case .publish(let lease) in decisions {
                 let message = Message(at: now + delay, lease: lease, to: nil, from: index)
-                if index == cut, now >= cutFrom, now < healAt { heldOut.append(message) } else { flight.append(message) }
+                if index == cut, now >= cutFrom, now < healAt {
+                    heldOut.append(message)
+                } else {
+                    flight.append(message)
+                }
             }
         }
         _ = keepers[0].connected(now: 0)
@@ -96,6 +100,7 @@ struct LeasePartitionTests {
         // the same term depose the active one.
         for names in [["locator-a/1", "locator-b/2"], ["locator-b/2", "locator-a/1"]] {
             let (gap, overlap) = Self.run(names: names, cut: cut, detection: detection)
+            print("lease heal (\(detection), \(names[cut]) cut off): longest time without an active locator \(gap) s")
             #expect(gap < Self.ttl, "no active locator for \(gap) s (\(names[cut]) cut off, \(detection))")
             #expect(!overlap, "two active locators at once (\(names[cut]) cut off, \(detection))")
         }

@@ -76,7 +76,10 @@ struct LocatorLedgerTests {
         }
         let next = try restarted(journal: journal)
         #expect(next.pipeline.metrics(now: start + 23).batchesMissing == 2 * agents, "the two lost, each agent")
-        #expect(next.logs.contains { $0.hasSuffix(": 2 batches missing (gaps in its seqs) since the last report, 2 in all") })
+        #expect(
+            next.logs.contains {
+                $0.hasSuffix(": 2 batches missing (gaps in its seqs) since the last report, 2 in all")
+            })
         // The ledger alone, 14 s old: the batches the killed run took after it count as missing too.
         let stale = try restarted(journal: nil)
         #expect(stale.pipeline.metrics(now: start + 23).batchesMissing == 16 * agents)

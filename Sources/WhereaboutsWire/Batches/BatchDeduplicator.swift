@@ -258,7 +258,9 @@ public struct BatchDeduplicator: Sendable {
             if histories.count >= maximumAgents { evictLeastRecentlyUsed() }
             var history = History(newestEpoch: epoch, highest: seq, highestSent: sent, lastUsed: useCounter)
             // A run that began while the locator watched: its batches before this one never came.
-            if Double(epoch) / 1000 >= watchingSince + clockSkew { history.countRunStart(seq: seq, epoch: epoch, sent: sent) }
+            if Double(epoch) / 1000 >= watchingSince + clockSkew {
+                history.countRunStart(seq: seq, epoch: epoch, sent: sent)
+            }
             history.remember(key)
             histories[agent] = history
             return nil
