@@ -149,8 +149,9 @@ public struct LocatorService: ServicePipeline {
     private mutating func received(at time: ServiceTime) -> [ServiceAction<LocatorEffect>] {
         pendingSinceUpdate = true
         var actions: [ServiceAction<LocatorEffect>] = []
-        if ledgerInterval != nil, case let lines = pipeline.takeLedgerJournal(), !lines.isEmpty {
-            actions.append(.effect(.journalLedger(lines)))
+        if ledgerInterval != nil {
+            let lines = pipeline.takeLedgerJournal()
+            if !lines.isEmpty { actions.append(.effect(.journalLedger(lines))) }
         }
         guard time.monotonic - lastRealUpdate >= updateInterval else { return actions }
         return actions + update(at: time)

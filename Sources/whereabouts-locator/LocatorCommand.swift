@@ -63,7 +63,8 @@ enum LocatorCommand {
         } else {
             logger.info(
                 "no state directory (--state-dir): the batch ledger is kept in memory only, so a batch the broker "
-                    + "delivers again after a restart may be taken twice")
+                    + "delivers again after a restart may be taken twice, and batches lost while the locator was down "
+                    + "are not counted as missing")
         }
         let service = LocatorService(
             pipeline: pipeline, updateInterval: settings.updateInterval, lease: settings.lease,
