@@ -18,7 +18,11 @@ public import WhereaboutsWire
 /// - **A standby judges the silence only on a live loop**: a tick that comes long after the last (a pause) waits a
 ///   margin, for the renewals queued behind it.
 /// - **A stale claim** (a lower term, sent by a holder that has since been deposed, or an empty lease) is answered by
-///   the holder with a renewal, so the retained lease always names the active locator again within a round trip.
+///   the holder with a renewal, so the retained lease always names the active locator again within a round trip. So
+///   is a claim of the holder's own term (``LocatorLease/outranks(_:)``): its claimant had not seen the term taken
+///   when it claimed, being cut off from the broker; its claimant stands down on hearing the renewal.
+/// - **A claim that comes back after it was given up** (held up in a partition) and is the best heard is claimed
+///   again at once: it has deposed the holder, and the site must not wait a whole lease for a new one.
 public struct LeaseKeeper: Sendable {
     /// Settings of the lease.
     public struct Configuration: Sendable, Hashable {
@@ -182,7 +186,10 @@ public struct LeaseKeeper: Sendable {
                 decisions.append(.stoodDown("\(lease.holder) claimed the lease first (term \(lease.term))"))
             }
         case .standby:
-            if latest.map({ !$0.outranks(lease) }) ?? true {
+            guard latest.map({ !$0.outranks(lease) }) ?? true else { break }
+            if lease.holder == configuration.instance, lease.renewal == 0, isConnected, !isStopped {
+                decisions += reclaim(lease, now: now)
+            } else {
                 note(lease, now: now)
             }
         }
@@ -259,6 +266,16 @@ public struct LeaseKeeper: Sendable {
         pending = [:]
         note(lease, now: now)
         return [.stoodDown(reason)]
+    }
+
+    /// Our own claim, given up when it did not come back within a lease (held up while this locator was cut off from
+    /// the broker), came back after all and is the best heard: it has deposed whoever held the lease, who now waits a
+    /// whole lease before claiming. Claimed again at once, the site has an active locator a round trip and a settle
+    /// time later instead (a partition's heal left it without one for 3.3 s).
+    private mutating func reclaim(_ claim: LocatorLease, now: Double) -> [Decision] {
+        role = .claiming(claim, sent: now, confirmed: nil)
+        claimReason = "its claim of term \(claim.term), given up, reached the broker late and deposed the holder"
+        return [.publish(claim)]
     }
 
     private mutating func note(_ lease: LocatorLease, now: Double) {

@@ -3,9 +3,12 @@ import WhereaboutsWire
 
 /// Something the locator service asks of its shell besides publishing, recording and logging.
 public enum LocatorEffect: Sendable, Hashable {
-    /// Replace the saved batch ledger with these bytes (``LocatorPipeline/ledger``): the service's periodic save,
-    /// so that a crash loses at most ``LocatorService/ledgerInterval`` seconds of it.
+    /// Replace the saved batch ledger with these bytes (``LocatorPipeline/ledger``), the service's periodic save, and
+    /// empty the journal: the ledger holds what it listed.
     case saveLedger([UInt8])
+    /// Append these lines to the ledger's journal (``LocatorPipeline/takeLedgerJournal()``): the batches one input
+    /// took, so that a crash loses none of the ledger.
+    case journalLedger([UInt8])
 }
 
 /// What the locator's pipeline and its parts return: the service's own actions.

@@ -34,6 +34,8 @@ struct LocatorMonitor: Sendable {
     private var suppressed: [RejectionReason: Int] = [:]
     /// Missing batches per agent as of the last gap report, and when that was.
     private var reportedMissing: [AgentID: Int] = [:]
+    /// Jumps in seqs per agent as of the last report.
+    private var reportedJumps: [AgentID: Int] = [:]
     private var lastGapReport = -Double.infinity
     /// Tags the engine had evicted as of the last report, and when that was.
     private var reportedEvictions = 0
@@ -63,6 +65,11 @@ struct LocatorMonitor: Sendable {
         lastLogged[reason] = now
         let from = agent.map { "agent \($0)" } ?? "a topic with an invalid agent id"
         actions.append(.log(.warning, "dropped a reading from \(from): \(reason)\(more)"))
+    }
+
+    /// The ledger came back from the last run: the gaps it knew were reported then, and only new ones are now.
+    mutating func ledgerRestored(_ deduplicator: BatchDeduplicator) {
+        reportedMissing = deduplicator.missing
     }
 
     /// The engine started over on a new map: it counts its evictions from 0 again.
@@ -147,9 +154,23 @@ struct LocatorMonitor: Sendable {
 
     // MARK: - Reports
 
-    /// One log line per agent whose batches went missing since the last report.
+    /// One log line per agent whose batches went missing since the last report, and one per agent whose seq jumped.
     private mutating func gapReports(_ deduplicator: BatchDeduplicator) -> [Action] {
         var lines: [Action] = []
+        for (agent, jumps) in deduplicator.jumps.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            let new = jumps.count - reportedJumps[agent, default: 0]
+            guard new > 0 else { continue }
+            reportedJumps[agent] = jumps.count
+            let jump = jumps.last
+            let from = jump.from < 0 ? "its run's start" : "\(jump.from)"
+            lines.append(
+                .log(
+                    .warning,
+                    "agent \(agent): \(new) seq jumps since the last report, \(jumps.count) in all, not counted as "
+                        + "missing: the last from \(from) to \(jump.to) while its clock moved "
+                        + "\(Self.seconds(min(max(jump.seconds, 0), 1e9))) s, "
+                        + "more batches than it can send in that time (a forged or corrupt seq, not a loss)"))
+        }
         for (agent, missing) in deduplicator.missing.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             let new = missing - reportedMissing[agent, default: 0]
             guard new > 0 else { continue }

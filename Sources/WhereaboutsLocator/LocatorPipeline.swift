@@ -154,12 +154,33 @@ public struct LocatorPipeline: Sendable {
     /// start), and the error says why.
     public mutating func restoreLedger(_ bytes: [UInt8]) throws(BatchLedger.Error) {
         try intake.restoreLedger(bytes)
+        monitor.ledgerRestored(intake.deduplicator)
+    }
+
+    /// Takes again, after ``restoreLedger(_:)``, the batches the last run journaled since it saved the ledger
+    /// (``takeLedgerJournal()``): the ledger is then what it was at the last batch that run took, so a `kill -9`
+    /// makes the next run count as missing only the batches the broker had handed over and no run took. Returns how
+    /// many batches the journal listed; a torn last line is left out.
+    public mutating func replayLedgerJournal(_ bytes: [UInt8]) -> Int {
+        defer { monitor.ledgerRestored(intake.deduplicator) }
+        return intake.replayJournal(bytes)
+    }
+
+    /// From now on, lists each batch taken for ``takeLedgerJournal()`` (a shell that keeps the ledger in a file).
+    public mutating func journalsLedger() {
+        intake.journalsLedger()
+    }
+
+    /// The journal's lines for the batches taken since the last call, to append to the file beside the ledger.
+    public mutating func takeLedgerJournal() -> [UInt8] {
+        intake.takeJournal()
     }
 
     // MARK: - Lifecycle
 
     /// Called on every (re)connection: republishes all retained state. (The session announces `online` first.)
     public mutating func connected(now: Double) -> [ServiceAction<LocatorEffect>] {
+        intake.connected(now: now)
         var actions = discovery.announcements
         if ownsSite { actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now))) }
         actions += occupancy.connected(engine: engine, now: now)

@@ -16,8 +16,9 @@ import WhereaboutsWire
 /// anything is published, by the monotonic clock, so a locator resumed after a pause finds its lease gone first.
 ///
 /// With a ``ledgerInterval`` the batch ledger (``LocatorPipeline/ledger``) is handed to the shell to save at most
-/// that often while it changes; the shell saves it once more after the client has stopped, and restores it before the
-/// first connection, so that a batch taken by one run is a duplicate to the next.
+/// that often while it changes, and the batches each input took in between to append to its journal; the shell saves
+/// it once more after the client has stopped, and restores it (and replays the journal) before the first connection,
+/// so that a batch taken by one run is a duplicate to the next, and its gaps are counted as the last run left them.
 public struct LocatorService: ServicePipeline {
     /// The most received batches the locator holds before the MQTT client stops reading. Each was acknowledged to the
     /// broker on arrival, so a `kill -9` loses at most these, the one libmosquitto holds in its callback and the four
@@ -57,6 +58,7 @@ public struct LocatorService: ServicePipeline {
         self.updateInterval = max(updateInterval, 0)
         self.ledgerInterval = ledgerInterval.map { $0.isFinite ? max($0, 0) : Self.defaultLedgerInterval }
         ledgerSavedRevision = pipeline.ledgerRevision
+        if ledgerInterval != nil { self.pipeline.journalsLedger() }
         session = BrokerSession.Configuration(
             statusTopic: pipeline.statusTopic, outbox: .untilHandedOver(capacity: outboxCapacity),
             drainTimeout: 2, goodbyeTimeout: 2)
@@ -142,11 +144,17 @@ public struct LocatorService: ServicePipeline {
         checkLease(at: time)
     }
 
-    /// After a message: the engine runs now unless it ran within the update interval.
+    /// After a message: the batch it took goes to the ledger's journal; the engine runs now unless it ran within the
+    /// update interval.
     private mutating func received(at time: ServiceTime) -> [ServiceAction<LocatorEffect>] {
         pendingSinceUpdate = true
-        guard time.monotonic - lastRealUpdate >= updateInterval else { return [] }
-        return update(at: time)
+        var actions: [ServiceAction<LocatorEffect>] = []
+        if ledgerInterval != nil {
+            let lines = pipeline.takeLedgerJournal()
+            if !lines.isEmpty { actions.append(.effect(.journalLedger(lines))) }
+        }
+        guard time.monotonic - lastRealUpdate >= updateInterval else { return actions }
+        return actions + update(at: time)
     }
 
     public mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<LocatorEffect>] {
@@ -169,6 +177,8 @@ public struct LocatorService: ServicePipeline {
         else { return [] }
         ledgerSavedAt = time.monotonic
         ledgerSavedRevision = pipeline.ledgerRevision
+        // Every batch taken is in the ledger saved: the journal starts again empty.
+        _ = pipeline.takeLedgerJournal()
         return [.effect(.saveLedger(pipeline.ledger))]
     }
 

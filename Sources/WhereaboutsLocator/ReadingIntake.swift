@@ -40,8 +40,33 @@ struct ReadingIntake: Sendable {
 
     /// Takes the ledger an earlier run saved; bytes that are not a whole, valid ledger change nothing.
     mutating func restoreLedger(_ bytes: [UInt8]) throws(BatchLedger.Error) {
-        deduplicator = try BatchLedger.decode(
+        var restored = try BatchLedger.decode(
             bytes, maximumAgents: deduplicator.maximumAgents, clockSkew: deduplicator.clockSkew)
+        restored.recordsAdmissions = deduplicator.recordsAdmissions
+        restored.watching(since: deduplicator.watchingSince)
+        deduplicator = restored
+    }
+
+    /// Takes again the batches the last run journaled after its last save of the ledger; returns how many.
+    mutating func replayJournal(_ bytes: [UInt8]) -> Int {
+        let admissions = BatchLedger.journal(bytes)
+        deduplicator.replay(admissions)
+        return admissions.count
+    }
+
+    /// Lists the batches taken from now on for ``takeJournal()``.
+    mutating func journalsLedger() {
+        deduplicator.recordsAdmissions = true
+    }
+
+    /// The journal lines of the batches taken since the last call (none unless ``journalsLedger()``).
+    mutating func takeJournal() -> [UInt8] {
+        BatchLedger.journalLines(deduplicator.takeAdmissions())
+    }
+
+    /// The locator receives what the broker passes on from `now`: its connection.
+    mutating func connected(now: Double) {
+        deduplicator.watching(since: now)
     }
 
     // MARK: - Decoding

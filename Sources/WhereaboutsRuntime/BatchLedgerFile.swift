@@ -14,11 +14,20 @@ import WhereaboutsWire
 /// replaced whole, atomically (a temporary file, synced, renamed over it, the directory synced): a crash or a power
 /// cut leaves the old ledger or the new one. Reading refuses anything but a regular file no larger than
 /// ``BatchLedger/maximumSize(maximumAgents:)``, before reading it.
+///
+/// Beside it, `PATH.journal` lists the batches taken since the ledger was last saved, a line each, appended as they
+/// are taken and removed at each save (``BatchLedger/journalLines(_:)``): a `kill -9` between two saves then loses
+/// nothing the ledger knew. Appended without a sync: a crash of the process keeps what was written, and a power cut
+/// loses at most the lines since the last save, as the ledger alone did.
 public struct BatchLedgerFile: Sendable {
     /// The state directory.
     public let directory: String
     /// The ledger's path in it.
     public let path: String
+    /// The journal's path: the ledger's, then `.journal`.
+    public var journalPath: String { path + ".journal" }
+    /// The largest journal read back, bytes (some 600,000 batches): a larger one is left out, and said.
+    public static let journalLimit = 32 << 20
 
     /// The ledger of the locator with `clientID` in `directory`.
     public init(directory: String, clientID: String) {
@@ -56,6 +65,39 @@ public struct BatchLedgerFile: Sendable {
     ///   regular file, or is larger than any ledger.
     public func read(maximumAgents: Int = 1024) throws(RuntimeError) -> [UInt8]? {
         try FileAccess.readStateFile(path, limit: BatchLedger.maximumSize(maximumAgents: maximumAgents))
+    }
+
+    /// Reads the journal's bytes; nil when there is none.
+    ///
+    /// - Throws: ``RuntimeError`` naming the path and the reason when it exists but cannot be read, is not a regular
+    ///   file, or is larger than ``journalLimit``.
+    public func readJournal() throws(RuntimeError) -> [UInt8]? {
+        try FileAccess.readStateFile(journalPath, limit: Self.journalLimit)
+    }
+
+    /// Appends journal lines (made if missing, mode 0600).
+    ///
+    /// - Throws: ``RuntimeError`` naming the path and the reason.
+    public func appendJournal(_ bytes: [UInt8]) throws(RuntimeError) {
+        let file = open(journalPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard file >= 0 else { throw RuntimeError("cannot open \(journalPath): \(FileAccess.systemMessage())") }
+        defer { close(file) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes {
+                write(file, $0.baseAddress.map { $0 + offset }, bytes.count - offset)
+            }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else {
+                throw RuntimeError("cannot write \(journalPath): \(FileAccess.systemMessage())")
+            }
+            offset += written
+        }
+    }
+
+    /// Removes the journal: the ledger just saved holds what it listed.
+    public func clearJournal() {
+        unlink(journalPath)
     }
 
     /// Moves an unreadable ledger aside to `PATH.unreadable` (for a post-mortem; the next save begins a new one);

@@ -50,7 +50,8 @@ enum LocatorCommand {
         let ledger = settings.stateDirectory.map { BatchLedgerFile(directory: $0, clientID: settings.client.clientID) }
         let saver = LedgerSaver<LocatorEffect>(file: ledger, logger: logger) { effect in
             switch effect {
-            case .saveLedger(let bytes): bytes
+            case .saveLedger(let bytes): .save(bytes)
+            case .journalLedger(let lines): .journal(lines)
             }
         }
         if ledger != nil {
@@ -58,10 +59,12 @@ enum LocatorCommand {
                 try pipeline.restoreLedger(bytes)
                 return pipeline.ledgerAgentCount
             }
+            saver.replayJournal { pipeline.replayLedgerJournal($0) }
         } else {
             logger.info(
                 "no state directory (--state-dir): the batch ledger is kept in memory only, so a batch the broker "
-                    + "delivers again after a restart may be taken twice")
+                    + "delivers again after a restart may be taken twice, and batches lost while the locator was down "
+                    + "are not counted as missing")
         }
         let service = LocatorService(
             pipeline: pipeline, updateInterval: settings.updateInterval, lease: settings.lease,

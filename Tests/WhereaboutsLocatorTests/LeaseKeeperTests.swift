@@ -122,6 +122,50 @@ struct LeaseKeeperTests {
         #expect(keeper.validUntil == 4.2)
     }
 
+    @Test("a claim of the holder's own term, made by a locator cut off from the broker, does not depose the holder")
+    func lateClaimOfHeldTerm() throws {
+        // "z" outranks "a" by its id: before, its claim of term 1 deposed "a", which had held term 1 for seconds.
+        var holder = Self.keeper("a")
+        _ = try Self.activate(&holder, at: 0)
+        var claimant = Self.keeper("z")
+        _ = claimant.connected(now: 0)
+        let late = try #require(Self.claims(claimant.tick(now: 3)).first)
+        #expect(late.term == 1 && late.renewal == 0, "it never heard a's claim: one above the best term it heard")
+        let answer = holder.received(late, now: 5)
+        #expect(!answer.contains { if case .stoodDown = $0 { true } else { false } }, "\(answer)")
+        let renewal = try #require(Self.claims(answer).first, "the holder answers with a renewal")
+        #expect(renewal.holder == "a" && renewal.term == 1 && renewal.renewal > 0)
+        #expect(holder.isActive(now: 5))
+        // The claimant hears the renewal of the term it claimed: the term was taken, its claim lost.
+        _ = claimant.received(late, now: 5.001)
+        let decisions = claimant.received(renewal, now: 5.002)
+        #expect(decisions.contains { if case .stoodDown = $0 { true } else { false } }, "\(decisions)")
+        #expect(!claimant.tick(now: 6).contains { if case .tookOver = $0 { true } else { false } })
+        #expect(!claimant.isActive(now: 6))
+    }
+
+    @Test("a claim given up because it did not come back, then come back late, is claimed again at once")
+    func lateClaimClaimedAgain() throws {
+        var keeper = Self.keeper("b")
+        _ = keeper.connected(now: 0)
+        let claim = try #require(Self.claims(keeper.tick(now: 3)).first)
+        #expect(keeper.tick(now: 6).contains { if case .stoodDown = $0 { true } else { false } })
+        // A partition heals at 7: the claim held up in it reaches the broker, deposes the holder, and comes back.
+        let again = keeper.received(claim, now: 7)
+        #expect(Self.claims(again) == [claim], "claimed again at once, not a whole lease later")
+        _ = keeper.received(claim, now: 7.01)
+        #expect(keeper.tick(now: 7.3).contains { if case .tookOver = $0 { true } else { false } })
+        #expect(keeper.isActive(now: 7.3))
+        #expect(keeper.validUntil == 7 + Self.ttl - keeper.configuration.margin, "valid from the claim sent at 7")
+        // Not so a claim that was beaten meanwhile: the renewal of a newer holder of its term outranks it.
+        var beaten = Self.keeper("c")
+        _ = beaten.connected(now: 0)
+        let mine = try #require(Self.claims(beaten.tick(now: 3)).first)
+        _ = beaten.tick(now: 6)
+        _ = beaten.received(LocatorLease(holder: "a", term: 1, renewal: 2, ttl: Self.ttl), now: 6.5)
+        #expect(Self.claims(beaten.received(mine, now: 7)).isEmpty)
+    }
+
     @Test("a standby that was paused hears the renewals that waited in its queue before it claims")
     func pausedStandby() throws {
         var (holder, standby) = try Self.holderAndStandby()

@@ -38,6 +38,53 @@ struct LocatorLedgerTests {
         #expect(second.pipeline.counters.rejected[.duplicateBatch] == taken.count)
     }
 
+    @Test("after a kill between two saves, the ledger and its journal make the next run count only the batches lost")
+    func killBetweenSaves() throws {
+        var first = try PipelineHarness(configuration: recording)
+        first.pipeline.journalsLedger()
+        var saved: [UInt8] = []
+        var journal: [UInt8] = []
+        // Batches every second for 20 s; the ledger saved at 5 s (the journal starts again then); killed at 19 s.
+        for second in 0..<20 {
+            let now = start + Double(second)
+            for (topic, payload) in first.batches(tag: try alice(), at: Point(x: 5, y: 4), floor: 1, time: now) {
+                first.perform(first.pipeline.receive(topic: topic, payload: payload, now: now))
+                journal += first.pipeline.takeLedgerJournal()
+            }
+            if second == 5 {
+                saved = first.pipeline.ledger
+                journal = []
+            }
+        }
+        let agents = first.pipeline.ledgerAgentCount
+        #expect(agents > 1)
+        // The batches of 20 s and 21 s were in its inbox at the kill: acknowledged to the broker, never taken.
+        for second in 20..<22 {
+            _ = first.batches(tag: try alice(), at: Point(x: 5, y: 4), floor: 1, time: start + Double(second))
+        }
+        func restarted(journal: [UInt8]?) throws -> PipelineHarness {
+            var next = try PipelineHarness(configuration: recording)
+            try next.pipeline.restoreLedger(saved)
+            if let journal { #expect(next.pipeline.replayLedgerJournal(journal) == 14 * agents) }
+            next.sequence = first.sequence
+            let now = start + 22
+            for (topic, payload) in next.batches(tag: try alice(), at: Point(x: 5, y: 4), floor: 1, time: now) {
+                next.perform(next.pipeline.receive(topic: topic, payload: payload, now: now))
+            }
+            next.perform(next.pipeline.tick(now: now + 1))
+            return next
+        }
+        let next = try restarted(journal: journal)
+        #expect(next.pipeline.metrics(now: start + 23).batchesMissing == 2 * agents, "the two lost, each agent")
+        #expect(
+            next.logs.contains {
+                $0.hasSuffix(": 2 batches missing (gaps in its seqs) since the last report, 2 in all")
+            })
+        // The ledger alone, 14 s old: the batches the killed run took after it count as missing too.
+        let stale = try restarted(journal: nil)
+        #expect(stale.pipeline.metrics(now: start + 23).batchesMissing == 16 * agents)
+    }
+
     var recording: LocatorPipeline.Configuration {
         var configuration = LocatorPipeline.Configuration()
         configuration.recordsReadings = true

@@ -316,6 +316,23 @@ struct HostileNumberingTests {
         #expect(harness.level(ofLogContaining: "agent g-lobby: 15 batches missing") == .warning)
     }
 
+    @Test("a seq forged 1,000 ahead a second after the last is logged as a jump, not as 1000 batches missing")
+    func forgedJump() throws {
+        var harness = try PipelineHarness()
+        let epoch = Int(start * 1000)
+        for (seq, second) in [(0, 1.0), (1, 2.0), (1001, 3.0), (2, 3.0), (5, 6.0)] {
+            let (topic, payload) = try batch(harness, agent: "g-lobby", epoch: epoch, seq: seq, time: start + second)
+            harness.perform(harness.pipeline.receive(topic: topic, payload: payload, now: start + second))
+        }
+        harness.perform(harness.pipeline.tick(now: start + 7))
+        #expect(harness.pipeline.metrics(now: start + 7).batchesMissing == 2, "the agent's own gap, 3 and 4")
+        #expect(!harness.logs.contains { $0.contains("1000 batches missing") || $0.contains("999 batches missing") })
+        #expect(
+            harness.level(
+                ofLogContaining: "agent g-lobby: 1 seq jumps since the last report, 1 in all, not counted as missing: "
+                    + "the last from 1 to 1001 while its clock moved 1.0 s") == .warning, "\(harness.logs)")
+    }
+
     @Test("batches taken seconds after they were sent show as input lag in the metrics, and once a minute in the log")
     func behindItsInput() throws {
         var configuration = LocatorPipeline.Configuration()

@@ -27,7 +27,7 @@ struct LedgerSaverTests {
             logger: Logger(label: "ledger-saver-tests", level: .error)
         ) { effect in
             switch effect {
-            case .save(let bytes): bytes
+            case .save(let bytes): .save(bytes)
             case .other: nil
             }
         }

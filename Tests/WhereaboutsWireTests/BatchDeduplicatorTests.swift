@@ -78,6 +78,64 @@ struct BatchDeduplicatorTests {
         #expect(dedup.missing[agent] == 5)
     }
 
+    @Test("a seq jump larger than the agent's clock allows is a jump, not missing batches; a loss over time is counted")
+    func jumpsAreNotLosses() {
+        var dedup = BatchDeduplicator()
+        for seq in 0..<10 { _ = dedup.admit(agent: agent, epoch: epoch, seq: seq, sent: now + Double(seq)) }
+        // An account that forges its agent's seq +1,000 a second after the last: before, "1000 batches missing".
+        #expect(dedup.admit(agent: agent, epoch: epoch, seq: 1009, sent: now + 10) == nil)
+        #expect(dedup.missing[agent] == nil)
+        #expect(dedup.jumps[agent]?.count == 1)
+        #expect(dedup.jumps[agent]?.last == BatchDeduplicator.Jump(from: 9, to: 1009, seconds: 1))
+        // The agent's own batches count on from where they were: its next gap is counted.
+        _ = dedup.admit(agent: agent, epoch: epoch, seq: 10, sent: now + 10)
+        _ = dedup.admit(agent: agent, epoch: epoch, seq: 13, sent: now + 13)
+        #expect(dedup.missing[agent] == 2)
+        // A broker that lost 1,000 batches of one-second windows: the clock moved 1,001 s, and they are counted.
+        _ = dedup.admit(agent: agent, epoch: epoch, seq: 1014, sent: now + 1014)
+        #expect(dedup.missing[agent] == 1002)
+        #expect(dedup.jumps[agent]?.count == 1)
+        // A new run's first seq is judged from its start, its epoch.
+        let later = epoch + 2_000_000
+        _ = dedup.admit(agent: agent, epoch: later, seq: 5000, sent: Double(later) / 1000 + 3)
+        #expect(dedup.missing[agent] == 1002 && dedup.jumps[agent]?.count == 2)
+    }
+
+    @Test("a run that began while the locator watched counts its first batches missing; one that began before does not")
+    func runStart() {
+        var dedup = BatchDeduplicator()
+        dedup.watching(since: now - 100)
+        // Began before the locator watched (a restarted locator): batches 0..<40 were taken by its last run, or not.
+        let before = AgentID("before")!
+        _ = dedup.admit(agent: before, epoch: Int((now - 200) * 1000), seq: 40, sent: now)
+        #expect(dedup.missing[before] == nil)
+        // Began since: its first 12 batches never came (a broker crash lost them).
+        let since = AgentID("since")!
+        _ = dedup.admit(agent: since, epoch: Int((now - 20) * 1000), seq: 12, sent: now)
+        #expect(dedup.missing[since] == 12)
+        _ = dedup.admit(agent: since, epoch: Int((now - 20) * 1000), seq: 13, sent: now + 1)
+        #expect(dedup.missing[since] == 12)
+    }
+
+    @Test("the journal of batches taken, replayed over the ledger saved before it, gives the ledger as it ended")
+    func journalReplay() throws {
+        var dedup = BatchDeduplicator()
+        dedup.recordsAdmissions = true
+        for seq in [0, 1, 2, 5] { _ = dedup.admit(agent: agent, epoch: epoch, seq: seq, sent: now + Double(seq)) }
+        let saved = BatchLedger.encode(dedup)
+        _ = dedup.takeAdmissions()
+        for seq in [6, 9, 10] { _ = dedup.admit(agent: agent, epoch: epoch, seq: seq, sent: now + Double(seq)) }
+        _ = dedup.admit(agent: agent, epoch: epoch, seq: 6, sent: now + 6)  // a duplicate is not journaled
+        var journal = BatchLedger.journalLines(dedup.takeAdmissions())
+        #expect(String(decoding: journal, as: UTF8.self).split(separator: "\n").count == 3)
+        journal += Array("west 17 11 1.5".utf8)  // a torn last line, cut by the kill
+        var restored = try BatchLedger.decode(saved)
+        restored.replay(BatchLedger.journal(journal))
+        #expect(restored.missing == dedup.missing && restored.missing[agent] == 4)
+        #expect(restored.admit(agent: agent, epoch: epoch, seq: 10, sent: now + 10) == .duplicateBatch)
+        #expect(restored.admit(agent: agent, epoch: epoch, seq: 11, sent: now + 11) == nil)
+    }
+
     @Test("remembers a bounded number of batches per agent")
     func boundedMemory() {
         var dedup = BatchDeduplicator()

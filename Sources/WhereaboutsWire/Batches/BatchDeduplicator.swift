@@ -12,7 +12,13 @@
 ///   and refused. A batch of an older epoch sent since is fresh and taken: a bogus newer epoch cannot silence the
 ///   agent's real run;
 /// - gaps in the newest run's seqs are counted as missing batches (a late batch that fills one counts back), so
-///   that a broker that lost messages shows in the metrics.
+///   that a broker that lost messages shows in the metrics; a run's first batches too, counted from seq 0, when the
+///   run began (its epoch) since the locator has been watching (``watching(since:)``), or when the ledger knew an
+///   earlier run of the agent;
+/// - a gap larger than the agent could have sent in the time between the two batches (by their `sent` times, one
+///   batch a window of at least ``shortestWindow``, with ``burstAllowance`` for a backlog sent at once) is a jump,
+///   not a loss: counted in ``jumps`` and not as missing, and the agent's next batches count on from where they
+///   were (an agent's own account can forge its seq, and a +1,000 logged "1000 batches missing").
 ///
 /// Memory is bounded: ``memory`` keys per agent, and at most `maximumAgents` agents; when full, the agent heard
 /// from least recently is forgotten.
@@ -25,6 +31,12 @@ public struct BatchDeduplicator: Sendable {
     public static let memory = 1024
     /// A jump in seq larger than this is not counted as missing batches (a day of one-second windows).
     public static let largestCountedGap = 86_400
+    /// The shortest batching window an agent has (`--window`, 0.1-60 s): it sends at most one batch per this many
+    /// seconds of its clock.
+    public static let shortestWindow = 0.1
+    /// Seconds of windows an agent may send at once, beyond those its clock moved: a backlog after a stall of its
+    /// loop, all stamped when it caught up.
+    public static let burstAllowance = 10.0
 
     /// The most agents remembered at once.
     public let maximumAgents: Int
@@ -41,6 +53,20 @@ public struct BatchDeduplicator: Sendable {
         public init(epoch: Int, seq: Int) {
             self.epoch = epoch
             self.seq = seq
+        }
+    }
+
+    /// A gap larger than the agent could have sent: its seq went from `from` to `to` while its clock moved `seconds`.
+    public struct Jump: Sendable, Hashable {
+        /// The highest seq before, -1 at a run's start.
+        public var from: Int
+        public var to: Int
+        public var seconds: Double
+
+        public init(from: Int, to: Int, seconds: Double) {
+            self.from = from
+            self.to = to
+            self.seconds = seconds
         }
     }
 
@@ -75,7 +101,28 @@ public struct BatchDeduplicator: Sendable {
         /// The highest seq of the newest epoch taken so far.
         var highest: Int
         var missing = 0
+        /// The `sent` time of the batch with the highest seq, when this run of the locator took it.
+        var highestSent: Double?
+        /// Jumps in its seqs, and the last one.
+        var jumps = 0
+        var lastJump: Jump?
         var lastUsed: UInt64
+
+        /// Counts the batches before `seq` of a run that began at `epoch` as missing, or as a jump when its clock has
+        /// not moved enough since for that many.
+        mutating func countRunStart(seq: Int, epoch: Int, sent: Double) {
+            let start = Double(epoch) / 1000
+            if seq <= BatchDeduplicator.mostBatches(from: start, to: sent) {
+                missing += seq
+            } else {
+                jumped(Jump(from: -1, to: seq, seconds: sent - start))
+            }
+        }
+
+        mutating func jumped(_ jump: Jump) {
+            jumps += 1
+            lastJump = jump
+        }
 
         mutating func remember(_ key: BatchKey) {
             seen.insert(key)
@@ -93,6 +140,9 @@ public struct BatchDeduplicator: Sendable {
 
     private var histories: [AgentID: History] = [:]
     private var useCounter: UInt64 = 0
+    /// Since when (Unix seconds) the locator has received every batch the broker passed on: a run that began later
+    /// is counted from seq 0.
+    public private(set) var watchingSince = Double.infinity
 
     /// Counts the changes to the ledger (every batch admitted, every agent forgotten), so that a shell saves it only
     /// when it changed.
@@ -137,17 +187,80 @@ public struct BatchDeduplicator: Sendable {
     /// Batches missing from each agent's newest run so far.
     public var missing: [AgentID: Int] { histories.compactMapValues { $0.missing > 0 ? $0.missing : nil } }
 
+    /// Jumps in each agent's seqs so far (see the overview), with the last one; not kept across restarts.
+    public var jumps: [AgentID: (count: Int, last: Jump)] {
+        histories.compactMapValues { history in history.lastJump.map { (history.jumps, $0) } }
+    }
+
+    /// The locator receives every batch the broker passes on from `time` (Unix seconds): its first connection. An
+    /// agent run that began after it, less the clock skew, is counted from seq 0 (one before would count the batches
+    /// an earlier locator took). The earliest time told counts.
+    public mutating func watching(since time: Double) {
+        if time.isFinite { watchingSince = min(watchingSince, time) }
+    }
+
+    /// How many batches an agent can have sent after one sent at `earlier` (its clock) and before one sent at `later`.
+    public static func mostBatches(from earlier: Double, to later: Double) -> Int {
+        let seconds = max(later - earlier, 0) + burstAllowance
+        return Int(min(seconds / shortestWindow, Double(largestCountedGap)))
+    }
+
+    /// A batch taken, as ``takeAdmissions()`` lists it for the shell's journal and ``replay(_:)`` takes it back.
+    public struct Admission: Sendable, Hashable {
+        public var agent: AgentID
+        public var epoch: Int
+        public var seq: Int
+        public var sent: Double
+
+        public init(agent: AgentID, epoch: Int, seq: Int, sent: Double) {
+            self.agent = agent
+            self.epoch = epoch
+            self.seq = seq
+            self.sent = sent
+        }
+    }
+
+    /// Whether the batches taken are listed for ``takeAdmissions()`` (a shell that journals them between saves).
+    public var recordsAdmissions = false
+    private var admissions: [Admission] = []
+
+    /// The batches taken since the last call, oldest first, when ``recordsAdmissions``.
+    public mutating func takeAdmissions() -> [Admission] {
+        defer { admissions.removeAll(keepingCapacity: true) }
+        return admissions
+    }
+
+    /// Takes again, in order, the batches a journal listed (those taken after the ledger was saved), so that the
+    /// ledger, its gaps included, is what it was when the journal ended.
+    public mutating func replay(_ journal: [Admission]) {
+        for admission in journal {
+            _ = decide(agent: admission.agent, epoch: admission.epoch, seq: admission.seq, sent: admission.sent)
+        }
+    }
+
     /// Records a batch and says whether to take it.
     ///
     /// - Returns: nil when the batch is new (and is now remembered); ``RejectionReason/duplicateBatch`` when it was
     ///   taken before; ``RejectionReason/supersededEpoch`` when it is left over from an earlier run.
     public mutating func admit(agent: AgentID, epoch: Int, seq: Int, sent: Double) -> RejectionReason? {
+        let verdict = decide(agent: agent, epoch: epoch, seq: seq, sent: sent)
+        if verdict == nil, recordsAdmissions {
+            admissions.append(Admission(agent: agent, epoch: epoch, seq: seq, sent: sent))
+        }
+        return verdict
+    }
+
+    private mutating func decide(agent: AgentID, epoch: Int, seq: Int, sent: Double) -> RejectionReason? {
         useCounter &+= 1
         revision &+= 1
         let key = BatchKey(epoch: epoch, seq: seq)
         guard var history = histories[agent] else {
             if histories.count >= maximumAgents { evictLeastRecentlyUsed() }
-            var history = History(newestEpoch: epoch, highest: seq, lastUsed: useCounter)
+            var history = History(newestEpoch: epoch, highest: seq, highestSent: sent, lastUsed: useCounter)
+            // A run that began while the locator watched: its batches before this one never came.
+            if Double(epoch) / 1000 >= watchingSince + clockSkew {
+                history.countRunStart(seq: seq, epoch: epoch, sent: sent)
+            }
             history.remember(key)
             histories[agent] = history
             return nil
@@ -161,13 +274,18 @@ public struct BatchDeduplicator: Sendable {
         } else if epoch > history.newestEpoch {
             history.newestEpoch = epoch
             history.highest = seq
+            history.highestSent = sent
             // Batches 0..<seq of the new run never came (a run starts at 0).
-            if seq <= Self.largestCountedGap { history.missing += seq }
+            history.countRunStart(seq: seq, epoch: epoch, sent: sent)
         } else if seq > history.highest {
             let gap = seq - history.highest - 1
-            if gap <= Self.largestCountedGap {
+            let most = history.highestSent.map { Self.mostBatches(from: $0, to: sent) } ?? Self.largestCountedGap
+            if gap <= most {
                 history.missing += gap
                 history.highest = seq
+                history.highestSent = sent
+            } else {
+                history.jumped(Jump(from: history.highest, to: seq, seconds: sent - (history.highestSent ?? sent)))
             }
         } else if history.missing > 0 {
             history.missing -= 1  // a late batch filled a gap

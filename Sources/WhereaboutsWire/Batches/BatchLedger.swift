@@ -107,6 +107,39 @@ public enum BatchLedger {
         return runs
     }
 
+    // MARK: - The journal
+
+    /// The journal's lines for batches taken: one `AGENT EPOCH SEQ SENT` line each. The shell appends them to the
+    /// file beside the ledger as they are taken and empties it at each save of the ledger, so that a `kill -9` loses
+    /// none of what the ledger knew: the ledger saved every few seconds alone made the next run count the batches
+    /// taken since as missing (214 where 4 were lost).
+    public static func journalLines(_ admissions: [BatchDeduplicator.Admission]) -> [UInt8] {
+        var text = ""
+        for admission in admissions {
+            text += "\(admission.agent.rawValue) \(admission.epoch) \(admission.seq) \(admission.sent)\n"
+        }
+        return Array(text.utf8)
+    }
+
+    /// The batches a journal lists, in order. A line that is not whole (the last one, cut by a crash while it was
+    /// written) or not valid ends the journal there; nothing after it is read.
+    public static func journal(_ bytes: [UInt8]) -> [BatchDeduplicator.Admission] {
+        var admissions: [BatchDeduplicator.Admission] = []
+        var start = bytes.startIndex
+        while let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            let fields = bytes[start..<end].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+            start = end + 1
+            guard fields.count == 4, let agent = AgentID(String(decoding: fields[0], as: UTF8.self)),
+                let epoch = Int(String(decoding: fields[1], as: UTF8.self)),
+                let seq = Int(String(decoding: fields[2], as: UTF8.self)),
+                let sent = Double(String(decoding: fields[3], as: UTF8.self)), sent.isFinite,
+                (0...BatchDecoder.maximumSequence).contains(epoch), (0...BatchDecoder.maximumSequence).contains(seq)
+            else { break }
+            admissions.append(BatchDeduplicator.Admission(agent: agent, epoch: epoch, seq: seq, sent: sent))
+        }
+        return admissions
+    }
+
     // MARK: - Decoding
 
     /// Reads a ledger into a deduplicator with the given bounds.

@@ -8,7 +8,7 @@ public import WhereaboutsJSON
 ///
 /// `holder` is the active locator's instance id (its broker username, else its client id, then a number of its
 /// process's own). `term` grows by one at every take-over; of two claims, the one with the higher `(term, holder)`
-/// wins. `renewal` counts the holder's
+/// wins, and a renewal wins over a claim of its own term (``outranks(_:)``). `renewal` counts the holder's
 /// renewals within its term, so that it recognises its own renewals coming back from the broker. `ttl` is the
 /// validity in seconds: each locator judges it by its own monotonic clock from when it sent (the holder) or received
 /// (a standby) the renewal, never by a timestamp in the payload, so the machines' clocks need not agree. An empty
@@ -31,10 +31,17 @@ public struct LocatorLease: JSONPayload, Hashable {
         self.ttl = ttl
     }
 
-    /// Whether this claim wins over `other`: a higher term, or the same term and a greater holder id (two standbys
-    /// that claimed at once agree on the winner without talking).
+    /// Whether this claim wins over `other`: a higher term; in the same term, a holder's renewal over a bare claim
+    /// (`renewal` 0); else the greater holder id (two standbys that claimed at once agree on the winner without
+    /// talking).
+    ///
+    /// A renewal shows that its holder's claim came back from the broker and settled: the term was taken. A claim of
+    /// the same term made by another locator was made before that locator saw it taken (it claims one above the best
+    /// term it heard), by a locator cut off from the broker whose claim arrived late, after a partition healed. It
+    /// must not depose the holder: the holder answers it with a renewal, and its claimant, hearing the renewal,
+    /// stands down.
     public func outranks(_ other: LocatorLease) -> Bool {
-        (term, holder) > (other.term, other.holder)
+        (term, renewal > 0 ? 1 : 0, holder) > (other.term, other.renewal > 0 ? 1 : 0, other.holder)
     }
 
     public var json: JSONValue {
