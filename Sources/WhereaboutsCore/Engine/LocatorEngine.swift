@@ -406,7 +406,10 @@ public struct LocatorEngine: Sendable {
         let threshold = min(configuration.forgetAfter, givenMap.model.tagTimeout)
         for (tag, silence, hasTrack) in tracker.silent(longerThan: threshold, now: now) {
             var zone = zones.zone(of: tag)
-            if silence > givenMap.model.tagTimeout, hasTrack || zone != nil {
+            // Silence of the agents is not absence of the tag: only the time its zone's agents have been reporting
+            // again counts, so a tag is not lost in the second between their first batch and its first reading.
+            let heardFor = zone.flatMap { zones.knownSince($0) }.map { min(silence, now - $0) } ?? silence
+            if heardFor > givenMap.model.tagTimeout, hasTrack || zone != nil {
                 // Its agents are down: the tag may still be there. Say unknown, do not invent an exit, until it is
                 // to be forgotten: memory stays bounded while agents are down too.
                 if let zone, zones.isUnknown(zone), silence <= configuration.forgetAfter { continue }

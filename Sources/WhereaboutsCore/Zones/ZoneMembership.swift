@@ -13,6 +13,8 @@ struct ZoneMembership: Sendable {
     private let indexOfSortedKey: [Int]
     private var members: [ZoneMembers]
     private var states: [ZoneState]
+    /// When each zone last became known (its agents heard again after all were down); -infinity while unknown.
+    private var knownSince: [Double]
     private var changedZones: Set<Int> = []
     /// Each tag's zone decision and how likely its last estimate made the zone it is in: one entry, so that
     /// placing a tag hashes its identity twice (read, write back), not four times.
@@ -35,6 +37,7 @@ struct ZoneMembership: Sendable {
         indexOfSortedKey = unique.map(\.element.index)
         members = Array(repeating: ZoneMembers(), count: map.zones.count)
         states = Array(repeating: .unknown, count: map.zones.count)
+        knownSince = Array(repeating: -.infinity, count: map.zones.count)
     }
 
     // MARK: - Changes
@@ -167,6 +170,7 @@ struct ZoneMembership: Sendable {
             let state: ZoneState = liveness.covers(zone: zoneIndex, now: now) ? .known : .unknown
             if states[zoneIndex] != state {
                 states[zoneIndex] = state
+                knownSince[zoneIndex] = state == .known ? now : -.infinity
                 changedZones.insert(zoneIndex)
             }
         }
@@ -207,6 +211,11 @@ struct ZoneMembership: Sendable {
     /// Whether a zone's covering agents are all down, so that who is in it cannot be known.
     func isUnknown(_ zone: ZoneKey) -> Bool {
         zoneIndex(of: zone).map { states[$0] == .unknown } ?? false
+    }
+
+    /// Since when a zone's agents have been heard without a break that left it unknown; nil while it is unknown.
+    func knownSince(_ zone: ZoneKey) -> Double? {
+        zoneIndex(of: zone).flatMap { states[$0] == .known ? knownSince[$0] : nil }
     }
 
     /// Whether a zone's occupancy can be known now, without listing who is in it.
