@@ -173,7 +173,8 @@ let package = Package(
         .testTarget(name: "WhereaboutsWireTests", dependencies: ["WhereaboutsWire", "TestFixtures"]),
         .testTarget(
             name: "WhereaboutsSessionTests", dependencies: ["WhereaboutsSession", "WhereaboutsWire", "WhereaboutsCore"]),
-        .testTarget(name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent", "WhereaboutsSettings"]),
+        .testTarget(
+            name: "WhereaboutsAgentTests", dependencies: ["WhereaboutsAgent", "WhereaboutsSettings", "TestFixtures"]),
         .testTarget(name: "WhereaboutsSettingsTests", dependencies: ["WhereaboutsSettings"]),
         .testTarget(
             name: "CommandLineSupportTests",
@@ -255,7 +256,7 @@ let package = Package(
             name: "AgentEndToEndTests",
             dependencies: [
                 "BrokerFixture", "TestFixtures", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsAdvertising",
-                "WhereaboutsCore", "ControllerEmulator", "WhereaboutsSession",
+                "WhereaboutsCore", "ControllerEmulator", "WhereaboutsSession", "WhereaboutsHCI",
             ]
         ),
     ],

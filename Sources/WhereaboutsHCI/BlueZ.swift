@@ -56,6 +56,14 @@ enum BlueZ {
         return result < 0 ? .failure(Errno.current) : .success(())
     }
 
+    /// The name BlueZ's list of Bluetooth SIG company identifiers gives `identifier` (`bt_compidtostr`), nil where
+    /// it has none.
+    static func companyName(_ identifier: UInt16) -> String? {
+        guard let text = bt_compidtostr(Int32(identifier)) else { return nil }
+        let name = String(cString: text)
+        return name.isEmpty || name == "not assigned" ? nil : name
+    }
+
     /// Reads one packet; call only when the socket is readable.
     static func read(_ descriptor: Int32) -> HCIRead {
         var failure: Int32 = 0

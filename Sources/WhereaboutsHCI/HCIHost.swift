@@ -81,6 +81,18 @@ public final class HCIHost: Sendable {
         state.withLock { $0.supported = supported }
     }
 
+    /// Asks the controller who it is (after ``initialize()``): its address, versions, maker and LE features, and
+    /// whether scanning would be extended. A part the controller refuses is nil; a transport that fails throws.
+    public func identity() async throws(HCIError) -> ControllerIdentity {
+        let version = LocalVersion(returnParameters: try await command(.readLocalVersionInformation)[...])
+        let address = DeviceAddress(readBDAddressReturnParameters: try await command(.readBDAddress)[...])
+        let features = LEFeatures(returnParameters: try await command(.leReadLocalSupportedFeatures)[...])
+        return ControllerIdentity(
+            name: name, address: address, version: version,
+            manufacturerName: version.flatMap { BlueZ.companyName($0.manufacturer) }, leFeatures: features,
+            extendedScanning: usesExtendedScanning)
+    }
+
     /// Starts scanning (stopping a scan left on first) and returns the raw events, H4-framed.
     public func startScanning(_ parameters: LEScanParameters) async throws(HCIError) -> AsyncStream<[UInt8]> {
         var extended = usesExtendedScanning

@@ -14,21 +14,15 @@ public enum AgentRadio: ServiceSource {
 
     /// Opens the controller and starts scanning (and advertising), or checks the capture file.
     public static func open(_ settings: AgentSettings, logger: Logger) async throws -> AgentRadio {
-        let makeTransport: @Sendable () throws(HCIError) -> any HCITransport
-        let name: String
-        switch settings.source {
-        case .btsnoop(let path):
+        if case .btsnoop(let path) = settings.source {
             try BtsnoopReplay.check(path)
             if case .on(let advertisement) = settings.advertising {
                 logger.info("replaying a capture: not advertising \(advertisement.tag)")
             }
             return .replay(BtsnoopReplay(path: path, speed: settings.replaySpeed, keepsTimes: settings.keepTimes))
-        case .hci(let device):
-            name = device
-            makeTransport = { () throws(HCIError) in try RawSocketTransport(device: device) }
-        case .h4(let path):
-            name = "h4:\(path)"
-            makeTransport = { () throws(HCIError) in try H4StreamTransport(path: path) }
+        }
+        guard let (name, makeTransport) = ControllerOpener.transport(for: settings.source) else {
+            throw RuntimeError("no controller to open for \(settings.source)")
         }
         guard
             let scan = LEScanParameters(
@@ -46,10 +40,10 @@ public enum AgentRadio: ServiceSource {
             logger.info(reason)
         }
         let (host, events): (HCIHost, AsyncStream<[UInt8]>)
-        do {
+        do throws(HCIError) {
             (host, events) = try await opener.open()
         } catch {
-            throw RuntimeError("cannot open Bluetooth controller \(name): \(error)")
+            throw RuntimeError(ControllerOpener.openFailure(name, error))
         }
         if let advertisement = opener.advertising?.advertisement {
             logger.info("advertising \(advertisement.tag) at \(advertisement.measuredPower) dBm")

@@ -1,4 +1,5 @@
 import WhereaboutsAdvertising
+import WhereaboutsAgent
 import WhereaboutsHCI
 
 /// How to reach one controller and what to run on it, so that it can be opened again after it went away: the
@@ -25,5 +26,28 @@ struct ControllerOpener: Sendable {
             host.close()
             throw error
         }
+    }
+}
+
+extension ControllerOpener {
+    /// The controller's name and how to reach it, for a live source (nil for a btsnoop replay).
+    static func transport(for source: AgentSettings.Source)
+        -> (name: String, make: @Sendable () throws(HCIError) -> any HCITransport)?
+    {
+        switch source {
+        case .hci(let device): (device, { () throws(HCIError) in try RawSocketTransport(device: device) })
+        case .h4(let path): ("h4:\(path)", { () throws(HCIError) in try H4StreamTransport(path: path) })
+        case .btsnoop: nil
+        }
+    }
+
+    /// Why the controller `name` could not be opened, naming it; for a refused permission, also which of the two
+    /// capabilities raw HCI needs this process lacks.
+    static func openFailure(_ name: String, _ error: HCIError) -> String {
+        var message = "cannot open Bluetooth controller \(name): \(error)"
+        if case .permissionDenied = error, let capabilities = NetworkCapabilities.current() {
+            message += "; " + capabilities.explanation
+        }
+        return message
     }
 }

@@ -15,7 +15,13 @@ enum AgentCommand {
     static func run(_ arguments: [String]) async -> ExitStatus {
         let startup: AgentStartup
         do {
-            startup = try AgentStartup(arguments)
+            let invocation = try AgentSettings.invocation(
+                arguments: arguments, environment: Environment.values(AgentSettings.environmentKeys),
+                readFile: SettingsFileReader.read)
+            switch invocation {
+            case .check(let settings): return await check(settings)
+            case .run(let settings): startup = try AgentStartup(settings)
+            }
         } catch {
             return error.report(program: "whereabouts-agent", usage: AgentSettings.usage)
         }
@@ -32,6 +38,18 @@ enum AgentCommand {
         let status = await serve(startup, radio: radio, logger: logger)
         await radio.close()
         return status
+    }
+
+    /// `--check`: the report on stdout as it comes; 0 when a beacon the agent would publish was heard.
+    static func check(_ settings: AgentCheckSettings) async -> ExitStatus {
+        let outcome = await RadioCheck.run(settings) { writeOut($0 + "\n") }
+        switch outcome {
+        case .heard: return .success
+        case .silent: return .failure
+        case .failed(let message):
+            printError("whereabouts-agent: error: \(message)")
+            return .failure
+        }
     }
 
     static func serve(_ startup: AgentStartup, radio: AgentRadio, logger: Logger) async -> ExitStatus {

@@ -10,11 +10,9 @@ struct AgentStartup {
     var broker: BrokerAddress
     var client: MQTTClientConfiguration
 
-    /// Reads the settings from the arguments, the environment and the settings files.
-    init(_ arguments: [String]) throws(SettingsError) {
-        settings = try AgentSettings.parse(
-            arguments: arguments, environment: Environment.values(AgentSettings.environmentKeys),
-            readFile: SettingsFileReader.read)
+    /// Derives the broker and the client's configuration from the settings.
+    init(_ settings: AgentSettings) throws(SettingsError) {
+        self.settings = settings
         let brokerSettings: BrokerSettings
         do {
             brokerSettings = try BrokerSettings(

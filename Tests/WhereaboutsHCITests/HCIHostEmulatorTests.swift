@@ -213,3 +213,24 @@ struct HCIHostRelayTests {
         #expect(scanner.failure == nil)
     }
 }
+
+extension HCIHostEmulatorTests {
+    @Test("identity: btvirt's controllers say Core 5.0, The Linux Foundation, their address and their LE features")
+    func identity() async throws {
+        let emulator = try BtvirtEmulator()
+        for (path, features) in [(emulator.lowEnergy, UInt64(0x0B)), (emulator.dualMode, UInt64(0))] {
+            let host = try await Self.initializedHost(at: path)
+            defer { host.close() }
+            let identity = try await host.identity()
+            #expect(identity.name == "h4:\(path)")
+            #expect(identity.version?.hciVersion == 9 && identity.version?.lmpVersion == 9)
+            #expect(identity.version?.manufacturer == 0x05F1)
+            // BlueZ's list of company identifiers, from libbluetooth.
+            #expect(identity.manufacturerName == "The Linux Foundation")
+            #expect(
+                identity.address?.description.hasPrefix("00:AA:01:") == true, "\(String(describing: identity.address))")
+            #expect(identity.leFeatures?.bits == features)
+            #expect(!identity.extendedScanning)
+        }
+    }
+}

@@ -114,13 +114,31 @@ public struct AgentSettings: Sendable {
     public static func parse(
         arguments: [String], environment: [String: String], readFile: (String) -> SettingsFile
     ) throws(SettingsError) -> AgentSettings {
-        var parsed = try AgentSettings(
-            Settings(arguments: arguments, interface: interface, environment: environment, readFile: readFile))
+        switch try invocation(arguments: arguments, environment: environment, readFile: readFile) {
+        case .run(let settings): return settings
+        case .check: throw .invalid("--check asks for a check of the radio, not a run of the agent")
+        }
+    }
+
+    /// Reads what the command line asks for: a run of the agent, or (`--check`) a check of the radio, which needs
+    /// no broker, id or advertising settings.
+    ///
+    /// - Throws: ``SettingsError`` naming the setting at fault, or `.help`.
+    public static func invocation(
+        arguments: [String], environment: [String: String], readFile: (String) -> SettingsFile
+    ) throws(SettingsError) -> AgentInvocation {
+        let settings = try Settings(
+            arguments: arguments, interface: interface, environment: environment, readFile: readFile)
+        if try settings.switchValue("check") { return .check(try AgentCheckSettings(settings)) }
+        for name in ["check-timeout", "check-count"] where settings.value(name) != nil {
+            throw .invalid("--\(name) goes with --check")
+        }
+        var parsed = try AgentSettings(settings)
         // systemd's StateDirectory= sets STATE_DIRECTORY (colon-separated when several are listed).
         if parsed.stateDirectory == nil, let systemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first {
             parsed.stateDirectory = String(systemd)
         }
-        return parsed
+        return .run(parsed)
     }
 
     private init(_ settings: Settings) throws(SettingsError) {
@@ -128,10 +146,7 @@ public struct AgentSettings: Sendable {
         guard let agent = AgentID(idText) else {
             throw .invalid("--id \"\(idText)\" is not a valid agent id: use 1 to 64 characters from A-Z a-z 0-9 _ -")
         }
-        let siteText = try settings.required("site", "the site's proximity UUID")
-        guard let site = BeaconUUID(siteText) else {
-            throw .invalid("--site \"\(siteText)\" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)")
-        }
+        let site = try Self.siteUUID(settings, "the site's proximity UUID")
         let broker = try settings.required("broker", "mqtt://host[:port] or mqtts://host[:port]")
         self.agent = agent
         self.site = site
@@ -185,8 +200,17 @@ public struct AgentSettings: Sendable {
         if insecure, !broker.hasPrefix("mqtts://") { throw .invalid("--insecure only makes sense with mqtts://") }
     }
 
+    /// `--site`, required; `what` says what it is for.
+    static func siteUUID(_ settings: Settings, _ what: String) throws(SettingsError) -> BeaconUUID {
+        let siteText = try settings.required("site", what)
+        guard let site = BeaconUUID(siteText) else {
+            throw .invalid("--site \"\(siteText)\" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)")
+        }
+        return site
+    }
+
     /// `--source` and `--device`: where events come from, nil for the default controller.
-    private static func source(_ settings: Settings) throws(SettingsError) -> Source? {
+    static func source(_ settings: Settings) throws(SettingsError) -> Source? {
         var source: Source?
         if let sourceText = settings.value("source") {
             if sourceText.hasPrefix("btsnoop:"), sourceText.count > 8 {
@@ -217,7 +241,7 @@ public struct AgentSettings: Sendable {
 
     /// What is published: `--constraint` (the site's UUID by default, `any` for every beacon), `--address` and
     /// `--rssi-floor`.
-    private static func filter(_ settings: Settings, site: BeaconUUID) throws(SettingsError) -> SightingFilter {
+    static func filter(_ settings: Settings, site: BeaconUUID?) throws(SettingsError) -> SightingFilter {
         var constraints: [BeaconIdentityConstraint] = []
         var selectsAllBeacons = false
         for text in settings.list("constraint") {
@@ -231,7 +255,14 @@ public struct AgentSettings: Sendable {
             }
             constraints.append(constraint)
         }
-        if constraints.isEmpty, !selectsAllBeacons { constraints = [BeaconIdentityConstraint(uuid: site)] }
+        if constraints.isEmpty, !selectsAllBeacons {
+            // Only the check may come without a site; it listens for the site's beacons unless told otherwise.
+            var uuid = site
+            if uuid == nil {
+                uuid = try siteUUID(settings, "the site's UUID, whose beacons to listen for (or --constraint)")
+            }
+            if let uuid { constraints = [BeaconIdentityConstraint(uuid: uuid)] }
+        }
         var addresses: Set<DeviceAddress> = []
         for text in settings.list("address") {
             guard let address = DeviceAddress(text) else {
@@ -270,7 +301,10 @@ extension AgentSettings {
     /// Every setting the agent takes, with its flag, its help and its name in the environment and files.
     public static let interface = CommandInterface(
         program: "whereabouts-agent",
-        synopsis: "whereabouts-agent --id ID --site UUID --broker mqtt://HOST[:PORT] [options]",
+        synopsis: """
+            whereabouts-agent --id ID --site UUID --broker mqtt://HOST[:PORT] [options]
+                   whereabouts-agent --check [--site UUID] [--device NAME] [--check-timeout S] [--check-count N]
+            """,
         sections: [
             .init(
                 "identity and broker",
@@ -322,6 +356,18 @@ extension AgentSettings {
                     .switchFlag("no-advertise", "do not advertise"),
                 ]),
             .init(
+                "check (no broker needed)",
+                [
+                    .switchFlag(
+                        "check", "print the controller and the first beacons the agent would publish, then exit",
+                        key: .flagOnly),
+                    .value(
+                        "check-timeout", "S", "give up after this long, 1-600 s (exit 1 if nothing was heard)",
+                        default: "10", key: .flagOnly),
+                    .value(
+                        "check-count", "N", "stop early after this many beacons, 1-1000", default: "5", key: .flagOnly),
+                ]),
+            .init(
                 "other",
                 [
                     .value("log-level", "LEVEL", "debug, info, warning or error", default: "info"),
@@ -331,6 +377,7 @@ extension AgentSettings {
         notes: """
             A btsnoop replay ends the agent when the capture ends.
             exit status: 0 clean shutdown, 1 runtime failure (no Bluetooth, broker refused us), 2 bad usage
+            --check: 0 when it heard a beacon the agent would publish, 1 when none (or no controller), 2 bad usage
             """,
         configFile: defaultConfigPath)
 }
