@@ -75,6 +75,12 @@ public struct DashboardState: Sendable {
     private let agentIDs: Set<String>
     private let renderer = MapRenderer()
 
+    /// What the page and the terminal call a tag that its payload gives no name: the map's name for it, else
+    /// `major-minor` for a beacon, else its identity's tail (``MapRenderer/label(for:map:)``).
+    public func label(for tag: TagIdentity) -> String {
+        renderer.label(for: tag, map: map)
+    }
+
     /// An empty dashboard for a map: nothing received yet.
     public init(map: FloorMap) {
         self.map = map

@@ -18,7 +18,7 @@ public enum TerminalBoard {
             lines.append("")
             lines.append("Floor \(floor.major) · \(floor.name)")
             for zone in map.zones(onFloor: floor.major) {
-                lines.append(zoneLine(zone, occupancy: state.occupancy(of: zone.key)))
+                lines.append(zoneLine(zone, occupancy: state.occupancy(of: zone.key), state: state))
             }
         }
         let events = state.recentEvents.suffix(eventCount)
@@ -26,7 +26,7 @@ public enum TerminalBoard {
             lines.append("")
             lines.append("Recent events")
             for event in events.reversed() {
-                let who = event.name ?? shortName(event.tag)
+                let who = event.name ?? state.label(for: event.tag)
                 lines.append(
                     "  \(who) \(event.kind == .enter ? "entered" : "left") \(event.zoneName ?? "zone \(event.zone)")")
             }
@@ -51,20 +51,14 @@ public enum TerminalBoard {
         return header
     }
 
-    private static func zoneLine(_ zone: Zone, occupancy: ZoneOccupancy?) -> String {
+    private static func zoneLine(_ zone: Zone, occupancy: ZoneOccupancy?, state: DashboardState) -> String {
         let name = zone.name.padding(toLength: 22)
         guard let occupancy else { return "  \(name)     –  (not yet published)" }
         let count = occupancy.state == .unknown ? "  ?" : String(occupancy.count).leftPadding(toLength: 3)
-        let who = occupancy.tags.prefix(namesPerZone).map { $0.name ?? shortName($0.id) }.joined(separator: ", ")
+        let who = occupancy.tags.prefix(namesPerZone).map { $0.name ?? state.label(for: $0.id) }.joined(separator: ", ")
         let more = occupancy.tags.count > namesPerZone ? " +\(occupancy.tags.count - namesPerZone)" : ""
         let unknown = occupancy.state == .unknown ? "  (unknown: its agents are silent)" : ""
         return "  \(name) \(count)  \(who)\(more)\(unknown)"
-    }
-
-    /// A tag without a name: `tag <major>-<minor>` for a beacon, else the identity's tail.
-    static func shortName(_ tag: TagIdentity) -> String {
-        if let fields = tag.beaconFields { return "tag \(fields.major)-\(fields.minor)" }
-        return String(tag.description.suffix(12))
     }
 
     /// `m:ss`.
