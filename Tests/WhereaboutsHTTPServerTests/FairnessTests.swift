@@ -1,0 +1,156 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+import WhereaboutsHTTPServer
+
+/// One local client must not lock everyone out: floods of each kind (from 127.0.0.1, like the page loads they compete
+/// with) against the real server, at four times its budget. Page loads are counted, not timed: each has the client's
+/// 5 s; before fairness, nearly all of them got 503.
+@Suite("HTTP server fairness under floods")
+struct FairnessTests {
+    /// The tests' small budgets, with timeouts long enough that only the budget's choice of whom to give up helps.
+    static func longTimeouts() -> HTTPServerConfiguration {
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.firstByteTimeout = 30
+        configuration.headerTimeout = 30
+        return configuration
+    }
+
+    @Test("idle connections four times the budget: the oldest are given up, and page loads are answered")
+    func idleFlood() async throws {
+        try await withServer(Self.longTimeouts()) { server in
+            let flood = try HostileFlood(
+                port: server.port, kind: .idle, count: 4 * server.configuration.maximumConnections)
+            let answered = pageLoads(port: server.port, count: 20)
+            flood.disperse()
+            #expect(answered >= 19, "\(answered) of 20 page loads answered; \(server.statistics)")
+            #expect(server.statistics.evictedUnfinished > 0)
+        }
+    }
+
+    @Test("slowloris four times the budget (a byte a second, never a whole head): page loads are answered")
+    func slowlorisFlood() async throws {
+        try await withServer(Self.longTimeouts()) { server in
+            let flood = try HostileFlood(
+                port: server.port, kind: .slowloris, count: 4 * server.configuration.maximumConnections)
+            let answered = pageLoads(port: server.port, count: 20)
+            flood.disperse()
+            #expect(answered >= 19, "\(answered) of 20 page loads answered; \(server.statistics)")
+            #expect(server.statistics.evictedUnfinished > 0)
+        }
+    }
+
+    @Test("streams never read, sixteen times their budget: page loads are answered and a reader keeps receiving")
+    func unreadStreams() async throws {
+        try await withServer(Self.longTimeouts()) { server in
+            let reader = try RawClient(port: server.port, timeout: 10)
+            #expect(reader.openStream().contains("200 OK"))
+            let flood = try HostileFlood(port: server.port, kind: .sse, count: 16 * server.configuration.maximumStreams)
+            let answered = pageLoads(port: server.port, count: 20)
+            server.broadcast(Array("data: during the flood\n\n".utf8))
+            #expect(reader.read(until: "during the flood").contains("data: during the flood"), "\(server.statistics)")
+            flood.disperse()
+            #expect(answered >= 19, "\(answered) of 20 page loads answered; \(server.statistics)")
+            #expect(server.statistics.refused[503] ?? 0 > 0, "stream requests over the budget are refused")
+            #expect(server.statistics.openStreams >= 1)
+        }
+    }
+
+    @Test("all three floods at once, with a stream reader connected: page loads answered, the reader receives")
+    func everyFlood() async throws {
+        try await withServer(Self.longTimeouts()) { server in
+            let reader = try RawClient(port: server.port, timeout: 10)
+            #expect(reader.openStream().contains("200 OK"))
+            let count = 2 * server.configuration.maximumConnections
+            let floods = try [HostileFlood.Kind.idle, .slowloris, .sse].map {
+                try HostileFlood(port: server.port, kind: $0, count: count)
+            }
+            let answered = pageLoads(port: server.port, count: 20)
+            server.broadcast(Array("data: still here\n\n".utf8))
+            #expect(reader.read(until: "still here").contains("data: still here"))
+            for flood in floods { flood.disperse() }
+            #expect(answered >= 19, "\(answered) of 20 page loads answered; \(server.statistics)")
+        }
+    }
+
+    @Test("a connection that sends nothing is closed after the first-byte timeout, long before the header timeout")
+    func firstByteTimeout() async throws {
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.firstByteTimeout = 0.5
+        configuration.headerTimeout = 30
+        try await withServer(configuration) { server in
+            let idle = try RawClient(port: server.port, timeout: 10)
+            #expect(idle.readToEnd().closed, "the idle connection was closed")
+            #expect(server.statistics.firstByteTimeouts == 1)
+            #expect(server.statistics.headTimeouts == 0)
+            // A byte in time buys the head its header timeout: this one is still open when the first was closed.
+            let talking = try RawClient(port: server.port, timeout: 1)
+            talking.send("GET / HTTP/1.1\r\n")
+            #expect(!talking.readToEnd().closed)
+            talking.send("Host: t\r\n\r\n")
+            #expect(status(of: String(decoding: talking.readToEnd().bytes, as: UTF8.self)) == 200)
+        }
+    }
+
+    @Test("a peer address at its own limit gives up its own oldest connections, never another address's")
+    func perAddressLimit() async throws {
+        // 127.0.0.2 holds 8 of 32; 127.0.0.1 may hold 24, so the budget is full, and the oldest connections are
+        // 127.0.0.2's: without per-address limits they would be the first given up.
+        var configuration = Self.longTimeouts()
+        configuration.maximumConnectionsPerAddress = 24
+        try await withServer(configuration) { server in
+            let others = try (0..<8).map { _ in try RawClient(port: server.port, timeout: 0.2, source: "127.0.0.2") }
+            let flood = try HostileFlood(port: server.port, kind: .idle, count: 64)
+            try await #expect(eventually(within: 20) { server.statistics.evictedUnfinished >= 100 })
+            for other in others { #expect(!other.readToEnd().closed, "127.0.0.2's connections stay open") }
+            #expect(pageLoads(port: server.port, count: 5) >= 4)
+            flood.disperse()
+            // Each of 127.0.0.2's connections may still ask, and is answered.
+            for other in others.prefix(2) {
+                other.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+                #expect(String(decoding: other.readToEnd().bytes, as: UTF8.self).hasSuffix("hello\n"))
+            }
+        }
+    }
+
+    @Test("HEAD is answered like GET without the body; a HEAD of the stream opens none")
+    func head() async throws {
+        try await withServer { server in
+            let page = try RawClient.exchange(port: server.port, "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(status(of: page) == 200)
+            #expect(page.contains("Content-Length: 6\r\n"))
+            #expect(page.hasSuffix("\r\n\r\n"), "no body: \(page.debugDescription)")
+            let stream = try RawClient.exchange(port: server.port, "HEAD /stream HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(status(of: stream) == 200)
+            #expect(stream.contains("text/event-stream"))
+            #expect(stream.hasSuffix("\r\n\r\n"))
+            let missing = try RawClient.exchange(port: server.port, "HEAD /nothing HTTP/1.0\r\n\r\n")
+            #expect(status(of: missing) == 404)
+            #expect(server.statistics.headRequests == 3)
+            #expect(server.statistics.streamsOpened == 0)
+            let withBody = try RawClient.exchange(
+                port: server.port, "HEAD / HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nok")
+            #expect(status(of: withBody) == 400)
+        }
+    }
+
+    @Test("refusals are all counted and logged at a bounded rate: one line at once, the rest summed up at stop")
+    func boundedLog() async throws {
+        let lines = Mutex<[String]>([])
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.refusalLogInterval = 3600
+        configuration.log = { line in lines.withLock { $0.append(line) } }
+        try await withServer(configuration) { server in
+            for _ in 0..<30 {
+                _ = try RawClient.exchange(port: server.port, "DELETE / HTTP/1.1\r\nHost: t\r\n\r\n")
+            }
+            #expect(server.statistics.refused[405] == 30)
+        }
+        let logged = lines.withLock { $0 }
+        #expect(logged.count == 2, "\(logged)")
+        #expect(logged.first?.hasSuffix(": 1 requests refused with 405") == true, "\(logged)")
+        #expect(
+            logged.last?.hasSuffix(": 29 requests refused with 405") == true, "the rest, when it stopped: \(logged)")
+    }
+}
