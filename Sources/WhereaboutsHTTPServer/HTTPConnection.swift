@@ -35,6 +35,19 @@ final class HTTPConnection {
         lastProgress = now
     }
 
+    /// The phase without its data: cheap to compare, where comparing phases would copy a request head.
+    enum Stage { case readingHead, readingBody, responding, lingering, streaming }
+
+    var stage: Stage {
+        switch phase {
+        case .readingHead: .readingHead
+        case .readingBody: .readingBody
+        case .responding: .responding
+        case .lingering: .lingering
+        case .streaming: .streaming
+        }
+    }
+
     var pending: Int { output.pending }
 
     /// Queues bytes to send. A connection that had nothing to send starts its write timeout now: the time it

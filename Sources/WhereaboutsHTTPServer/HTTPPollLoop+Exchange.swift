@@ -13,7 +13,7 @@ extension HTTPPollLoop {
             if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
                 guard read(connection, now: now) else { continue }
             }
-            if connections[entry.fd] != nil, connection.pending > 0 || connection.phase == .responding {
+            if connections[entry.fd] != nil, connection.pending > 0 || connection.stage == .responding {
                 _ = flush(connection, now: now)
             }
         }
@@ -97,18 +97,21 @@ extension HTTPPollLoop {
     /// waiting for it (ours, and the kernel's unsent ones), and the one with most waiting goes.
     private mutating func makeRoomForStream(from address: String, now: Double) -> Bool {
         let addressFull = streamsPerAddress[address] ?? 0 >= configuration.maximumStreamsPerAddress
-        guard addressFull || streams >= configuration.maximumStreams else { return true }
+        guard addressFull || streamTable.count >= configuration.maximumStreams else { return true }
+        guard now >= streamSearchNotBefore else { return false }
         var victim: HTTPConnection?
         var worst = 0
-        for connection in connections.values
-        where connection.phase == .streaming && (!addressFull || connection.peer.address == address) {
+        for connection in streamTable.values where !addressFull || connection.peer.address == address {
             let behind = connection.pending + Self.unsent(connection.descriptor)
             if behind > worst {
                 worst = behind
                 victim = connection
             }
         }
-        guard let victim else { return false }
+        guard let victim else {
+            streamSearchNotBefore = now + 0.1
+            return false
+        }
         finish(victim)
         note("streams given up for a new one (their reader had stopped reading)", now: now) {
             $0.evictedStreams += 1
@@ -135,9 +138,9 @@ extension HTTPPollLoop {
         if case .stream = response.body, !headOnly {
             budget.remove(connection.id)
             connection.phase = .streaming
-            streams += 1
+            streamTable[connection.descriptor] = connection
             streamsPerAddress[connection.peer.address, default: 0] += 1
-            let openStreams = streams
+            let openStreams = streamTable.count
             server.counters.withLock {
                 $0.streamsOpened += 1
                 $0.openStreams = openStreams
@@ -172,7 +175,7 @@ extension HTTPPollLoop {
                 return false
             }
         }
-        if connection.phase == .responding {
+        if connection.stage == .responding {
             shutdown(connection.descriptor, Int32(SHUT_WR))
             connection.phase = .lingering
             connection.deadline = now + 2
@@ -184,7 +187,7 @@ extension HTTPPollLoop {
     /// Queues bytes on every stream and hands them to the kernel at once, so that bytes still waiting afterwards are
     /// a sign of a reader that does not read (what ``makeRoomForStream(from:now:)`` looks for), not of this turn.
     mutating func enqueueOnStreams(_ bytes: [UInt8], now: Double) {
-        for connection in connections.values where connection.phase == .streaming {
+        for connection in streamTable.values {
             connection.enqueue(bytes, now: now)
             if connection.pending > configuration.maximumStreamBacklog {
                 dropStream(connection, now: now)

@@ -15,12 +15,20 @@ struct HTTPPollLoop {
     /// Descriptors by connection id, for the budget's answers.
     var descriptors: [Int: Int32] = [:]
     var budget: ConnectionBudget
-    var streams = 0
+    /// The open streams (also in ``connections``), so that broadcasts and the search for a stream to give up do
+    /// not walk every connection.
+    var streamTable: [Int32: HTTPConnection] = [:]
     var streamsPerAddress: [String: Int] = [:]
+    /// Until when no stream is looked for to give up, after a search found every stream keeping up (each search
+    /// asks the kernel about every stream; a flood of stream requests must not make it ask thousands of times a
+    /// second).
+    var streamSearchNotBefore = -Double.infinity
     var nextID = 0
     var nextKeepAlive: Double
     /// Until when the listener is left alone after running out of file descriptors.
     var acceptPausedUntil = -Double.infinity
+    /// The earliest deadline of any connection when the loop last looked.
+    var nextDeadline = -Double.infinity
     var refusals: RefusalLog
     var scratch = [UInt8](repeating: 0, count: 16 * 1024)
 
@@ -45,18 +53,18 @@ struct HTTPPollLoop {
     /// connections.
     mutating func waitForEvents() -> [pollfd]? {
         let now = HTTPServer.monotonic()
-        var wait = min(nextKeepAlive - now, 1)
-        let listening = now >= acceptPausedUntil
-        if !listening { wait = min(wait, acceptPausedUntil - now) }
+        var due = Double.infinity
         for connection in connections.values {
-            switch connection.phase {
-            case .readingHead, .readingBody, .lingering: wait = min(wait, connection.deadline - now)
+            switch connection.stage {
+            case .readingHead, .readingBody, .lingering: due = min(due, connection.deadline)
             case .responding, .streaming:
-                if connection.pending > 0 {
-                    wait = min(wait, connection.lastProgress + configuration.writeTimeout - now)
-                }
+                if connection.pending > 0 { due = min(due, connection.lastProgress + configuration.writeTimeout) }
             }
         }
+        nextDeadline = due
+        var wait = min(nextKeepAlive - now, due - now, 1)
+        let listening = now >= acceptPausedUntil
+        if !listening { wait = min(wait, acceptPausedUntil - now) }
         var descriptors = [pollfd(fd: server.wakeRead, events: Int16(POLLIN), revents: 0)]
         descriptors.append(pollfd(fd: listening ? server.listener : -1, events: Int16(POLLIN), revents: 0))
         for (descriptor, connection) in connections {
@@ -85,7 +93,7 @@ struct HTTPPollLoop {
         }
         if taken.stopping { return false }
         if taken.overflowed {
-            for connection in connections.values where connection.phase == .streaming {
+            for connection in streamTable.values {
                 dropStream(connection, now: now)
             }
         }
@@ -100,10 +108,10 @@ struct HTTPPollLoop {
     /// Takes what the kernel has queued. A newcomer that finds the budget full pushes out the oldest unfinished
     /// connection (``ConnectionBudget``); one that finds nothing to push out is refused (503) at once.
     ///
-    /// At most a quarter of an address's budget per turn: a connection accepted in this turn is read at the start of
-    /// the next, before any newer one is taken, and the few taken after it in its own turn push out older ones first.
+    /// At most half an address's budget per turn: a connection accepted in this turn is read at the start of the
+    /// next, before any newer one is taken, and those taken after it in its own turn push out older ones first.
     mutating func acceptNewConnections(now: Double) {
-        for _ in 0..<max(1, min(256, budget.perAddressLimit / 4)) {
+        for _ in 0..<max(1, min(256, budget.perAddressLimit / 2)) {
             // accept4 is a GNU extension Swift does not import: accept, then set the flags.
             var address = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -170,7 +178,7 @@ struct HTTPPollLoop {
             budget.remove(id)
             return
         }
-        if connection.phase == .lingering {
+        if connection.stage == .lingering {
             finish(connection)
             note("answered connections closed early to make room", now: now) { $0.evictedLingering += 1 }
         } else {
@@ -185,8 +193,11 @@ struct HTTPPollLoop {
     /// Closes connections whose time is up: no first byte, a head or body too slow, a lingering close, a reader that
     /// stopped reading. Then logs what is due.
     mutating func applyDeadlines(now: Double) {
+        defer { if let line = refusals.line(now: now) { configuration.log?(line) } }
+        // Nothing is due before the earliest deadline the last wait saw (connections since then have later ones).
+        guard now >= nextDeadline else { return }
         for connection in Array(connections.values) {
-            switch connection.phase {
+            switch connection.stage {
             case .readingHead where now >= connection.deadline:
                 if connection.received.isEmpty {
                     note("connections closed sending nothing (first-byte timeout)", now: now) {
@@ -211,7 +222,6 @@ struct HTTPPollLoop {
                 break
             }
         }
-        if let line = refusals.line(now: now) { configuration.log?(line) }
     }
 
     mutating func finishAll() {
@@ -238,15 +248,15 @@ struct HTTPPollLoop {
         close(connection.descriptor)
         connections[connection.descriptor] = nil
         descriptors[connection.id] = nil
-        if connection.phase == .streaming {
-            streams -= 1
+        if connection.stage == .streaming {
+            streamTable[connection.descriptor] = nil
             let left = (streamsPerAddress[connection.peer.address] ?? 1) - 1
             streamsPerAddress[connection.peer.address] = left > 0 ? left : nil
         } else {
             budget.remove(connection.id)
         }
         let open = connections.count
-        let openStreams = streams
+        let openStreams = streamTable.count
         server.counters.withLock {
             $0.openConnections = open
             $0.openStreams = openStreams

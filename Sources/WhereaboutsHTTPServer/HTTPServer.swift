@@ -80,6 +80,10 @@ public final class HTTPServer: Sendable {
         guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
         var yes: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        // A connection that sends nothing waits in the kernel, not in our budget (see `deferAccept`).
+        var deferSeconds = Int32(max(0, min(configuration.deferAccept, 60)).rounded(.up))
+        setsockopt(
+            descriptor, Int32(IPPROTO_TCP), TCP_DEFER_ACCEPT, &deferSeconds, socklen_t(MemoryLayout<Int32>.size))
         var socketAddress = sockaddr_in()
         socketAddress.sin_family = sa_family_t(AF_INET)
         socketAddress.sin_port = configuration.port.bigEndian

@@ -26,6 +26,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var maximumHeadBytes = 8192
     /// The most header fields.
     public var maximumHeaderCount = 64
+    /// Seconds a connection that has sent nothing waits in the kernel before the server takes it (`TCP_DEFER_ACCEPT`;
+    /// the kernel rounds up to its SYN-ACK retries, 1 s then 3 s); 0 takes every connection at once. An idle flood
+    /// then costs the server's loop nothing and cannot push anyone out: the kernel hands a connection over when its
+    /// first bytes arrive, and a silent one after the wait (the first-byte timeout then closes it) or never.
+    public var deferAccept = 2.0
     /// Time from accepting a connection to its first byte; then it is closed. Short: a client that means to ask
     /// asks at once, and one that sends nothing must not hold a slot for the whole ``headerTimeout``.
     public var firstByteTimeout = 2.0

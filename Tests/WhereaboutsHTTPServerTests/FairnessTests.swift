@@ -17,7 +17,9 @@ struct FairnessTests {
         return configuration
     }
 
-    @Test("idle connections four times the budget: the oldest are given up, and page loads are answered")
+    /// Idle connections mostly wait in the kernel (`TCP_DEFER_ACCEPT`) and never reach the budget; those the kernel
+    /// hands over after its wait are pushed out oldest first (the 1,000-connection test in `HostileRequestTests`).
+    @Test("idle connections four times the budget: page loads are answered")
     func idleFlood() async throws {
         try await withServer(Self.longTimeouts()) { server in
             let flood = try HostileFlood(
@@ -25,7 +27,6 @@ struct FairnessTests {
             let answered = pageLoads(port: server.port, count: 20)
             flood.disperse()
             #expect(answered >= 19, "\(answered) of 20 page loads answered; \(server.statistics)")
-            #expect(server.statistics.evictedUnfinished > 0)
         }
     }
 
@@ -37,7 +38,6 @@ struct FairnessTests {
             let answered = pageLoads(port: server.port, count: 20)
             flood.disperse()
             #expect(answered >= 19, "\(answered) of 20 page loads answered; \(server.statistics)")
-            #expect(server.statistics.evictedUnfinished > 0)
         }
     }
 
@@ -100,15 +100,21 @@ struct FairnessTests {
         var configuration = Self.longTimeouts()
         configuration.maximumConnectionsPerAddress = 24
         try await withServer(configuration) { server in
-            let others = try (0..<8).map { _ in try RawClient(port: server.port, timeout: 0.2, source: "127.0.0.2") }
-            let flood = try HostileFlood(port: server.port, kind: .idle, count: 64)
+            // A first line each, so that the kernel hands them over at once (it holds silent ones back).
+            let others = try (0..<8).map { _ in
+                let other = try RawClient(port: server.port, timeout: 0.2, source: "127.0.0.2")
+                other.send("GET / HTTP/1.1\r\n")
+                return other
+            }
+            try await #expect(eventually { server.statistics.openConnections == 8 })
+            let flood = try HostileFlood(port: server.port, kind: .slowloris, count: 64)
             try await #expect(eventually(within: 20) { server.statistics.evictedUnfinished >= 100 })
             for other in others { #expect(!other.readToEnd().closed, "127.0.0.2's connections stay open") }
             #expect(pageLoads(port: server.port, count: 5) >= 4)
             flood.disperse()
             // Each of 127.0.0.2's connections may still ask, and is answered.
             for other in others.prefix(2) {
-                other.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+                other.send("Host: t\r\n\r\n")
                 #expect(String(decoding: other.readToEnd().bytes, as: UTF8.self).hasSuffix("hello\n"))
             }
         }

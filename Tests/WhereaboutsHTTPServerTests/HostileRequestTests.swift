@@ -119,6 +119,7 @@ struct HostileRequestTests {
         var configuration = HTTPServerConfiguration.testing()
         configuration.headerTimeout = 30  // the held connections stay held while the rest arrive
         configuration.firstByteTimeout = 30
+        configuration.deferAccept = 0  // the crowd's silent connections reach the server at once
         try await withServer(configuration) { server in
             let limit = server.configuration.maximumConnections
             // The crowd connects from a process of its own: 1,000 descriptors here would push every other test's
