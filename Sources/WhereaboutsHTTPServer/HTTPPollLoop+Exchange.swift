@@ -94,13 +94,16 @@ extension HTTPPollLoop {
 
     /// Whether a new stream from `address` fits its budgets, after giving up the stream furthest behind if they are
     /// full. Readers that keep up are never given up for a newcomer: one that stopped reading shows it by bytes
-    /// waiting for it (ours, and the kernel's unsent ones), and the one with most waiting goes.
+    /// waiting for it (ours, and the kernel's unsent ones, more than a quarter of the backlog limit), and the one with
+    /// most waiting goes.
     private mutating func makeRoomForStream(from address: String, now: Double) -> Bool {
         let addressFull = streamsPerAddress[address] ?? 0 >= configuration.maximumStreamsPerAddress
         guard addressFull || streamTable.count >= configuration.maximumStreams else { return true }
         guard now >= streamSearchNotBefore else { return false }
         var victim: HTTPConnection?
-        var worst = 0
+        // Behind means more than a moment's worth: a reader that keeps up can have a few bytes waiting at any
+        // instant, and must never be the one given up just because every other stream is fresh.
+        var worst = max(configuration.maximumStreamBacklog / 4, 1)
         for connection in streamTable.values where !addressFull || connection.peer.address == address {
             let behind = connection.pending + Self.unsent(connection.descriptor)
             if behind > worst {

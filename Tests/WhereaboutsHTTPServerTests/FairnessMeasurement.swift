@@ -20,6 +20,10 @@ struct FairnessMeasurement {
     func fullSize() async throws {
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
+        if let budget = ProcessInfo.processInfo.environment["WHEREABOUTS_HTTP_BUDGET"].flatMap({ Int($0) }) {
+            configuration.maximumConnections = budget
+            configuration.maximumConnectionsPerAddress = budget * 3 / 4
+        }
         let page = [UInt8](repeating: UInt8(ascii: "p"), count: 32 * 1024)
         let handler: HTTPServer.Handler = { request in
             if request.path == "/stream" { return testHandler(request) }
