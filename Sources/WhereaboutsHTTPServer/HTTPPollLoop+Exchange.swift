@@ -97,8 +97,8 @@ extension HTTPPollLoop {
     /// waiting for it (ours, and the kernel's unsent ones, more than a quarter of the backlog limit), and the one with
     /// most waiting goes.
     private mutating func makeRoomForStream(from address: String, now: Double) -> Bool {
-        let addressFull = streamsPerAddress[address] ?? 0 >= configuration.maximumStreamsPerAddress
-        guard addressFull || streamTable.count >= configuration.maximumStreams else { return true }
+        let addressFull = streamsPerAddress[address] ?? 0 >= streamPerAddressLimit
+        guard addressFull || streamTable.count >= streamLimit else { return true }
         guard now >= streamSearchNotBefore else { return false }
         var victim: HTTPConnection?
         // Behind means more than a moment's worth: a reader that keeps up can have a few bytes waiting at any

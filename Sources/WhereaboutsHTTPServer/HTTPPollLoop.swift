@@ -19,6 +19,8 @@ struct HTTPPollLoop {
     /// not walk every connection.
     var streamTable: [Int32: HTTPConnection] = [:]
     var streamsPerAddress: [String: Int] = [:]
+    let streamLimit: Int
+    let streamPerAddressLimit: Int
     /// Until when no stream is looked for to give up, after a search found every stream keeping up (each search
     /// asks the kernel about every stream; a flood of stream requests must not make it ask thousands of times a
     /// second).
@@ -42,10 +44,43 @@ struct HTTPPollLoop {
             maximumHeadBytes: configuration.maximumHeadBytes, maximumHeaderCount: configuration.maximumHeaderCount,
             maximumBodyBytes: configuration.maximumBodyBytes)
         busy = HTTPResponse.refusal(503).encoded()
-        budget = ConnectionBudget(
-            limit: configuration.maximumConnections, perAddressLimit: configuration.maximumConnectionsPerAddress)
+        let limits = Self.limits(configuration)
+        budget = ConnectionBudget(limit: limits.connections, perAddressLimit: limits.connectionsPerAddress)
+        streamLimit = limits.streams
+        streamPerAddressLimit = limits.streamsPerAddress
         refusals = RefusalLog(interval: configuration.refusalLogInterval)
+        if limits.connections < configuration.maximumConnections || limits.streams < configuration.maximumStreams {
+            configuration.log?(
+                "http: only \(limits.descriptors) file descriptors (ulimit -n): at most \(limits.connections) "
+                    + "connections and \(limits.streams) streams")
+        }
         nextKeepAlive = HTTPServer.monotonic() + configuration.keepAliveInterval
+    }
+
+    /// The configured budgets, shrunk to fit the process's descriptor limit with some to spare (the process has
+    /// other files: standard streams, the listener, the wake pipe, a broker connection, maps), so that streams can
+    /// never take every descriptor and leave requests nothing to give up.
+    static func limits(_ configuration: HTTPServerConfiguration) -> (
+        connections: Int, connectionsPerAddress: Int, streams: Int, streamsPerAddress: Int, descriptors: Int
+    ) {
+        var limit = rlimit()
+        let descriptors =
+            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0
+            ? Int(clamping: limit.rlim_cur) : Int.max
+        let wanted = configuration.maximumConnections + configuration.maximumStreams
+        let available = max(descriptors - 32, 2)
+        guard wanted > available else {
+            return (
+                configuration.maximumConnections, configuration.maximumConnectionsPerAddress,
+                configuration.maximumStreams, configuration.maximumStreamsPerAddress, descriptors
+            )
+        }
+        let streams = max(1, min(configuration.maximumStreams, available / 5))
+        let connections = max(1, min(configuration.maximumConnections, available - streams))
+        return (
+            connections, min(configuration.maximumConnectionsPerAddress, connections), streams,
+            min(configuration.maximumStreamsPerAddress, streams), descriptors
+        )
     }
 
     /// Waits for sockets, the wake pipe or the nearest deadline; nil when polling failed for good. The first two
