@@ -74,6 +74,36 @@ struct FairnessTests {
         }
     }
 
+    @Test("a full stream budget gives up the reader that stopped reading for a new stream, never those keeping up")
+    func streamBehindGivenUp() async throws {
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.keepAliveInterval = 3600
+        try await withServer(configuration) { server in
+            let stalled = try RawClient(port: server.port, receiveBuffer: 4096, timeout: 5)
+            #expect(stalled.openStream().contains("200 OK"))
+            // The others read nothing during the burst either, but their kernel buffers hold it: not behind.
+            let readers = try (1..<server.configuration.maximumStreams).map { _ in
+                let reader = try RawClient(port: server.port, timeout: 5)
+                #expect(reader.openStream().contains("200 OK"))
+                return reader
+            }
+            // 40 KiB: more than a quarter of the 64 KiB backlog limit waits for the stalled reader, less than the
+            // limit (which would drop it anyway).
+            let event = Array(("data: " + String(repeating: "z", count: 1017) + "\n\n").utf8)
+            for _ in 0..<40 { server.broadcast(event) }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(server.statistics.slowStreamsDropped == 0)
+            let newcomer = try RawClient(port: server.port, timeout: 5)
+            #expect(newcomer.openStream().contains("200 OK"), "\(server.statistics)")
+            #expect(server.statistics.evictedStreams == 1)
+            #expect(stalled.readToEnd(limit: 1 << 20).closed, "the stalled reader's stream ended")
+            server.broadcast(Array("data: after\n\n".utf8))
+            for reader in readers + [newcomer] {
+                #expect(reader.read(until: "data: after").hasSuffix("data: after\n\n"))
+            }
+        }
+    }
+
     @Test("a connection that sends nothing is closed after the first-byte timeout, long before the header timeout")
     func firstByteTimeout() async throws {
         var configuration = HTTPServerConfiguration.testing()
