@@ -10,6 +10,10 @@ import WhereaboutsHTTPServer
 /// busy dashboard); `scripts/http-fairness.py measure` connects a stream reader, then the count of slowloris, idle and
 /// never-reading stream clients each, then makes 100 page loads of 2 s each. Prints its report and the server's
 /// statistics; passes when at least 95 % of the loads succeeded and the reader kept receiving.
+///
+/// This is the debug build, in the test process: on the shared 2-core machine (load average 5-11) it measured 93-96 of
+/// 100 within 2 s, median 180-350 ms, the server's loop being the bottleneck. `scripts/http-fairness.sh` measures the
+/// same against a release build of the server module, as shipped: 100 of 100, median 3-4 ms.
 @Suite("HTTP server fairness, measured at full size")
 struct FairnessMeasurement {
     static let count = ProcessInfo.processInfo.environment["WHEREABOUTS_HTTP_FAIRNESS"].flatMap { Int($0) }
@@ -20,10 +24,6 @@ struct FairnessMeasurement {
     func fullSize() async throws {
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
-        if let budget = ProcessInfo.processInfo.environment["WHEREABOUTS_HTTP_BUDGET"].flatMap({ Int($0) }) {
-            configuration.maximumConnections = budget
-            configuration.maximumConnectionsPerAddress = budget * 3 / 4
-        }
         let page = [UInt8](repeating: UInt8(ascii: "p"), count: 32 * 1024)
         let handler: HTTPServer.Handler = { request in
             if request.path == "/stream" { return testHandler(request) }
