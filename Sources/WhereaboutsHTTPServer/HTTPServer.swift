@@ -24,7 +24,8 @@ import Synchronization
 /// ``HTTPServerConfiguration/maximumConnections`` request connections and ``HTTPServerConfiguration/maximumStreams``
 /// streams, each also per peer address. A full request budget gives up its oldest unfinished connection for a newcomer
 /// (``ConnectionBudget`` says why that is fair even when attacker and good client share an address); a full stream
-/// budget gives up the stream furthest behind. The first byte must arrive within
+/// budget gives up the stream furthest behind (if any is). Both shrink to the process's descriptor limit. A silent
+/// connection waits in the kernel (``HTTPServerConfiguration/deferAccept``); the first byte must arrive within
 /// ``HTTPServerConfiguration/firstByteTimeout``, the head within ``HTTPServerConfiguration/headerTimeout``; a stream
 /// whose reader falls more than ``HTTPServerConfiguration/maximumStreamBacklog`` behind is dropped, not buffered (its
 /// browser reconnects and gets a fresh snapshot). Every refusal is counted in ``statistics`` and reported through
