@@ -1,7 +1,8 @@
 /// A request's line and headers, as the server accepted them.
 public struct HTTPRequestHead: Sendable, Equatable {
-    /// The method, as sent: `GET`, or with request bodies allowed (``HTTPServerConfiguration/maximumBodyBytes``)
-    /// also `POST` and `PUT`.
+    /// The method, as sent: `GET` or `HEAD`, or with request bodies allowed
+    /// (``HTTPServerConfiguration/maximumBodyBytes``) also `POST` and `PUT`. The server hands a `HEAD` to its
+    /// handler as a `GET` and sends the answer's head only.
     public var method: String
     /// The path, from the request target up to any `?`.
     public var path: String
@@ -29,12 +30,12 @@ public struct HTTPRequestHead: Sendable, Equatable {
 /// Refused: a request line over ``maximumRequestLineBytes`` (414), a head over ``maximumHeadBytes`` or with more than
 /// ``maximumHeaderCount`` fields (431), anything but `METHOD SP /target SP HTTP/1.x` (400; 505 for another version),
 /// bare CR or LF, folded or nameless headers, control bytes, a missing or repeated `Host` in HTTP/1.1, any body
-/// (`Content-Length` other than 0, or `Transfer-Encoding`), and methods other than GET (405).
+/// (`Content-Length` other than 0, or `Transfer-Encoding`), and methods other than GET and HEAD (405).
 ///
 /// With ``maximumBodyBytes`` above 0, `POST` and `PUT` are accepted too, with a body of exactly `Content-Length`
 /// bytes: one that names no length gets 411, one over the limit 413 (from the head, before any body is read), a
-/// length that is not plain digits or is given twice 400, and `Transfer-Encoding` (chunked bodies) 501. A `GET`
-/// still has no body.
+/// length that is not plain digits or is given twice 400, and `Transfer-Encoding` (chunked bodies) 501. A `GET` or
+/// `HEAD` still has no body.
 public struct HTTPRequestParser: Sendable {
     /// The outcome for the bytes so far.
     public enum Outcome: Sendable, Equatable {
@@ -141,19 +142,21 @@ public struct HTTPRequestParser: Sendable {
     private func refusal(ofBody request: HTTPRequestHead) -> Int? {
         let lengths = request.headers.filter { $0.name.lowercased() == "content-length" }.map(\.value)
         let transferEncoding = request.header("Transfer-Encoding") != nil
+        // HEAD is GET without the body in the answer: no body in the request either.
+        let bodiless = request.method == "GET" || request.method == "HEAD"
         guard maximumBodyBytes > 0 else {
             if transferEncoding || lengths.contains(where: { $0 != "0" }) { return 400 }
-            return request.method == "GET" ? nil : 405
+            return bodiless ? nil : 405
         }
-        guard ["GET", "POST", "PUT"].contains(request.method) else { return 405 }
+        guard bodiless || request.method == "POST" || request.method == "PUT" else { return 405 }
         if transferEncoding { return 501 }
         guard lengths.count <= 1 else { return 400 }
-        guard let text = lengths.first else { return request.method == "GET" ? nil : 411 }
+        guard let text = lengths.first else { return bodiless ? nil : 411 }
         // Plain digits only (no sign, no spaces, no list), and few enough of them to be a number.
         guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
             let length = Int(text)
         else { return 400 }
-        if request.method == "GET" { return length == 0 ? nil : 400 }
+        if bodiless { return length == 0 ? nil : 400 }
         return length > maximumBodyBytes ? 413 : nil
     }
 

@@ -49,8 +49,9 @@ public struct HTTPResponse: Sendable {
         }
     }
 
-    /// The head and, for a complete body, the body, as bytes on the wire.
-    func encoded() -> [UInt8] {
+    /// The head and, for a complete body, the body, as bytes on the wire; `headOnly` (for HEAD) leaves out the body
+    /// but keeps its `Content-Length`.
+    func encoded(headOnly: Bool = false) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         for (name, value) in headers where Self.isSafe(name: name) && Self.isSafe(value: value) {
             let lower = name.lowercased()
@@ -60,15 +61,15 @@ public struct HTTPResponse: Sendable {
         switch body {
         case .complete(let bytes):
             head += "Content-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
-            return Array(head.utf8) + bytes
+            return headOnly ? Array(head.utf8) : Array(head.utf8) + bytes
         case .stream(let initial):
             head += "Connection: close\r\n\r\n"
-            return Array(head.utf8) + initial
+            return headOnly ? Array(head.utf8) : Array(head.utf8) + initial
         }
     }
 
     /// A short plain-text response for a refused request; a 405 lists the `allowed` methods.
-    static func refusal(_ status: Int, allowed: String = "GET") -> HTTPResponse {
+    static func refusal(_ status: Int, allowed: String = "GET, HEAD") -> HTTPResponse {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "text/plain; charset=utf-8"), ("Content-Security-Policy", "default-src 'none'"),
             ("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store"),

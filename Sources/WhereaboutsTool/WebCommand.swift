@@ -67,7 +67,7 @@ enum WebCommand {
         let broker = try BrokerSettings(settings, defaultUsername: "dashboard")
         let listen = settings.value("listen") ?? "127.0.0.1:8080"
         let duration = try settings.number("duration")
-        let configuration: HTTPServerConfiguration
+        var configuration: HTTPServerConfiguration
         do {
             configuration = try HTTPServerConfiguration(listen: listen)
         } catch {
@@ -75,6 +75,7 @@ enum WebCommand {
         }
         let map = try RecordingFiles.map(mapPath)
         let logger = Logger(label: "whereabouts-web")
+        configuration.log = { line in logger.warning(line) }  // refusals, at most one line every 10 s
         if broker.insecure { logger.warning("--insecure: the broker's certificate is NOT verified") }
 
         let dashboard = LiveDashboard(map: map)

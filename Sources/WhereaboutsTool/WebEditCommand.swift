@@ -75,6 +75,7 @@ enum WebEditCommand {
         }
         configuration.maximumBodyBytes = maximumBodyBytes
         let logger = Logger(label: "whereabouts-web-edit")
+        configuration.log = { line in logger.warning(line) }  // refusals, at most one line every 10 s
         let token = try randomHex(bytes: 16)
         let loopback = configuration.host.hasPrefix("127.")
         let access = EditorAccess(token: token, listenerIsLoopback: loopback)

@@ -7,22 +7,41 @@ import WhereaboutsHTTPServer
 final class RawClient: Sendable {
     let descriptor: Int32
 
-    /// Connects; `receiveBuffer` shrinks the kernel's receive buffer first (for a slow reader).
-    init(port: UInt16, receiveBuffer: Int32? = nil, timeout: Double = 5) throws {
+    /// Connects; `receiveBuffer` shrinks the kernel's receive buffer first (for a slow reader); `source` is the
+    /// loopback address to connect from (any of 127.0.0.0/8), for a peer other than 127.0.0.1.
+    init(port: UInt16, receiveBuffer: Int32? = nil, timeout: Double = 5, source: String? = nil) throws {
         // Everything that can fail happens before `self` exists, so a failure never closes the descriptor twice
         // (a class whose initializer throws after initializing its properties is deinitialized).
-        descriptor = try Self.connected(port: port, receiveBuffer: receiveBuffer)
+        descriptor = try Self.connected(port: port, receiveBuffer: receiveBuffer, source: source)
         // Timeouts for reading and writing only: a connect waits for the server's backlog like any client's.
         var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    private static func connected(port: UInt16, receiveBuffer: Int32?) throws -> Int32 {
+    private static func connected(port: UInt16, receiveBuffer: Int32?, source: String?) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw ClientError.system("socket", errno) }
         if var size = receiveBuffer {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            guard inet_pton(AF_INET, source, &local.sin_addr) == 1 else {
+                close(descriptor)
+                throw ClientError.system("inet_pton", EINVAL)
+            }
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                let number = errno
+                close(descriptor)
+                throw ClientError.system("bind", number)
+            }
         }
         var address = loopback(port: port)
         let result = withUnsafePointer(to: &address) {

@@ -97,12 +97,12 @@ struct RequestBodyTests {
         }
     }
 
-    @Test("other methods get 405 with the three that are allowed", arguments: ["DELETE", "PATCH", "HEAD", "OPTIONS"])
+    @Test("other methods get 405 with the four that are allowed", arguments: ["DELETE", "PATCH", "OPTIONS", "TRACE"])
     func otherMethods(method: String) async throws {
         try await withBodyServer { server in
             let response = try RawClient.exchange(port: server.port, "\(method) / HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(status(of: response) == 405)
-            #expect(response.contains("Allow: GET, POST, PUT\r\n"))
+            #expect(response.contains("Allow: GET, HEAD, POST, PUT\r\n"))
         }
     }
 
@@ -135,7 +135,7 @@ struct RequestBodyTests {
         }
     }
 
-    @Test("a head-only handler's server still refuses every body and every method but GET")
+    @Test("a head-only handler's server still refuses every body and every method but GET and HEAD")
     func headOnlyDefault() async throws {
         try await withServer { server in
             let post = try RawClient.exchange(
@@ -143,7 +143,7 @@ struct RequestBodyTests {
             #expect(status(of: post) == 400)
             let put = try RawClient.exchange(port: server.port, "PUT / HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(status(of: put) == 405)
-            #expect(put.contains("Allow: GET\r\n"))
+            #expect(put.contains("Allow: GET, HEAD\r\n"))
         }
     }
 }
