@@ -19,6 +19,22 @@ import WhereaboutsWire
 /// that often while it changes; the shell saves it once more after the client has stopped, and restores it before the
 /// first connection, so that a batch taken by one run is a duplicate to the next.
 public struct LocatorService: ServicePipeline {
+    /// The outbox's byte budget by default (``Outbox/byteLimit``), 4 MiB: what a reconnect republishes of about 2,500
+    /// tags (a tag's position, zone and location take about 1.6 kB held). Past it the unnamed tags' states are shed,
+    /// oldest first: a flood of new tag ids then costs the locator this much besides the engine, whose 20,000 tags
+    /// take about 150 MB. (With 32 MiB, a flood of a million ids took the locator to 300 MB, VmHWM; with 8 MiB to 197
+    /// MB; with 4 MiB to 189 MB: held publications cost what they count, but the churn of shedding millions costs
+    /// more.) A site with more unnamed tags that must all be republished after a broker restart raises it
+    /// (`--outbox-bytes`); named tags' states are never shed.
+    public static let defaultOutboxBytes = 4 << 20
+    /// The largest MQTT packet the locator asks the broker to send it (MQTT v5 Maximum Packet Size in CONNECT), for
+    /// payloads of at most `payloadLimit` bytes: room besides for the topic (a readings topic is about 90 bytes; the
+    /// retained outputs read back are no longer) and properties. A payload a little over the limit still arrives, cut,
+    /// and is counted as `payload_too_large`; a conforming broker never sends a larger packet at all.
+    public static func maximumPacketSize(payloadLimit: Int) -> Int {
+        payloadLimit + 8_192
+    }
+
     /// The most received batches the locator holds before the MQTT client stops reading. Each was acknowledged to the
     /// broker on arrival, so a `kill -9` loses at most these, the one libmosquitto holds in its callback and the four
     /// the runner has taken (decoded while the loop works on the ones before): 37 batches.
@@ -46,11 +62,13 @@ public struct LocatorService: ServicePipeline {
     private var lastUpdate = -Double.infinity
     private var lastRealUpdate = -Double.infinity
 
-    /// A service around `pipeline`; `outboxCapacity` bounds the events and metrics held while the broker is away.
-    /// `ledgerInterval`: seconds between saves of the batch ledger (``LocatorEffect/saveLedger(_:)``), nil for none.
+    /// A service around `pipeline`; `outboxCapacity` bounds the events and metrics held while the broker is away, and
+    /// `outboxBytes` all it holds (``Outbox/byteLimit``). `ledgerInterval`: seconds between saves of the batch ledger
+    /// (``LocatorEffect/saveLedger(_:)``), nil for none.
     public init(
         pipeline: LocatorPipeline, updateInterval: Double = 0.02, outboxCapacity: Int = 10_000,
-        lease: LeaseKeeper.Configuration? = nil, ledgerInterval: Double? = nil
+        outboxBytes: Int? = LocatorService.defaultOutboxBytes, lease: LeaseKeeper.Configuration? = nil,
+        ledgerInterval: Double? = nil
     ) {
         self.pipeline = pipeline
         self.lease = lease.map(LeaseKeeper.init(configuration:))
@@ -59,7 +77,7 @@ public struct LocatorService: ServicePipeline {
         ledgerSavedRevision = pipeline.ledgerRevision
         session = BrokerSession.Configuration(
             statusTopic: pipeline.statusTopic, outbox: .untilHandedOver(capacity: outboxCapacity),
-            drainTimeout: 2, goodbyeTimeout: 2)
+            drainTimeout: 2, goodbyeTimeout: 2, outboxByteLimit: outboxBytes)
     }
 
     public var subscriptions: [Subscription] {
@@ -150,6 +168,11 @@ public struct LocatorService: ServicePipeline {
     }
 
     public mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<LocatorEffect>] {
+        pipeline.noteOutbox(
+            LocatorMetrics.Outbox(
+                held: outbox.count, bytes: outbox.heldBytes, peakBytes: outbox.statistics.peakBytes,
+                limitBytes: outbox.byteLimit, shed: outbox.statistics.shed, dropped: outbox.statistics.dropped,
+                coalesced: outbox.statistics.coalesced))
         var actions: [ServiceAction<LocatorEffect>] = []
         if lease != nil {
             actions += leaseActions(lease?.tick(now: time.monotonic) ?? [], at: time)
@@ -243,7 +266,7 @@ public struct LocatorService: ServicePipeline {
                     .publish(
                         Publication(
                             topic: pipeline.topics.locatorLease, payload: "", qos: .atLeastOnce, retain: true,
-                            priority: .background)))
+                            priority: .last)))
             case .tookOver(let reason):
                 actions.append(.log(.warning, "active: \(reason)"))
                 // The site's state as this locator's engine has it, as after a reconnect: occupancy only once warm.
