@@ -49,6 +49,11 @@ public enum LocatorCommandLine {
                         "threads an update may split its estimates among (the estimates are the same with any number)",
                         default: "the cores online"),
                     .value("metrics-interval", "S", "seconds between metrics messages", default: "10"),
+                    .value(
+                        "outbox-bytes", "BYTES",
+                        "the most bytes of publications held for the broker; past it the unsent states of tags the "
+                            + "map does not name are dropped, oldest first (counted in the metrics' outbox.shed)",
+                        default: "4194304"),
                     .switchFlag("no-discovery", "do not announce Home Assistant discovery configs"),
                 ]),
             .init(

@@ -21,6 +21,8 @@ struct LocatorMonitor: Sendable {
     let maximumTags: Int
     /// Counts since start.
     var counters = LocatorPipeline.Counters()
+    /// The outbox as the service last saw it, for the metrics.
+    var outbox: LocatorMetrics.Outbox?
 
     private var lastMetrics = -Double.infinity
     /// The counters the last metrics told, for ``hasUntoldCounts(now:)``.
@@ -135,7 +137,7 @@ struct LocatorMonitor: Sendable {
             latencyP50: Self.percentile(0.5, of: sorted).map { $0 * 1000 },
             latencyP99: Self.percentile(0.99, of: sorted).map { $0 * 1000 },
             inputLagP50: Self.percentile(0.5, of: lags).map { $0 * 1000 },
-            inputLagP99: Self.percentile(0.99, of: lags).map { $0 * 1000 }
+            inputLagP99: Self.percentile(0.99, of: lags).map { $0 * 1000 }, outbox: outbox
         )
     }
 

@@ -135,6 +135,11 @@ public struct LocatorPipeline: Sendable {
         monitor.metrics(now: now, engine: engine, map: map, deduplicator: intake.deduplicator)
     }
 
+    /// Notes the outbox's state, for the metrics' `outbox` (the service does, at every tick).
+    public mutating func noteOutbox(_ outbox: LocatorMetrics.Outbox) {
+        monitor.outbox = outbox
+    }
+
     /// Whether the metrics are due with counts they have not told: a tick should run (``LocatorMonitor``).
     public func hasUntoldCounts(now: Double) -> Bool { monitor.hasUntoldCounts(now: now) }
 

@@ -20,6 +20,22 @@ import WhereaboutsWire
 /// it once more after the client has stopped, and restores it (and replays the journal) before the first connection,
 /// so that a batch taken by one run is a duplicate to the next, and its gaps are counted as the last run left them.
 public struct LocatorService: ServicePipeline {
+    /// The outbox's byte budget by default (``Outbox/byteLimit``), 4 MiB: what a reconnect republishes of about 2,500
+    /// tags (a tag's position, zone and location take about 1.6 kB held). Past it the unnamed tags' states are shed,
+    /// oldest first: a flood of new tag ids then costs the locator this much besides the engine, whose 20,000 tags
+    /// take about 150 MB. (With 32 MiB, a flood of a million ids took the locator to 300 MB, VmHWM; with 8 MiB to 197
+    /// MB; with 4 MiB to 189 MB: held publications cost what they count, but the churn of shedding millions costs
+    /// more.) A site with more unnamed tags that must all be republished after a broker restart raises it
+    /// (`--outbox-bytes`); named tags' states are never shed.
+    public static let defaultOutboxBytes = 4 << 20
+    /// The largest MQTT packet the locator asks the broker to send it (MQTT v5 Maximum Packet Size in CONNECT), for
+    /// payloads of at most `payloadLimit` bytes: room besides for the topic (a readings topic is about 90 bytes; the
+    /// retained outputs read back are no longer) and properties. A payload a little over the limit still arrives, cut,
+    /// and is counted as `payload_too_large`; a conforming broker never sends a larger packet at all.
+    public static func maximumPacketSize(payloadLimit: Int) -> Int {
+        payloadLimit + 8_192
+    }
+
     /// The most received batches the locator holds before the MQTT client stops reading. Each was acknowledged to the
     /// broker on arrival, so a `kill -9` loses at most these, the one libmosquitto holds in its callback and the four
     /// the runner has taken (decoded while the loop works on the ones before): 37 batches.
@@ -47,11 +63,13 @@ public struct LocatorService: ServicePipeline {
     private var lastUpdate = -Double.infinity
     private var lastRealUpdate = -Double.infinity
 
-    /// A service around `pipeline`; `outboxCapacity` bounds the events and metrics held while the broker is away.
-    /// `ledgerInterval`: seconds between saves of the batch ledger (``LocatorEffect/saveLedger(_:)``), nil for none.
+    /// A service around `pipeline`; `outboxCapacity` bounds the events and metrics held while the broker is away, and
+    /// `outboxBytes` all it holds (``Outbox/byteLimit``). `ledgerInterval`: seconds between saves of the batch ledger
+    /// (``LocatorEffect/saveLedger(_:)``), nil for none.
     public init(
         pipeline: LocatorPipeline, updateInterval: Double = 0.02, outboxCapacity: Int = 10_000,
-        lease: LeaseKeeper.Configuration? = nil, ledgerInterval: Double? = nil
+        outboxBytes: Int? = LocatorService.defaultOutboxBytes, lease: LeaseKeeper.Configuration? = nil,
+        ledgerInterval: Double? = nil
     ) {
         self.pipeline = pipeline
         self.lease = lease.map(LeaseKeeper.init(configuration:))
@@ -61,7 +79,7 @@ public struct LocatorService: ServicePipeline {
         if ledgerInterval != nil { self.pipeline.journalsLedger() }
         session = BrokerSession.Configuration(
             statusTopic: pipeline.statusTopic, outbox: .untilHandedOver(capacity: outboxCapacity),
-            drainTimeout: 2, goodbyeTimeout: 2)
+            drainTimeout: 2, goodbyeTimeout: 2, outboxByteLimit: outboxBytes)
     }
 
     public var subscriptions: [Subscription] {
@@ -158,6 +176,11 @@ public struct LocatorService: ServicePipeline {
     }
 
     public mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<LocatorEffect>] {
+        pipeline.noteOutbox(
+            LocatorMetrics.Outbox(
+                held: outbox.count, bytes: outbox.heldBytes, peakBytes: outbox.statistics.peakBytes,
+                limitBytes: outbox.byteLimit, shed: outbox.statistics.shed, dropped: outbox.statistics.dropped,
+                coalesced: outbox.statistics.coalesced))
         var actions: [ServiceAction<LocatorEffect>] = []
         if lease != nil {
             actions += leaseActions(lease?.tick(now: time.monotonic) ?? [], at: time)
@@ -253,7 +276,7 @@ public struct LocatorService: ServicePipeline {
                     .publish(
                         Publication(
                             topic: pipeline.topics.locatorLease, payload: "", qos: .atLeastOnce, retain: true,
-                            priority: .background)))
+                            priority: .last)))
             case .tookOver(let reason):
                 actions.append(.log(.warning, "active: \(reason)"))
                 // The site's state as this locator's engine has it, as after a reconnect: occupancy only once warm.

@@ -16,6 +16,9 @@ import WhereaboutsWire
 ///   the tag timeout; a summary is said `lost` instead for a tag the map names.
 /// - Only the tags on the floors this locator owns are published; a tag that leaves them is handed over without
 ///   clearing anything, as the locator of its new floor speaks for it.
+/// - A tag the map names publishes at ``Publication/Priority/background`` priority, any other at
+///   ``Publication/Priority/expendable``: what waits for the broker leaves named tags first, and a flood of new tag
+///   ids, past the outbox's byte budget, sheds only the unnamed tags' states.
 struct TagPublisher: Sendable {
     /// The most inherited positions remembered (a bound against a flood of retained topics).
     static let inheritedLimit = 100_000
@@ -93,8 +96,7 @@ struct TagPublisher: Sendable {
                 .publish(
                     Publication(
                         topic: topics.position(tag: published.payload.tag), payload: published.payload.payload,
-                        qos: .atLeastOnce,
-                        retain: true, priority: .background)))
+                        qos: .atLeastOnce, retain: true, priority: priority(of: published.payload.tag))))
         }
         for tag in lastZones.keys.sorted() {
             if let summary = lastZones[tag] { actions += zonePublications(summary) }
@@ -131,7 +133,7 @@ struct TagPublisher: Sendable {
                 .publish(
                     Publication(
                         topic: $0.topic, payload: $0.payload.payload, qos: .atLeastOnce, retain: true,
-                        priority: .background))
+                        priority: priority(of: tag)))
             }
         }
     }
@@ -140,7 +142,7 @@ struct TagPublisher: Sendable {
     mutating func clearPositions(of lostTags: [TagIdentity]) -> [Action] {
         var actions: [Action] = []
         for tag in lostTags where lastPositions.removeValue(forKey: tag) != nil {
-            actions.append(.publish(clearing(topics.position(tag: tag))))
+            actions.append(.publish(clearing(topics.position(tag: tag), of: tag)))
         }
         return actions
     }
@@ -198,7 +200,8 @@ struct TagPublisher: Sendable {
             lastPositions[estimate.tag] = PublishedPosition(payload: payload, time: now, topic: topic)
         }
         return Publication(
-            topic: topic, payload: payload.payload, qos: .atMostOnce, retain: true, priority: .background)
+            topic: topic, payload: payload.payload, qos: .atMostOnce, retain: true, priority: priority(of: estimate.tag)
+        )
     }
 
     /// Makes `published` the record of `payload`, published at `time`; returns its topic.
@@ -353,23 +356,26 @@ struct TagPublisher: Sendable {
     }
 
     private func zonePublications(_ summary: TagZone) -> [Action] {
-        [
+        let priority = priority(of: summary.tag)
+        return [
             .publish(
                 Publication(
                     topic: topics.tagZone(tag: summary.tag), payload: summary.payload, qos: .atLeastOnce, retain: true,
-                    priority: .background)),
+                    priority: priority)),
             .publish(
                 Publication(
                     topic: topics.tagLocation(tag: summary.tag), payload: summary.location, qos: .atLeastOnce,
-                    retain: true,
-                    priority: .background)),
+                    retain: true, priority: priority)),
         ]
     }
 
     /// Clears a tag's retained summary and location (a tag the map does not name, gone).
     private mutating func clearZone(_ tag: TagIdentity) -> [Action] {
         lastZones[tag] = nil
-        return [.publish(clearing(topics.tagZone(tag: tag))), .publish(clearing(topics.tagLocation(tag: tag)))]
+        return [
+            .publish(clearing(topics.tagZone(tag: tag), of: tag)),
+            .publish(clearing(topics.tagLocation(tag: tag), of: tag)),
+        ]
     }
 
     // MARK: - What others left
@@ -444,7 +450,7 @@ struct TagPublisher: Sendable {
             inherited[tag] = nil
             // Heard by us on another share's floor: its locator speaks for the tag.
             if let floor = trackedFloors[tag], !share.owns(floor: floor) { continue }
-            if lastPositions[tag] == nil { actions.append(.publish(clearing(topics.position(tag: tag)))) }
+            if lastPositions[tag] == nil { actions.append(.publish(clearing(topics.position(tag: tag), of: tag))) }
             guard lastZones[tag] == nil else { continue }
             if map.knownTag(tag) != nil {
                 let anyOnline = !floorOnlineSince.isEmpty
@@ -456,7 +462,13 @@ struct TagPublisher: Sendable {
         return actions.sorted { $0.topicName < $1.topicName }
     }
 
-    private func clearing(_ topic: Topic) -> Publication {
-        Publication(topic: topic, payload: "", qos: .atLeastOnce, retain: true, priority: .background)
+    private func clearing(_ topic: Topic, of tag: TagIdentity) -> Publication {
+        Publication(topic: topic, payload: "", qos: .atLeastOnce, retain: true, priority: priority(of: tag))
+    }
+
+    /// The priority of a tag's publications: the map's named tags before the others, which an outbox over its byte
+    /// budget may shed (``Publication/Priority/expendable``).
+    private func priority(of tag: TagIdentity) -> Publication.Priority {
+        map.knownTag(tag) == nil ? .expendable : .background
     }
 }

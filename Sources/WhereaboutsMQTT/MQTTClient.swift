@@ -90,6 +90,13 @@ public final class MQTTClient: Sendable {
         core.statistics
     }
 
+    /// QoS 0 publications handed over and not yet written to the socket: libmosquitto queues them without a bound,
+    /// so a publisher that must stay within a fixed amount of memory waits while this is high. Nil unless
+    /// ``MQTTClientConfiguration/reportsQoS0Completions`` is off (only then are QoS 0 publications told apart).
+    public var unwrittenQoS0Publications: Int? {
+        core.unwrittenQoS0
+    }
+
     /// Whether the broker has accepted the current connection.
     public var isConnected: Bool {
         core.link.withLock { $0.phase == .connected }
@@ -268,7 +275,8 @@ public final class MQTTClient: Sendable {
             var failure = handle.connect(
                 host: configuration.host, port: configuration.port, keepAliveSeconds: keepAlive,
                 sessionExpirySeconds: sessionExpiry,
-                receiveMaximum: configuration.receiveMaximum.map { UInt16(clamping: $0) }
+                receiveMaximum: configuration.receiveMaximum.map { UInt16(clamping: $0) },
+                maximumPacketSize: configuration.maximumPacketSize.map { UInt32(clamping: $0) }
             )
             var lastError = MQTTError.connectionLost
             var acceptedAt: ContinuousClock.Instant?

@@ -44,6 +44,11 @@ public struct MQTTClientConfiguration: Sendable {
     /// a size check downstream still sees them as too large, and one huge message never costs its size in memory.
     /// `nil` copies every payload whole.
     public var payloadLimit: Int?
+    /// MQTT v5 maximum packet size, in bytes: the largest packet the broker may send this client. A conforming broker
+    /// drops a larger message for this client instead of sending it (mosquitto does), so that it is never read, let
+    /// alone copied: libmosquitto itself reads any packet whole into memory, twice, before the message callback can
+    /// look at its length. `nil` (the default) sets no limit.
+    public var maximumPacketSize: Int?
     /// Whether ``MQTTConnectionEvent/acknowledged(messageID:reason:)`` also reports QoS 0 publishes written to
     /// the socket (the default), or only QoS 1 and 2 ones the broker acknowledged. A client that publishes
     /// thousands of QoS 0 messages a second and does not wait for them (the locator's positions) turns it off: each

@@ -121,6 +121,20 @@ final class MQTTClientCore: Sendable {
         }
     }
 
+    /// QoS 0 publications handed to libmosquitto and not yet written to the socket; nil when QoS 0 completions are
+    /// reported (their ids are then not kept apart). libmosquitto's queue has no bound of its own.
+    var unwrittenQoS0: Int? {
+        guard !reportsEveryCompletion else { return nil }
+        return completions.withLock { $0.quiet.count }
+    }
+
+    /// A connection attempt begins: libmosquitto frees every packet not yet written (`packet__cleanup_all`), so no
+    /// QoS 0 publication handed over before will complete. (QoS 1 ones are sent again, and do.)
+    private func forgetUnwrittenQoS0() {
+        guard !reportsEveryCompletion else { return }
+        completions.withLock { $0.quiet.removeAll() }
+    }
+
     // MARK: The sending deadline (MQTTClient.limitSending(until:))
 
     /// Seconds on `CLOCK_BOOTTIME` past which nothing handed over before may be written or sent again, as a
@@ -240,6 +254,7 @@ final class MQTTClientCore: Sendable {
 
     func beginAttempt() {
         lastLibraryError.withLock { $0 = nil }
+        forgetUnwrittenQoS0()
         link.withLock { link in
             link.phase = .connecting
             link.refusal = nil

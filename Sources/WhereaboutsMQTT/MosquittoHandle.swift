@@ -98,13 +98,14 @@ struct MosquittoHandle: Sendable {
 
     // MARK: - Connection (loop thread only)
 
-    /// Starts a connection: TCP (and TLS) connect, then CONNECT with clean start as configured and the
-    /// session expiry interval property. Returns the failure, if any, with `errno`'s text for system errors.
+    /// Starts a connection: TCP (and TLS) connect, then CONNECT with clean start as configured, the session expiry
+    /// interval property, and the receive maximum and maximum packet size properties when given. Returns the failure, if any, with `errno`'s text for system errors.
     ///
     /// `mosquitto_reconnect` would drop the CONNECT properties (it sends none), losing the session
     /// expiry, so every attempt goes through `mosquitto_connect_bind_v5`.
     func connect(
-        host: String, port: Int, keepAliveSeconds: Int32, sessionExpirySeconds: UInt32, receiveMaximum: UInt16?
+        host: String, port: Int, keepAliveSeconds: Int32, sessionExpirySeconds: UInt32, receiveMaximum: UInt16?,
+        maximumPacketSize: UInt32?
     ) -> MQTTConnectionFailure? {
         var properties: OpaquePointer?
         defer { mosquitto_property_free_all(&properties) }
@@ -114,6 +115,11 @@ struct MosquittoHandle: Sendable {
         if added == MOSQ_ERR_SUCCESS.rawValue, let receiveMaximum {
             added = mosquitto_property_add_int16(
                 &properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), max(receiveMaximum, 1))
+        }
+        if added == MOSQ_ERR_SUCCESS.rawValue, let maximumPacketSize {
+            // 0 is a protocol error in CONNECT; the smallest useful packet is a few bytes anyway.
+            added = mosquitto_property_add_int32(
+                &properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), max(maximumPacketSize, 1))
         }
         guard added == MOSQ_ERR_SUCCESS.rawValue else { return .failed(MQTTError(rawValue: added), detail: nil) }
         let status = mosquitto_connect_bind_v5(pointer, host, Int32(clamping: port), keepAliveSeconds, nil, properties)

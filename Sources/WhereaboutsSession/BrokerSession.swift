@@ -36,12 +36,16 @@ public struct BrokerSession: Sendable {
         public var goodbyeTimeout: Double
         /// Whether the outbox lists what it takes and releases, for a shell that keeps it on disk.
         public var journaled: Bool
+        /// The outbox's byte budget (``Outbox/byteLimit``); nil for none.
+        public var outboxByteLimit: Int?
 
         public init(
             statusTopic: Topic, outbox: Outbox.Policy, overflow: Outbox.Overflow = .dropOldest,
-            drainTimeout: Double = 10, goodbyeTimeout: Double = 2, journaled: Bool = false
+            drainTimeout: Double = 10, goodbyeTimeout: Double = 2, journaled: Bool = false,
+            outboxByteLimit: Int? = nil
         ) {
             self.journaled = journaled
+            self.outboxByteLimit = outboxByteLimit
             self.statusTopic = statusTopic
             self.outbox = outbox
             self.overflow = overflow
@@ -104,7 +108,8 @@ public struct BrokerSession: Sendable {
     public init(configuration: Configuration) {
         self.configuration = configuration
         outbox = Outbox(
-            policy: configuration.outbox, overflow: configuration.overflow, recordsChanges: configuration.journaled)
+            policy: configuration.outbox, overflow: configuration.overflow, recordsChanges: configuration.journaled,
+            byteLimit: configuration.outboxByteLimit)
     }
 
     /// What the outbox took and released since the last call, for the journal (see ``Outbox/takeChanges()``).

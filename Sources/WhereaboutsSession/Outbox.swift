@@ -24,6 +24,16 @@ public import WhereaboutsWire
 /// them back instead (``hasRoom`` turns false, and the shell stops taking inputs until acknowledgements make room),
 /// so that nothing is dropped. The outbox is a state machine the session drives; it does no I/O.
 ///
+/// The byte budget (``byteLimit``, the locator's): retained publications are not counted against `capacity` (a
+/// topic holds one at most), so a flood of new topics (a million new tag ids, each with its own position and zone
+/// summary) would otherwise be held without bound. Each publication held counts its topic's and payload's UTF-8
+/// bytes and ``entryOverhead`` for its bookkeeping (``heldBytes``). Past the budget, unsent publications are
+/// dropped, each counted in ``OutboxStatistics/shed``: first the oldest of ``Publication/Priority/expendable``
+/// priority (the states of tags the map does not name), then the oldest non-retained one. Nothing else is dropped:
+/// the session's status, the lease, the zones' occupancy and the named tags' states are as many as the map says, so
+/// they may take the outbox past its budget by that much, never more. A dropped clear leaves that tag's retained
+/// position at the broker until the next start's leftover sweep clears it.
+///
 /// An outbox that ``recordsChanges`` lists what it took and released (``Change``), for a shell that keeps the
 /// service's non-retained publications on disk (``OutboxJournal``) so that a restart sends them again.
 public struct Outbox: Sendable {
@@ -89,6 +99,14 @@ public struct Outbox: Sendable {
     public let overflow: Overflow
     /// What happened so far.
     public private(set) var statistics = OutboxStatistics()
+    /// The most bytes held (``heldBytes``) before unsent publications are dropped; nil for no budget.
+    public let byteLimit: Int?
+    /// What the publications held count against ``byteLimit``: their topics' and payloads' UTF-8 bytes, and
+    /// ``entryOverhead`` each.
+    public private(set) var heldBytes = 0
+    /// What a held publication costs besides its topic and payload: its entry, its places in the lanes and the
+    /// index of retained topics, and the two strings' heap headers.
+    public static let entryOverhead = 256
 
     private var entries: [Entry] = []
     /// Whether each of `entries` is still held. An entry released out of order (a more urgent one sent past older
@@ -119,11 +137,18 @@ public struct Outbox: Sendable {
     /// Message ids of QoS 1 publications handed over and not yet acknowledged (``Policy/untilHandedOver(capacity:handOverLimit:)``).
     private var handedOver: Set<Int> = []
 
-    /// An empty outbox; one that `recordsChanges` lists them for ``takeChanges()``.
-    public init(policy: Policy, overflow: Overflow = .dropOldest, recordsChanges: Bool = false) {
+    /// An empty outbox; one that `recordsChanges` lists them for ``takeChanges()``; with a `byteLimit`, one that drops
+    /// unsent publications past it (see the type's overview).
+    public init(policy: Policy, overflow: Overflow = .dropOldest, recordsChanges: Bool = false, byteLimit: Int? = nil) {
         self.policy = policy
         self.overflow = overflow
         self.recordsChanges = recordsChanges
+        self.byteLimit = byteLimit.map { max($0, 0) }
+    }
+
+    /// What a publication counts against ``byteLimit``.
+    public static func cost(of publication: Publication) -> Int {
+        entryOverhead + publication.topic.name.utf8.count + publication.payload.utf8.count
     }
 
     /// The changes since the last call, oldest first (none unless ``recordsChanges``).
@@ -150,12 +175,16 @@ public struct Outbox: Sendable {
     /// non-retained publication when full. A `control` publication (the session's status) is not counted.
     public mutating func enqueue(_ publication: Publication, control: Bool = false) {
         if publication.retain, let id = unsentRetained[publication.topic.name], let index = index(of: id) {
+            heldBytes += Self.cost(of: publication) - Self.cost(of: entries[index].publication)
             replace(at: index, with: publication)
             if !control { statistics.coalesced += 1 }
+            shedOverBudget()
+            statistics.peakBytes = max(statistics.peakBytes, heldBytes)
             return
         }
         let id = nextID
         nextID += 1
+        heldBytes += Self.cost(of: publication)
         entries.append(Entry(id: id, publication: publication, messageID: nil, isControl: control))
         alive.append(true)
         lanes[lane(of: entries[entries.count - 1])].append(id)
@@ -171,7 +200,9 @@ public struct Outbox: Sendable {
                 statistics.dropped += 1
             }
         }
+        shedOverBudget()
         statistics.peak = max(statistics.peak, count)
+        statistics.peakBytes = max(statistics.peakBytes, heldBytes)
     }
 
     /// Adds a control publication (the session's status, which must lead) before every other held one. An unsent
@@ -184,6 +215,7 @@ public struct Outbox: Sendable {
         }
         let id = min(nextFrontID, (liveIndices.first.map { entries[$0].id } ?? nextID) - 1)
         nextFrontID = id - 1
+        heldBytes += Self.cost(of: publication)
         if head > 0 {
             head -= 1
             entries[head] = Entry(id: id, publication: publication, messageID: nil, isControl: true)
@@ -201,6 +233,28 @@ public struct Outbox: Sendable {
         }
         if publication.retain { unsentRetained[publication.topic.name] = id } else { heldNonRetained += 1 }
         statistics.peak = max(statistics.peak, count)
+        statistics.peakBytes = max(statistics.peakBytes, heldBytes)
+    }
+
+    /// Drops unsent publications while more bytes are held than ``byteLimit`` allows: the oldest expendable one (an
+    /// unnamed tag's state), else the oldest non-retained one; never the others (see the type's overview).
+    private mutating func shedOverBudget() {
+        guard let byteLimit else { return }
+        while heldBytes > byteLimit {
+            let group = Self.group(of: .expendable)
+            // Entries are in id order, so the lower index of the two lanes' oldest is the older.
+            let expendable = [oldest(inLane: 2 * group), oldest(inLane: 2 * group + 1)].compactMap { $0 }.min()
+            guard
+                let victim = expendable
+                    ?? (heldNonRetained == 0
+                        ? nil
+                        : liveIndices.first {
+                            !entries[$0].publication.retain && !entries[$0].isControl && entries[$0].messageID == nil
+                        })
+            else { return }
+            remove(at: victim)
+            statistics.shed += 1
+        }
     }
 
     /// The next publication to send, if the in-flight limit allows and one is unsent: the oldest of the most urgent
@@ -221,7 +275,8 @@ public struct Outbox: Sendable {
             backgroundBlocked = handedOver.count >= max(limit - limit / 4, 1)
         }
         for group in 0..<Self.laneGroups {
-            let blocked = group == Self.group(of: .background) ? backgroundBlocked : qos1Blocked
+            // The tags' states, named or not, and what follows them share the background's part of the window.
+            let blocked = group >= Self.group(of: .background) ? backgroundBlocked : qos1Blocked
             let confirmed = oldest(inLane: 2 * group)
             let quick = oldest(inLane: 2 * group + 1)
             switch (confirmed, quick) {
@@ -392,6 +447,7 @@ public struct Outbox: Sendable {
 
     private mutating func remove(at index: Int) {
         let entry = entries[index]
+        heldBytes -= Self.cost(of: entry.publication)
         leaveLane(entry)
         if entry.messageID != nil { inFlightCount -= 1 }
         if entry.publication.retain {
@@ -448,8 +504,12 @@ public struct OutboxStatistics: Sendable, Hashable {
     public var discarded = 0
     /// Retained publications replaced by a newer one on the same topic before they were sent.
     public var coalesced = 0
+    /// Publications dropped unsent because the outbox was over its byte budget (``Outbox/byteLimit``).
+    public var shed = 0
     /// The most publications held at once.
     public var peak = 0
+    /// The most bytes held at once (``Outbox/heldBytes``).
+    public var peakBytes = 0
 
     public init() {}
 }

@@ -32,6 +32,9 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
     public private(set) var isStopping = false
     private var refusalsSinceLog = 0
     private var lastRefusalLog = -Double.infinity
+    /// The outbox's drops over its byte budget as of the last report, and when that was.
+    private var shedReported = 0
+    private var lastShedReport = -Double.infinity
 
     /// A service that has not connected yet.
     public init(pipeline: Pipeline) {
@@ -96,7 +99,20 @@ public struct ServiceState<Pipeline: ServicePipeline>: Sendable {
     public mutating func tick(at time: ServiceTime) -> [Command] {
         var commands = perform(pipeline.tick(at: time, outbox: session.outbox), at: time)
         commands += translate(session.tick(now: time.monotonic), at: time)
-        return commands
+        return commands + sheddingReport(at: time)
+    }
+
+    /// Says that the outbox dropped publications over its byte budget: the first time, then at most once a minute
+    /// with how many since the last report (a flood of new tag ids sheds thousands a second).
+    private mutating func sheddingReport(at time: ServiceTime) -> [Command] {
+        let shed = session.outbox.statistics.shed
+        guard shed > shedReported, time.monotonic - lastShedReport >= 60 else { return [] }
+        let line =
+            "outbox over its budget of \(session.outbox.byteLimit ?? 0) bytes: dropped \(shed - shedReported) unsent "
+            + "publications (states of tags the map does not name first) since the last report, \(shed) in all"
+        shedReported = shed
+        lastShedReport = time.monotonic
+        return [.log(.warning, line)]
     }
 
     /// SIGHUP brought new settings.

@@ -67,7 +67,8 @@ enum LocatorCommand {
                     + "are not counted as missing")
         }
         let service = LocatorService(
-            pipeline: pipeline, updateInterval: settings.updateInterval, lease: settings.lease,
+            pipeline: pipeline, updateInterval: settings.updateInterval, outboxBytes: settings.outboxBytes,
+            lease: settings.lease,
             ledgerInterval: ledger == nil ? nil : LocatorService.defaultLedgerInterval)
         let state = ServiceState(pipeline: service)
         var configuration = settings.client
@@ -76,6 +77,10 @@ enum LocatorCommand {
         configuration.inboxLimit = LocatorService.inboxLimit
         configuration.receiveMaximum = LocatorService.inboxLimit
         configuration.payloadLimit = settings.pipeline.limits.maximumPayloadBytes
+        // … nor read one: the broker is told the largest packet it may send (a 100 MB payload cost libmosquitto two
+        // copies of it before the callback could refuse it).
+        configuration.maximumPacketSize = LocatorService.maximumPacketSize(
+            payloadLimit: settings.pipeline.limits.maximumPayloadBytes)
         // Positions go at QoS 0, thousands a second on a campus, and the outbox releases them when handed over: a
         // report of each one written was an event and two task wake-ups for nothing.
         configuration.reportsQoS0Completions = service.session.outbox.waitsForQoS0Completions

@@ -17,6 +17,7 @@ struct LocatorSettings {
     var stateDirectory: String?
     var pipeline = LocatorPipeline.Configuration()
     var updateInterval = 0.02
+    var outboxBytes = LocatorService.defaultOutboxBytes
     var logLevel = Logger.Level.info
     var insecure = false
     var clock = ScaledClock()
@@ -61,6 +62,7 @@ struct LocatorSettings {
         if let interval = try settings.number("metrics-interval", in: 0.1...86_400) {
             pipeline.metricsInterval = interval
         }
+        outboxBytes = try settings.integer("outbox-bytes", in: 16_384...(1 << 40)) ?? outboxBytes
         pipeline.homeAssistantDiscovery = try !settings.switchValue("no-discovery")
         do {
             clock = try ScaledClock(

@@ -63,6 +63,54 @@ struct MQTTClientBrokerTests {
         }
     }
 
+    @Test("the broker never sends a packet over the client's maximum packet size; a smaller oversized one arrives cut")
+    func maximumPacketSize() async throws {
+        // No packet limit at the broker: only the client's CONNECT property keeps the big one away.
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        var configuration = testConfiguration(broker, clientID: "small-sub")
+        configuration.maximumPacketSize = 64 * 1024
+        configuration.payloadLimit = 32 * 1024
+        try await withConnected(configuration) { subscriber, received in
+            try subscriber.subscribe("size/#", qos: .atLeastOnce)
+            try await waitUntil("SUBACK") { received.subscribedCount == 1 }
+            try await withConnected(testConfiguration(broker, clientID: "big-pub")) { publisher, sent in
+                for (topic, size) in [("size/huge", 16 << 20), ("size/over", 40 * 1024), ("size/small", 5)] {
+                    try publisher.publish(topic: topic, payload: Array(repeating: 0x20, count: size), qos: .atLeastOnce)
+                }
+                try await waitUntil("3 acknowledgements") { sent.acknowledgements.count >= 3 }
+                #expect(sent.acknowledgements.allSatisfy { $0.reason == .success }, "the broker took all three")
+                // In order: once the last has arrived, the huge one was dropped for this client, not delayed.
+                try await waitUntil("the small message") { !received.payloads(on: "size/small").isEmpty }
+            }
+            #expect(received.messages.map(\.topic) == ["size/over", "size/small"], "\(broker.log)")
+            // Under the packet limit but over the payload limit: cut in the callback, one byte over the limit.
+            #expect(received.messages.first?.payload.count == 32 * 1024 + 1)
+            #expect(subscriber.isConnected)
+        }
+    }
+
+    @Test("QoS 0 publications left unreported are counted until written, then the count is back to 0")
+    func unwrittenQoS0() async throws {
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        var configuration = testConfiguration(broker, clientID: "unwritten-pub")
+        configuration.reportsQoS0Completions = false
+        try await withConnected(configuration) { publisher, _ in
+            #expect(publisher.unwrittenQoS0Publications == 0)
+            for index in 0..<2_000 {
+                try publisher.publish(
+                    topic: "unwritten/\(index % 7)", payload: Array(repeating: 1, count: 300), qos: .atMostOnce)
+            }
+            #expect((publisher.unwrittenQoS0Publications ?? -1) >= 0)
+            try await waitUntil("every QoS 0 publication written") { publisher.unwrittenQoS0Publications == 0 }
+        }
+        // A client that reports QoS 0 completions does not count them apart.
+        try await withConnected(testConfiguration(broker, clientID: "loud-pub")) { publisher, _ in
+            #expect(publisher.unwrittenQoS0Publications == nil)
+        }
+    }
+
     @Test("a retained message reaches a subscriber that arrives later, flagged as retained")
     func retainedMessage() async throws {
         let broker = try await MosquittoBroker.start()

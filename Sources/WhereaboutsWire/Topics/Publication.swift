@@ -11,6 +11,12 @@ public struct Publication: Sendable, Hashable {
         case normal
         /// Each tag's own state (position, zone, location): many topics, each soon written again.
         case background
+        /// The state of a tag the map does not name: leaves last, and is the first an outbox over its byte budget
+        /// drops (``Outbox``'s shedding), so that a flood of new tag ids cannot crowd out the tags the site names, the
+        /// zones, or the lease.
+        case expendable
+        /// After everything else: a clean stop's release of the lease, so that a standby takes over from the last word.
+        case last
     }
 
     /// Where.
