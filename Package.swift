@@ -102,7 +102,7 @@ let package = Package(
             name: "WhereaboutsRuntime",
             dependencies: [
                 "WhereaboutsSession", "WhereaboutsWire", "WhereaboutsMQTT", "CommandLineSupport", "DetachedThread",
-                "WhereaboutsCore",
+                "WhereaboutsCore", "WhereaboutsHTTPServer",
             ]),
 
         // MARK: - Shells

@@ -87,9 +87,57 @@ public enum LocatorCommandLine {
                         "floor-margin", "N", "with --floors: hear the agents of N floors above and below",
                         default: "2"),
                 ]),
-            .init("other", [.value("log-level", "LEVEL", "debug, info, warning or error", default: "info")]),
+            .init(
+                "other",
+                [
+                    .value(
+                        "metrics-listen", "[HOST:]PORT",
+                        "serve the figures to Prometheus at http://HOST:PORT/metrics (docs/metrics.md); a port alone "
+                            + "is on loopback, another host only when named (port 0 picks a free one)",
+                        default: "off"),
+                    .value("log-level", "LEVEL", "debug, info, warning or error", default: "info"),
+                ]),
         ],
         notes: "exit status: 0 clean shutdown, 1 runtime failure, 2 bad usage or bad map",
         configFile: "/etc/whereabouts/locator.conf")
 
+    /// `--role` and `--lease-time`: the lease this locator competes for as one of a pair, or nil on its own.
+    /// `process`: a number of this process's own (random), so that two locators started under one name are still
+    /// two holders.
+    public static func lease(
+        _ settings: Settings, clientID: String, floors: [UInt16]?, process: UInt32
+    ) throws(SettingsError) -> LeaseKeeper.Configuration? {
+        let leaseTime = try settings.number("lease-time", in: 1...60) ?? 3
+        switch settings.value("role") ?? "single" {
+        case "single":
+            // A lease time on its own would be an operator's belief that this locator is one of a pair.
+            if let (_, origin) = settings.lookup("lease-time") {
+                throw .invalid(
+                    "\(origin) is only for a pair of locators (--role auto); this one runs alone (--role single)")
+            }
+            return nil
+        case "auto":
+            // One lease per site: a pair of split locators would need one per share (docs/scale.md), not built yet.
+            guard floors == nil else {
+                throw .invalid("--role auto cannot be used with --floors yet: the lease is one per site, not per share")
+            }
+            // The account when one is named (the broker ties client ids to accounts), else the client id.
+            return LeaseKeeper.Configuration(
+                name: settings.value("username") ?? clientID, process: process, ttl: leaseTime)
+        case let other: throw .invalid("--role must be single or auto, not \"\(other)\"")
+        }
+    }
+
+    /// `1,2`: floor majors separated by commas, each 0…65535 in plain digits; the map is checked later.
+    public static func floors(_ text: String) throws(SettingsError) -> [UInt16] {
+        var floors: [UInt16] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let digits = String(part.filter { $0 != " " })
+            guard let major = UInt16(digits), String(major) == digits else {
+                throw .invalid("--floors must list floor majors such as 1,2, not \"\(text)\"")
+            }
+            floors.append(major)
+        }
+        return floors
+    }
 }

@@ -9,6 +9,9 @@ public enum LocatorEffect: Sendable, Hashable {
     /// Append these lines to the ledger's journal (``LocatorPipeline/takeLedgerJournal()``): the batches one input
     /// took, so that a crash loses none of the ledger.
     case journalLedger([UInt8])
+    /// Hand these figures to the metrics endpoint (``LocatorService/snapshotInterval``), which serves the last it was
+    /// handed.
+    case metrics(LocatorMetricsSnapshot)
 }
 
 /// What the locator's pipeline and its parts return: the service's own actions.

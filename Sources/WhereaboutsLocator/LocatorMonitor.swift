@@ -23,6 +23,17 @@ struct LocatorMonitor: Sendable {
     var counters = LocatorPipeline.Counters()
     /// The outbox as the service last saw it, for the metrics.
     var outbox: LocatorMetrics.Outbox?
+    /// Seconds from each batch's arrival to the update that took it, since start (the endpoint's histogram).
+    private(set) var updateLatency = Histogram()
+    /// Seconds from each batch's sending to its arrival, since start.
+    private(set) var inputLag = Histogram(bounds: LocatorMetricsSnapshot.inputLagBounds)
+    /// Readings taken from each agent of the map in force, by the agent's index: a batch adds its count once, with no
+    /// lookup by name on the way in.
+    private var acceptedByAgentIndex: [Int] = []
+    /// Readings taken per agent id under the maps replaced since start.
+    private var acceptedEarlier: [String: Int] = [:]
+    /// Tags evicted by the engines replaced since start (each new one counts from 0).
+    private var evictedEarlier = 0
 
     private var lastMetrics = -Double.infinity
     /// The counters the last metrics told, for ``hasUntoldCounts(now:)``.
@@ -53,7 +64,18 @@ struct LocatorMonitor: Sendable {
     /// A batch reached the engine at `now`, sent by its agent at `sent`: its latency is measured at the next tick.
     mutating func batchTaken(sent: Double, now: Double) {
         pendingReceiveTimes.append(now)
-        inputLags.append(max(now - sent, 0))
+        let lag = max(now - sent, 0)
+        inputLags.append(lag)
+        inputLag.observe(lag)
+    }
+
+    /// `count` readings of one batch (or one recorded reading) of the map's agent `agentIndex` were taken.
+    mutating func accepted(_ count: Int, agentIndex: Int) {
+        guard count > 0, agentIndex >= 0 else { return }
+        if agentIndex >= acceptedByAgentIndex.count {
+            acceptedByAgentIndex += Array(repeating: 0, count: agentIndex + 1 - acceptedByAgentIndex.count)
+        }
+        acceptedByAgentIndex[agentIndex] += count
     }
 
     /// Counts a refused reading (or batch), and logs it unless its reason was logged within the minute.
@@ -74,8 +96,14 @@ struct LocatorMonitor: Sendable {
         reportedMissing = deduplicator.missing
     }
 
-    /// The engine started over on a new map: it counts its evictions from 0 again.
-    mutating func engineReplaced() {
+    /// The map is about to be replaced, and the engine with it, which counts its evictions from 0 again: what the old
+    /// ones counted is kept under the agents' ids.
+    mutating func mapReplacing(_ old: FloorMap, engine: LocatorEngine) {
+        for (index, count) in acceptedByAgentIndex.enumerated() where count > 0 && index < old.agents.count {
+            acceptedEarlier[old.agents[index].id, default: 0] += count
+        }
+        acceptedByAgentIndex.removeAll()
+        evictedEarlier += engine.evictedTagCount
         reportedEvictions = 0
     }
 
@@ -85,7 +113,11 @@ struct LocatorMonitor: Sendable {
         now: Double, engine: LocatorEngine, map: FloorMap, deduplicator: BatchDeduplicator, topic: Topic
     ) -> [Action] {
         var actions: [Action] = []
-        for received in pendingReceiveTimes { latencies.append(max(now - received, 0)) }
+        for received in pendingReceiveTimes {
+            let latency = max(now - received, 0)
+            latencies.append(latency)
+            updateLatency.observe(latency)
+        }
         pendingReceiveTimes.removeAll(keepingCapacity: true)
         if now - lastMetrics >= metricsInterval {
             lastMetrics = now
@@ -139,6 +171,33 @@ struct LocatorMonitor: Sendable {
             inputLagP50: Self.percentile(0.5, of: lags).map { $0 * 1000 },
             inputLagP99: Self.percentile(0.99, of: lags).map { $0 * 1000 }, outbox: outbox
         )
+    }
+
+    /// The figures for the metrics endpoint as of now (``LocatorPipeline/metricsSnapshot(now:role:)``); `hears` says
+    /// which of the map's agents (by index) this locator listens to, `zonesUnknown` how many of its zones cannot be
+    /// known.
+    func snapshot(
+        now: Double, engine: LocatorEngine, map: FloorMap, deduplicator: BatchDeduplicator, zonesUnknown: Int,
+        hears: (Int) -> Bool
+    ) -> LocatorMetricsSnapshot {
+        var snapshot = LocatorMetricsSnapshot()
+        snapshot.readingsByAgent = acceptedEarlier
+        for (index, agent) in map.agents.enumerated() where hears(index) {
+            let taken = index < acceptedByAgentIndex.count ? acceptedByAgentIndex[index] : 0
+            snapshot.readingsByAgent[agent.id, default: 0] += taken
+            snapshot.batchesMissing[agent.id] = 0
+            snapshot.agentsUp[agent.id] = engine.isAgentOnline(index, now: now)
+        }
+        for (agent, missing) in deduplicator.missing { snapshot.batchesMissing[agent.rawValue] = missing }
+        snapshot.readingsRejected = counters.rejected
+        snapshot.batches = counters.batches
+        snapshot.tagsTracked = engine.trackedTagCount
+        snapshot.tagsEvicted = evictedEarlier + engine.evictedTagCount
+        snapshot.zonesUnknown = zonesUnknown
+        snapshot.outbox = outbox
+        snapshot.updateLatency = updateLatency
+        snapshot.inputLag = inputLag
+        return snapshot
     }
 
     /// The metrics' publication; the latencies and lags they cover start again.

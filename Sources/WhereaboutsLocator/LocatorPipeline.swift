@@ -135,6 +135,16 @@ public struct LocatorPipeline: Sendable {
         monitor.metrics(now: now, engine: engine, map: map, deduplicator: intake.deduplicator)
     }
 
+    /// The figures for the metrics endpoint as of now, with the part the locator plays (the service knows it).
+    public func metricsSnapshot(now: Double, role: LocatorMetricsSnapshot.Role = .single) -> LocatorMetricsSnapshot {
+        let unknown = map.zones.lazy.filter { owns(floor: $0.floor) && engine.state(of: $0.key) == .unknown }.count
+        var snapshot = monitor.snapshot(
+            now: now, engine: engine, map: map, deduplicator: intake.deduplicator, zonesUnknown: unknown,
+            hears: { hears(agentIndex: $0) })
+        snapshot.role = role
+        return snapshot
+    }
+
     /// Notes the outbox's state, for the metrics' `outbox` (the service does, at every tick).
     public mutating func noteOutbox(_ outbox: LocatorMetrics.Outbox) {
         monitor.outbox = outbox
@@ -205,6 +215,7 @@ public struct LocatorPipeline: Sendable {
     /// changes its share's floors or whether it owns the site (its status topic and last will would move).
     public mutating func replaceMap(_ newMap: FloorMap, now: Double) -> [ServiceAction<LocatorEffect>] {
         if let refusal = refusal(of: newMap) { return [.log(.error, refusal)] }
+        monitor.mapReplacing(map, engine: engine)
         // Occupancy of removed zones is cleared after their configs, so that no entity reads the empty payload.
         let clearedOccupancy = occupancy.removedZones(in: newMap)
         map = newMap
@@ -216,7 +227,6 @@ public struct LocatorPipeline: Sendable {
         engine = LocatorEngine(map: newMap, configuration: configuration.engine)
         calibration = LocatorCalibration(map: newMap, configuration: configuration.calibration)
         calibration.prepare(&engine)
-        monitor.engineReplaced()
         occupancy = OccupancyPublisher(
             map: newMap, share: share, topics: topics, warmUp: configuration.warmUp, startTime: now)
         tags.replaceMap(newMap, share: share, now: now)

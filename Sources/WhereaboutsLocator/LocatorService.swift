@@ -57,6 +57,10 @@ public struct LocatorService: ServicePipeline {
     /// running (the shell may still save it at the stop).
     public let ledgerInterval: Double?
     private var ledgerSavedAt = -Double.infinity
+    /// Seconds (monotonic) between the figures handed to the metrics endpoint (``LocatorEffect/metrics(_:)``), at a
+    /// tick; nil: none are (no `--metrics-listen`).
+    public let snapshotInterval: Double?
+    private var snapshotAt = -Double.infinity
     private var ledgerSavedRevision: UInt64
 
     private var pendingSinceUpdate = false
@@ -65,12 +69,14 @@ public struct LocatorService: ServicePipeline {
 
     /// A service around `pipeline`; `outboxCapacity` bounds the events and metrics held while the broker is away, and
     /// `outboxBytes` all it holds (``Outbox/byteLimit``). `ledgerInterval`: seconds between saves of the batch ledger
-    /// (``LocatorEffect/saveLedger(_:)``), nil for none.
+    /// (``LocatorEffect/saveLedger(_:)``), nil for none; `snapshotInterval`: seconds between the metrics endpoint's
+    /// figures (``LocatorEffect/metrics(_:)``), nil for none.
     public init(
         pipeline: LocatorPipeline, updateInterval: Double = 0.02, outboxCapacity: Int = 10_000,
         outboxBytes: Int? = LocatorService.defaultOutboxBytes, lease: LeaseKeeper.Configuration? = nil,
-        ledgerInterval: Double? = nil
+        ledgerInterval: Double? = nil, snapshotInterval: Double? = nil
     ) {
+        self.snapshotInterval = snapshotInterval.map { $0.isFinite ? max($0, 0) : 1 }
         self.pipeline = pipeline
         self.lease = lease.map(LeaseKeeper.init(configuration:))
         self.updateInterval = max(updateInterval, 0)
@@ -186,10 +192,21 @@ public struct LocatorService: ServicePipeline {
             actions += leaseActions(lease?.tick(now: time.monotonic) ?? [], at: time)
         }
         actions += ledgerSave(at: time)
-        guard pendingSinceUpdate || time.now - lastUpdate >= 1 || pipeline.hasUntoldCounts(now: time.now) else {
-            return actions
+        if pendingSinceUpdate || time.now - lastUpdate >= 1 || pipeline.hasUntoldCounts(now: time.now) {
+            actions += update(at: time)
         }
-        return actions + update(at: time)
+        // After the update, so that the latencies it measured are in.
+        if let snapshotInterval, time.monotonic - snapshotAt >= snapshotInterval {
+            snapshotAt = time.monotonic
+            actions.append(.effect(.metrics(pipeline.metricsSnapshot(now: time.now, role: role(at: time)))))
+        }
+        return actions
+    }
+
+    /// The part this locator plays now, for the metrics endpoint.
+    private func role(at time: ServiceTime) -> LocatorMetricsSnapshot.Role {
+        guard lease != nil else { return .single }
+        return isActive(at: time) ? .active : .standby
     }
 
     /// The ledger's bytes to save, every ``ledgerInterval`` seconds while it changes. A standby saves too: it takes

@@ -135,6 +135,9 @@ struct ReadingIntake: Sendable {
         for case .accepted(let wire) in batch.outcomes { readings.append(RecordedReading(wire, agent: batch.agent)) }
         let engineReadings = readings.map(Self.engineReading)
         let refusals = engine.ingest(engineReadings, agentIndex: agentIndex, now: now)
+        // Counted per agent once per batch, not per reading: the endpoint's figures cost the hot path nothing more.
+        let acceptedBefore = monitor.counters.accepted
+        defer { monitor.accepted(monitor.counters.accepted - acceptedBefore, agentIndex: agentIndex) }
         var next = 0
         for outcome in batch.outcomes {
             switch outcome {
@@ -172,9 +175,11 @@ struct ReadingIntake: Sendable {
         engine.agentHeard(agentIndex, at: now)
         let engineReading = Self.engineReading(reading)
         let refusal = engine.ingest(engineReading, agentIndex: agentIndex, now: now)
+        let acceptedBefore = monitor.counters.accepted
         settle(
             reading, as: engineReading, refusal: refusal, agentIndex: agentIndex, now: now, engine: engine,
             calibration: &calibration, monitor: &monitor, actions: &actions)
+        monitor.accepted(monitor.counters.accepted - acceptedBefore, agentIndex: agentIndex)
         return true
     }
 

@@ -52,6 +52,7 @@ enum LocatorCommand {
             switch effect {
             case .saveLedger(let bytes): .save(bytes)
             case .journalLedger(let lines): .journal(lines)
+            case .metrics: nil
             }
         }
         if ledger != nil {
@@ -69,7 +70,8 @@ enum LocatorCommand {
         let service = LocatorService(
             pipeline: pipeline, updateInterval: settings.updateInterval, outboxBytes: settings.outboxBytes,
             lease: settings.lease,
-            ledgerInterval: ledger == nil ? nil : LocatorService.defaultLedgerInterval)
+            ledgerInterval: ledger == nil ? nil : LocatorService.defaultLedgerInterval,
+            snapshotInterval: settings.metricsListen == nil ? nil : 1)
         let state = ServiceState(pipeline: service)
         var configuration = settings.client
         // Every message libmosquitto hands over is already acknowledged: hold few, so that a crash loses at most
@@ -106,13 +108,27 @@ enum LocatorCommand {
                     + "\(share.heardFloors.map(String.init).joined(separator: ","))"
                     + (share.ownsSite ? ", publishing the site-wide outputs" : "; status on \(pipeline.statusTopic)"))
         }
+        let endpoint = try settings.metricsListen.map { address throws(RuntimeError) in
+            try MetricsEndpoint(address, initial: LocatorMetricsSnapshot(), logger: logger) {
+                [start = WallClock.now()] in
+                $0.prometheusText(version: BuildVersion.current, startTime: start)
+            }
+        }
+        if let endpoint {
+            logger.info("metrics on http://\(endpoint.address)/metrics")
+            if !endpoint.address.isLoopback {
+                logger.warning("metrics served on \(endpoint.address.host), not loopback")
+            }
+        }
         let clock = settings.clock
-        let runner = ServiceRunner<LocatorService, LedgerSaver<LocatorEffect>>(
+        let source = TappedSource(saver) { if case .metrics(let snapshot) = $0 { endpoint?.publish(snapshot) } }
+        let runner = ServiceRunner<LocatorService, TappedSource<LedgerSaver<LocatorEffect>>>(
             .init(
-                client: client, source: saver, clock: { clock.now() },
+                client: client, source: source, clock: { clock.now() },
                 tickInterval: .milliseconds(max(Int(settings.updateInterval * 1000), 1)), logger: logger,
                 brokerName: "\(settings.broker)", reload: { [mapPath = settings.mapPath] in loadMap(mapPath) }))
-        let final = await runner.run(state, recorder: recorder)
+        let run = { await runner.run(state, recorder: recorder) }
+        let final = if let endpoint { await endpoint.serving(run) } else { await run() }
         // The client has stopped and every batch it took is in the ledger: none is taken after this save.
         if let ledger, saver.save(final.pipeline.pipeline.ledger) {
             logger.info("batch ledger saved to \(ledger.path): \(final.pipeline.pipeline.ledgerAgentCount) agents")

@@ -24,6 +24,8 @@ struct LocatorSettings {
     /// With `--role auto`: the lease that makes this locator one of a pair (its holder id is its `--username`, else
     /// its client id).
     var lease: LeaseKeeper.Configuration?
+    /// Where the metrics endpoint listens (`--metrics-listen`); nil: none.
+    var metricsListen: MetricsAddress?
 
     /// Reads this process's settings.
     init(_ arguments: [String]) throws(SettingsError) {
@@ -62,6 +64,12 @@ struct LocatorSettings {
         if let interval = try settings.number("metrics-interval", in: 0.1...86_400) {
             pipeline.metricsInterval = interval
         }
+        if let listen = settings.value("metrics-listen") {
+            guard let address = MetricsAddress(listen) else {
+                throw .invalid("--metrics-listen must be PORT or HOST:PORT with an IPv4 HOST, not \"\(listen)\"")
+            }
+            metricsListen = address
+        }
         outboxBytes = try settings.integer("outbox-bytes", in: 16_384...(1 << 40)) ?? outboxBytes
         pipeline.homeAssistantDiscovery = try !settings.switchValue("no-discovery")
         do {
@@ -82,7 +90,7 @@ struct LocatorSettings {
             pipeline.calibration.interval = interval
         }
         if let floorsText = settings.value("floors") {
-            pipeline.floors = try Self.floors(floorsText)
+            pipeline.floors = try LocatorCommandLine.floors(floorsText)
             if let margin = try settings.number("floor-margin", in: 0...64) {
                 guard margin == margin.rounded() else { throw .invalid("--floor-margin must be a whole number") }
                 pipeline.floorMargin = Int(margin)
@@ -100,46 +108,7 @@ struct LocatorSettings {
             logLevel = level
         }
         client = MQTTClientConfiguration(broker: brokerSettings, clientID: clientID, keepAlive: .seconds(keepAlive))
-        lease = try Self.lease(settings, clientID: clientID, floors: pipeline.floors)
-    }
-
-    /// `--role` and `--lease-time`: the lease this locator competes for as one of a pair, or nil on its own.
-    static func lease(
-        _ settings: Settings, clientID: String, floors: [UInt16]?
-    ) throws(SettingsError) -> LeaseKeeper.Configuration? {
-        let leaseTime = try settings.number("lease-time", in: 1...60) ?? 3
-        switch settings.value("role") ?? "single" {
-        case "single":
-            // A lease time on its own would be an operator's belief that this locator is one of a pair.
-            if let (_, origin) = settings.lookup("lease-time") {
-                throw .invalid(
-                    "\(origin) is only for a pair of locators (--role auto); this one runs alone (--role single)")
-            }
-            return nil
-        case "auto":
-            // One lease per site: a pair of split locators would need one per share (docs/scale.md), not built yet.
-            guard floors == nil else {
-                throw .invalid("--role auto cannot be used with --floors yet: the lease is one per site, not per share")
-            }
-            // The account when one is named (the broker ties client ids to accounts), else the client id; with a
-            // number of this process's own, so that two locators started under one name are still two holders.
-            return LeaseKeeper.Configuration(
-                name: settings.value("username") ?? clientID, process: UInt32.random(in: 0...UInt32.max),
-                ttl: leaseTime)
-        case let other: throw .invalid("--role must be single or auto, not \"\(other)\"")
-        }
-    }
-
-    /// `1,2`: floor majors separated by commas, each 0…65535 in plain digits; the map is checked later.
-    static func floors(_ text: String) throws(SettingsError) -> [UInt16] {
-        var floors: [UInt16] = []
-        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let digits = String(part.filter { $0 != " " })
-            guard let major = UInt16(digits), String(major) == digits else {
-                throw .invalid("--floors must list floor majors such as 1,2, not \"\(text)\"")
-            }
-            floors.append(major)
-        }
-        return floors
+        lease = try LocatorCommandLine.lease(
+            settings, clientID: clientID, floors: pipeline.floors, process: UInt32.random(in: 0...UInt32.max))
     }
 }
