@@ -16,17 +16,23 @@ struct LocatorServiceHarness {
     /// ``acknowledgeOne(at:)`` do.
     var acknowledgesAsItGoes = true
     var batches: PipelineHarness
+    /// The figures handed to the metrics endpoint (``LocatorEffect/metrics(_:)``), in order.
+    var snapshots: [LocatorMetricsSnapshot] = []
 
     init(
         lease: LeaseKeeper.Configuration? = nil,
-        configuration: LocatorPipeline.Configuration = LocatorPipeline.Configuration()
+        configuration: LocatorPipeline.Configuration = LocatorPipeline.Configuration(),
+        snapshotInterval: Double? = nil
     ) throws {
         batches = try PipelineHarness(configuration: configuration)
-        state = ServiceState(pipeline: LocatorService(pipeline: batches.pipeline, updateInterval: 0.02, lease: lease))
+        state = ServiceState(
+            pipeline: LocatorService(
+                pipeline: batches.pipeline, updateInterval: 0.02, lease: lease, snapshotInterval: snapshotInterval))
     }
 
     mutating func perform(_ commands: [ServiceState<LocatorService>.Command], at time: ServiceTime) {
         if commands.contains(.disconnect) { disconnectAsked = true }
+        for case .effect(.metrics(let snapshot)) in commands { snapshots.append(snapshot) }
         while true {
             while let entry = state.nextToSend() {
                 let result: BrokerSession.SendResult
@@ -84,8 +90,11 @@ struct LocatorServiceHarness {
 
     /// A locator of a pair ("a", lease 3 s), connected at `start`, fed Alice for 3 s, then holding the lease
     /// (``takeLease(at:)`` at `start + 3`: active from `start + 3.3`).
-    static func holder(from start: Double, alice: TagIdentity) throws -> LocatorServiceHarness {
-        var harness = try LocatorServiceHarness(lease: LeaseKeeper.Configuration(instance: "a", ttl: 3))
+    static func holder(
+        from start: Double, alice: TagIdentity, snapshotInterval: Double? = nil
+    ) throws -> LocatorServiceHarness {
+        var harness = try LocatorServiceHarness(
+            lease: LeaseKeeper.Configuration(instance: "a", ttl: 3), snapshotInterval: snapshotInterval)
         harness.connect(at: ServiceTime(now: start, monotonic: start))
         for second in 0..<3 { harness.second(second, from: start, alice: alice) }
         _ = try harness.takeLease(at: start + 3)
