@@ -5,8 +5,10 @@ set -euo pipefail
 
 # bluez: btmon, which the btsnoop tests read files back with; bluez-test-tools: btvirt, the controller emulator
 # the HCI tests run the agent against (docs/agent.md, "Without a board"); systemd: systemd-analyze and
-# systemd-sysusers, which deploy/check-units.sh checks the shipped units with.
-packages=(pkg-config libmosquitto-dev mosquitto mosquitto-clients libbluetooth-dev openssl bluez bluez-test-tools systemd)
+# systemd-sysusers, which deploy/check-units.sh checks the shipped units with; prometheus: the real one the metrics
+# endpoint's end-to-end test starts and queries (about 100 MB).
+packages=(pkg-config libmosquitto-dev mosquitto mosquitto-clients libbluetooth-dev openssl bluez bluez-test-tools systemd
+    prometheus)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

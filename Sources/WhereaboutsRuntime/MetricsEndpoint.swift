@@ -49,7 +49,8 @@ public final class MetricsEndpoint<Snapshot: Sendable>: Sendable {
         }
     }
 
-    /// Binds `address` and serves `initial` until the first ``publish(_:)``; nothing is served before ``serving(_:)``.
+    /// Binds `address` (and says where in the log, with a warning when it is not loopback) and serves `initial` until
+    /// the first ``publish(_:)``; nothing is served before ``serving(_:)``.
     /// `render` writes a snapshot's text, answered with `contentType` (nil: the Prometheus text format's).
     public init(
         _ address: MetricsAddress, initial: Snapshot, logger: Logger, contentType: String? = nil,
@@ -85,6 +86,10 @@ public final class MetricsEndpoint<Snapshot: Sendable>: Sendable {
             throw RuntimeError("cannot listen on \(address) for the metrics: \(error)")
         }
         self.address = MetricsAddress(host: address.host, port: server.port)
+        logger.info("metrics on http://\(self.address)/metrics")
+        if !address.isLoopback {
+            logger.warning("metrics served on \(address.host), not loopback: anyone who can reach it reads them")
+        }
     }
 
     /// Hands over the figures a scrape will see from now on.

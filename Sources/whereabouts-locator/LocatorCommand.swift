@@ -93,31 +93,11 @@ enum LocatorCommand {
         if let recorder, recorder.repairedBytes > 0 {
             logger.warning("\(recorder.path): cut off a torn last line of \(recorder.repairedBytes) bytes")
         }
-        logger.info(
-            "site \(map.site.name) (\(map.site.uuid)): \(map.floors.count) floors, \(map.zones.count) zones, "
-                + "\(map.agents.count) agents; broker \(settings.broker); calibration \(settings.pipeline.calibration.mode)"
-        )
-        if let lease = settings.lease {
-            logger.info(
-                "role auto as \(lease.instance): standby until it holds \(pipeline.topics.locatorLease) (lease \(lease.ttl) s)"
-            )
-        }
-        if let share = pipeline.share {
-            logger.info(
-                "floors \(share.floors.map(String.init).joined(separator: ",")) of the site: hearing the agents of floors "
-                    + "\(share.heardFloors.map(String.init).joined(separator: ","))"
-                    + (share.ownsSite ? ", publishing the site-wide outputs" : "; status on \(pipeline.statusTopic)"))
-        }
+        logStart(map: map, settings: settings, pipeline: pipeline, logger: logger)
         let endpoint = try settings.metricsListen.map { address throws(RuntimeError) in
             try MetricsEndpoint(address, initial: LocatorMetricsSnapshot(), logger: logger) {
                 [start = WallClock.now()] in
                 $0.prometheusText(version: BuildVersion.current, startTime: start)
-            }
-        }
-        if let endpoint {
-            logger.info("metrics on http://\(endpoint.address)/metrics")
-            if !endpoint.address.isLoopback {
-                logger.warning("metrics served on \(endpoint.address.host), not loopback")
             }
         }
         let clock = settings.clock
@@ -139,6 +119,25 @@ enum LocatorCommand {
             "stopped: \(metrics.readingsAccepted) readings accepted, "
                 + "\(metrics.readingsRejected.values.reduce(0, +)) rejected"
         )
+    }
+
+    /// Says what the locator serves: the site, the broker, and its part in a pair or a split site.
+    static func logStart(map: FloorMap, settings: LocatorSettings, pipeline: LocatorPipeline, logger: Logger) {
+        logger.info(
+            "site \(map.site.name) (\(map.site.uuid)): \(map.floors.count) floors, \(map.zones.count) zones, "
+                + "\(map.agents.count) agents; broker \(settings.broker); calibration \(settings.pipeline.calibration.mode)"
+        )
+        if let lease = settings.lease {
+            logger.info(
+                "role auto as \(lease.instance): standby until it holds \(pipeline.topics.locatorLease) (lease \(lease.ttl) s)"
+            )
+        }
+        if let share = pipeline.share {
+            logger.info(
+                "floors \(share.floors.map(String.init).joined(separator: ",")) of the site: hearing the agents of floors "
+                    + "\(share.heardFloors.map(String.init).joined(separator: ","))"
+                    + (share.ownsSite ? ", publishing the site-wide outputs" : "; status on \(pipeline.statusTopic)"))
+        }
     }
 
     /// Reads and validates the map file; a refusal names the file and lists every problem with its JSON path. Only
