@@ -100,6 +100,28 @@ struct PrometheusEndToEndTests {
         #expect(await locator.stop() == 0)
     }
 
+    @Test("a --metrics-listen that is not [HOST:]PORT is bad usage (2); a port already taken fails the start (1)")
+    func refusedAddresses() async throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let broker = try await MosquittoBroker.start()
+        defer { broker.cleanup() }
+        let map = try Fixtures.path("corridor.json")
+        for bad in ["10.0.0.5", "localhost:http", "[::1]:9479", "127.0.0.1:65536", ":9479"] {
+            let locator = try LocatorProcess(
+                map: map, broker: broker, scratch: scratch, extra: ["--metrics-listen", bad])
+            _ = await locator.process.waitForExit(timeout: .seconds(30))
+            #expect(locator.process.exitCode == 2, "\(bad)")
+            #expect(locator.log.contains("--metrics-listen must be PORT or HOST:PORT"), "\(bad): \(locator.log)")
+        }
+        // The broker's own port: something listens there already.
+        let taken = try LocatorProcess(
+            map: map, broker: broker, scratch: scratch, extra: ["--metrics-listen", "\(broker.port)"])
+        _ = await taken.process.waitForExit(timeout: .seconds(30))
+        #expect(taken.process.exitCode == 1)
+        #expect(taken.log.contains("cannot listen on 127.0.0.1:\(broker.port) for the metrics"), "\(taken.log)")
+    }
+
     /// `rate` and `increase` over the run against what was sent. Prometheus extrapolates a counter's increase to its
     /// window's end (by at most 1.1 scrape intervals) but never below 0 at its start, so the answer is the exact count
     /// times at most `1 + 1.1 / (window − 2)`: what a 1 s scrape of a figure 1 s old allows, however busy the machine.
