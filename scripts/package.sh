@@ -11,7 +11,8 @@
 #                      an upgrade never overwrites a changed one), its system user (sysusers.d).
 # whereabouts-locator: /usr/bin/whereabouts-locator and /usr/bin/whereabouts, the units of the locator and of
 #                      `whereabouts web`, commented locator.conf and web.conf, their users, and in
-#                      /usr/share/whereabouts the broker's config and ACL and the account and certificate scripts.
+#                      /usr/share/whereabouts the broker's config and ACL, the account and certificate scripts and
+#                      the Grafana dashboard.
 # The Swift runtime is linked statically, so a machine needs no Swift; the C libraries (libmosquitto, libbluetooth,
 # glibc, libstdc++) come as dependencies, with the versions dpkg-shlibdeps reads off the binaries. The glibc each
 # package needs is printed and written into its control file's Depends. Maintainer scripts create the user on
@@ -134,6 +135,8 @@ install -d "$root/usr/share/whereabouts/mosquitto"
 install -m 644 deploy/mosquitto/whereabouts.conf deploy/mosquitto/whereabouts.acl deploy/mosquitto/whereabouts-bridge.conf \
     "$root/usr/share/whereabouts/mosquitto/"
 install -m 755 deploy/create-agent-account.sh deploy/make-certs.sh "$root/usr/share/whereabouts/"
+install -d "$root/usr/share/whereabouts/grafana"
+install -m 644 deploy/grafana/whereabouts.json "$root/usr/share/whereabouts/grafana/"
 maintainer whereabouts-locator "whereabouts:/etc/whereabouts/locator.conf whereabouts-web:/etc/whereabouts/web.conf" \
     "whereabouts-locator.service whereabouts-web.service" "/var/lib/whereabouts"
 control whereabouts-locator "Whereabouts locator, live page and tools (positions and zones from BLE readings)"
