@@ -153,16 +153,7 @@ public final class MosquittoBroker: Sendable {
     ///
     /// Safe to call more than once; ``deinit`` calls it too.
     public func cleanup() {
-        child.withLock { process in
-            if let running = process {
-                running.send(SIGKILL)
-                running.waitForExitBlocking()
-            }
-            process = nil
-        }
-        if ProcessInfo.processInfo.environment["WHEREABOUTS_KEEP_BROKER_DIRS"] == nil {
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        killScratchProcess(child, removing: directory)
     }
 
     // MARK: - Internals
@@ -266,5 +257,20 @@ public final class MosquittoBroker: Sendable {
         }
         lines += options.extraConfiguration
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Kills a test's child process with SIGKILL (its state is scratch) if it still runs, waits for it, and removes its
+/// directory unless `WHEREABOUTS_KEEP_BROKER_DIRS` is set: the cleanup of every program a fixture starts.
+func killScratchProcess(_ child: borrowing Mutex<ChildProcess?>, removing directory: String) {
+    child.withLock { process in
+        if let running = process {
+            running.send(SIGKILL)
+            running.waitForExitBlocking()
+        }
+        process = nil
+    }
+    if ProcessInfo.processInfo.environment["WHEREABOUTS_KEEP_BROKER_DIRS"] == nil {
+        try? FileManager.default.removeItem(atPath: directory)
     }
 }

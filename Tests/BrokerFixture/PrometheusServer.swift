@@ -124,16 +124,7 @@ public final class PrometheusServer: Sendable {
     /// Stops Prometheus and removes its directory (unless `WHEREABOUTS_KEEP_BROKER_DIRS` is set). Safe to call more
     /// than once.
     public func cleanup() {
-        child.withLock { process in
-            // Its database is scratch: no need for a graceful stop.
-            if let running = process {
-                running.send(SIGKILL)
-                running.waitForExitBlocking()
-            }
-            process = nil
-        }
-        if ProcessInfo.processInfo.environment["WHEREABOUTS_KEEP_BROKER_DIRS"] == nil {
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        // Its database is scratch: no need for a graceful stop.
+        killScratchProcess(child, removing: directory)
     }
 }

@@ -19,25 +19,17 @@ struct FairnessTests {
 
     /// Idle connections mostly wait in the kernel (`TCP_DEFER_ACCEPT`) and never reach the budget; those the kernel
     /// hands over after its wait are pushed out oldest first (the 1,000-connection test in `HostileRequestTests`).
-    @Test("idle connections four times the budget: page loads are answered")
-    func idleFlood() async throws {
+    /// Slowloris clients send a byte a second and never a whole head: the oldest unfinished is given up first.
+    @Test(
+        "idle or slowloris connections four times the budget: page loads are answered",
+        arguments: [HostileFlood.Kind.idle, .slowloris])
+    func requestFlood(_ kind: HostileFlood.Kind) async throws {
         try await withServer(Self.longTimeouts()) { server in
             let flood = try HostileFlood(
-                port: server.port, kind: .idle, count: 4 * server.configuration.maximumConnections)
+                port: server.port, kind: kind, count: 4 * server.configuration.maximumConnections)
             let answered = pageLoads(port: server.port, count: 20)
             flood.disperse()
-            #expect(answered >= 19, "\(answered) of 20 page loads answered; \(server.statistics)")
-        }
-    }
-
-    @Test("slowloris four times the budget (a byte a second, never a whole head): page loads are answered")
-    func slowlorisFlood() async throws {
-        try await withServer(Self.longTimeouts()) { server in
-            let flood = try HostileFlood(
-                port: server.port, kind: .slowloris, count: 4 * server.configuration.maximumConnections)
-            let answered = pageLoads(port: server.port, count: 20)
-            flood.disperse()
-            #expect(answered >= 19, "\(answered) of 20 page loads answered; \(server.statistics)")
+            #expect(answered >= 19, "\(kind): \(answered) of 20 page loads answered; \(server.statistics)")
         }
     }
 
