@@ -246,13 +246,10 @@ func observing<Result>(
     }
 }
 
-/// Polls `condition` until it holds; throws after `timeout` (which only turns a hang into a failure).
+/// Polls `condition` until it holds; throws once the waiter has spent `timeout` awake (``Patience``), which only
+/// turns a hang into a failure.
 func waitUntil(_ what: String, timeout: Duration = .seconds(60), _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        guard ContinuousClock.now < deadline else { throw HarnessError("timed out waiting for \(what)") }
-        try await Task.sleep(for: .milliseconds(20))
-    }
+    try await poll(what, timeout: timeout) { condition() ? true : nil }
 }
 
 /// The reading batches an observer received from one agent, decoded as the locator would decode them.

@@ -211,18 +211,15 @@ final class TestAgent: Sendable {
     }
 }
 
-/// Polls a condition every 20 ms until it holds, or fails the test after `timeout`. The default is generous on
-/// purpose: the whole suite runs in one process on two cores, and a test waiting for a broker or a child process must
-/// not fail because a CPU-bound test next to it held the machine for a while. A condition that never holds still
-/// fails; only slowness is forgiven.
+/// Polls a condition every 20 ms until it holds, or fails the test once the waiter has spent `timeout` awake
+/// (``Patience``: a stall of the shared workers counts for little). A condition that never holds still fails; only
+/// slowness is forgiven.
 func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: @Sendable () -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now > deadline {
-            Issue.record("timed out waiting for \(what)")
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(20))
+    do {
+        try await poll(what, timeout: timeout) { condition() ? true : nil }
+    } catch let error as TimedOut {
+        Issue.record("\(error)")
+        throw CancellationError()
     }
 }
 

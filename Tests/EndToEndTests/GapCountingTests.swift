@@ -76,8 +76,8 @@ struct GapCountingTests {
             let taken = Self.recorded(record)
             let lost = 108 * count - taken.count
             // Told every half second; waited for, up to 20 s, until it says as many as were lost.
-            let deadline = ContinuousClock.now + .seconds(20)
-            while Self.missing(collector, topics) != lost, ContinuousClock.now < deadline {
+            var patience = Patience(.seconds(20))
+            while Self.missing(collector, topics) != lost, !patience.isExhausted() {
                 try await Task.sleep(for: .milliseconds(100))
             }
             let reported = Self.missing(collector, topics)
@@ -116,8 +116,8 @@ struct GapCountingTests {
                 for batch in 0..<3 {
                     try await east.send([Self.reading(tests, agent: 3, batch: batch, time: now())], sent: now())
                 }
-                let deadline = ContinuousClock.now + .seconds(20)
-                while Self.missing(collector, topics) != 6, ContinuousClock.now < deadline {
+                var patience = Patience(.seconds(20))
+                while Self.missing(collector, topics) != 6, !patience.isExhausted() {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 let reported = Self.missing(collector, topics)
@@ -172,11 +172,11 @@ struct GapCountingTests {
             try await waitFor("the last round recorded") { Self.recorded(record).contains([count - 1, last]) }
             let taken = Self.recorded(record)
             let lost = batch * count - taken.count
-            let deadline = ContinuousClock.now + .seconds(20)
+            var patience = Patience(.seconds(20))
             // The second run's metrics: more than the first run had told, and a second since it connected.
             while Self.missing(collector, topics) != lost
                 || collector.all(topics.locatorMetrics.name).count < metricsBefore + 2,
-                ContinuousClock.now < deadline
+                !patience.isExhausted()
             {
                 try await Task.sleep(for: .milliseconds(100))
             }

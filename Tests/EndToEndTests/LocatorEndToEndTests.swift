@@ -118,8 +118,8 @@ struct LocatorEndToEndTests {
     /// takes a while to catch up with what the broker held. Never fails itself: the test's own checks then say what
     /// is missing.
     func waitForRecording(_ record: String, lines: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
+        var patience = Patience(.seconds(60))
+        while !patience.isExhausted() {
             if recordedLines(record) >= lines { break }
             try await Task.sleep(for: .milliseconds(200))
         }

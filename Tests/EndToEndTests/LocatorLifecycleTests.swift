@@ -97,8 +97,8 @@ struct LocatorLifecycleTests {
                 }
                 #expect(accepted() == 0)
                 // A batch every 250 ms until the metrics count one (they are published every 0.5 s), for 20 s.
-                let deadline = ContinuousClock.now + .seconds(20)
-                while accepted() == 0, ContinuousClock.now < deadline {
+                var patience = Patience(.seconds(20))
+                while accepted() == 0, !patience.isExhausted() {
                     let time = now()
                     try await added.send(
                         [ReadingBatch.Reading(tag: tests.tag, time: time, rssi: -62, count: 5, variance: 4)],

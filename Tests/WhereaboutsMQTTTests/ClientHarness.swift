@@ -40,28 +40,11 @@ final class ClientRecorder: Sendable {
     }
 }
 
-struct TimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Polls `probe` until it returns a value; throws after `timeout`, and after at least 200 polls. Not a timing
-/// assertion: the timeout only turns a hang into a failure. The polls count because on a loaded machine a full
-/// parallel run can starve the cooperative pool for longer than the timeout: the waiter then wakes past its
-/// deadline before the task that records the client's events has run at all (a CI run failed
-/// `MQTTClientEdgeCaseTests.connectTimeout` so, after 162 s, while the same test takes 0.3 s alone).
+/// Polls `probe` until it returns a value; throws once the waiter has spent `timeout` awake (``Patience``), which
+/// only turns a hang into a failure.
 @discardableResult
-func waitFor<Value>(
-    _ what: String, timeout: Duration = .seconds(15), _ probe: () -> Value?
-) async throws -> Value {
-    let deadline = ContinuousClock.now + timeout
-    var polls = 0
-    while true {
-        if let value = probe() { return value }
-        polls += 1
-        guard ContinuousClock.now < deadline || polls < 200 else { throw TimedOut(what: what) }
-        try await Task.sleep(for: .milliseconds(10))
-    }
+func waitFor<Value>(_ what: String, timeout: Duration = .seconds(15), _ probe: () -> Value?) async throws -> Value {
+    try await poll(what, timeout: timeout, interval: .milliseconds(10), probe)
 }
 
 /// Waits until `condition` holds.

@@ -34,19 +34,11 @@ final class Watched: Sendable {
     }
 }
 
-/// Polls `probe` until it returns a value; throws after `timeout` and at least 200 polls, which only turns a hang
-/// into a failure. (The polls: under the whole suite a starved cooperative pool can wake the waiter past its deadline
-/// before the tasks it waits on have run at all, as in the MQTT tests' harness.)
+/// Polls `probe` until it returns a value; throws once the waiter has spent `timeout` awake (``Patience``), which
+/// only turns a hang into a failure.
 @discardableResult
 func waitFor<Value>(_ what: String, timeout: Duration = .seconds(15), _ probe: () -> Value?) async throws -> Value {
-    let deadline = ContinuousClock.now + timeout
-    var polls = 0
-    while true {
-        if let value = probe() { return value }
-        polls += 1
-        guard ContinuousClock.now < deadline || polls < 200 else { throw TimedOut(what: what) }
-        try await Task.sleep(for: .milliseconds(10))
-    }
+    try await poll(what, timeout: timeout, interval: .milliseconds(10), probe)
 }
 
 /// Waits until `condition` holds.

@@ -1,3 +1,4 @@
+import BrokerFixture
 import Synchronization
 import Testing
 import WhereaboutsRuntime
@@ -18,16 +19,11 @@ final class FeedLog: Sendable {
         steps.withLock { $0.append(step) }
     }
 
-    /// Waits until `step` is logged; throws after `timeout` and at least 200 polls, which only turns a hang into a
-    /// failure (the polls count because, with Swift's shared workers held by tests that compute, a waiter can wake
-    /// past its deadline before the task it waits for has run at all).
+    /// Waits until `step` is logged; throws once the waiter has spent `timeout` awake (``Patience``), which only
+    /// turns a hang into a failure.
     func waitFor(_ step: FeedStep, timeout: Duration = .seconds(10)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        var polls = 0
-        while !all.contains(step) {
-            guard ContinuousClock.now < deadline || polls < 200 else { throw TimedOut(what: "\(step); saw \(all)") }
-            polls += 1
-            try await Task.sleep(for: .milliseconds(5))
+        try await poll("\(step)", timeout: timeout, interval: .milliseconds(5), seen: { "\(self.all)" }) {
+            self.all.contains(step) ? true : nil
         }
     }
 }
@@ -119,9 +115,4 @@ struct SourceFeedTests {
         await task.value
         #expect(log.all == [.delivered(1), .returned(1, false)])
     }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
 }
