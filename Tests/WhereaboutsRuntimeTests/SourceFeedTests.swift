@@ -22,9 +22,9 @@ final class FeedLog: Sendable {
     /// Waits until `step` is logged; throws once the waiter has spent `timeout` awake (``Patience``), which only
     /// turns a hang into a failure.
     func waitFor(_ step: FeedStep, timeout: Duration = .seconds(10)) async throws {
-        try await poll("\(step)", timeout: timeout, interval: .milliseconds(5), seen: { "\(self.all)" }) {
-            self.all.contains(step) ? true : nil
-        }
+        try await poll(
+            "\(step)", timeout: timeout, interval: .milliseconds(5), seen: { "\(self.all)" },
+            { self.all.contains(step) ? true : nil })
     }
 }
 
