@@ -56,7 +56,7 @@ mount -t proc proc "$root/proc"
 in_root apt-get update -qq >/dev/null
 # What the packages depend on and recommend, from Debian, before the first snapshot: the purge below must take away
 # what our packages brought and nothing else (Debian's own packages, systemd's among them, leave their users behind).
-in_root apt-get install -y -qq libmosquitto1 libbluetooth3 systemd >"$work/dependencies.log" 2>&1 \
+in_root apt-get install -y -qq libmosquitto1 libbluetooth3 systemd openssl >"$work/dependencies.log" 2>&1 \
     || { tail -3 "$work/dependencies.log" >&2 && exit 1; }
 
 # snapshot NAME: every file and link of the root (bar apt's and dpkg's own records, logs and caches) with its
@@ -143,5 +143,83 @@ else
     fail "purge leaves the root as it was: $(head -c 600 "$work/files.diff"; diff "$work/before.accounts" "$work/after.accounts")"
 fi
 
+# --- The README's path: a server and a board, each in the commands the README gives ------------------------------
+# Installed anew after the purge. In a network namespace of its own, so that the broker takes 8883 and 1883 as on a
+# real server; the host's tools probe it from inside the namespace. No systemd runs here: the services are started
+# as their units would start them (their users, their env files).
+sed 's/f7826da6-4fa2-4e98-8024-bc5b71e0893e/e2c56db5-dffb-48d2-b060-d0f5a71096e0/' maps/demo-office.json >"$root/tmp/site.json"
+cat >"$root/tmp/readme-path.sh" <<'PATH_SCRIPT'
+set -eu
+# The server: set up, start (installed before, outside the namespace, which has no way out to Debian's mirror).
+whereabouts-setup-server --name broker.example --name 127.0.0.1 --map /tmp/site.json --agent g-lobby --out /root/agents
+mkdir -p /run/mosquitto && chown mosquitto: /run/mosquitto
+mosquitto -d -c /etc/mosquitto/mosquitto.conf
+sleep 0.5
+setpriv --reuid whereabouts --regid whereabouts --init-groups whereabouts-locator --env-file /etc/whereabouts/locator.env \
+    >/tmp/locator.log 2>&1 &
+echo $! >/tmp/locator.pid
+# The board: enroll; then the agent as its unit runs it, on the capture instead of a radio.
+whereabouts-enroll-agent /root/agents/g-lobby.tar
+sleep 1
+timeout 120 setpriv --reuid whereabouts-agent --regid whereabouts-agent --init-groups whereabouts-agent --config /etc/whereabouts/agent.conf \
+    --env-file /etc/whereabouts/agent.env --source btsnoop:/tmp/capture.btsnoop --replay-speed fast >/tmp/agent.log 2>&1
+PATH_SCRIPT
+# The server's name, as a site's DNS would give it (a debootstrap root has no /etc/hosts at all).
+printf '127.0.0.1 localhost broker.example\n' >"$root/etc/hosts"
+in_root apt-get install -y -qq mosquitto "$locator_deb" "$agent_deb" >"$work/path-install.log" 2>&1 \
+    || fail "the README's path installs mosquitto and both packages: $(tail -3 "$work/path-install.log")"
+# shellcheck disable=SC2016 # expanded inside the namespace
+if unshare -n bash -c '
+    set -eu
+    ip link set lo up
+    chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh /tmp/readme-path.sh
+    # What the live page and Home Assistant would read: the locator online, over TLS with the dashboard account.
+    etc=$1/etc/whereabouts
+    mosquitto_sub -h 127.0.0.1 -p 8883 --cafile "$etc/ca.crt" -u dashboard -P "$(cat "$etc/web.password")" \
+        -t "whereabouts/v1/+/locator/#" -v -W 15 >"$2/path-locator.txt" 2>&1 || true
+    # An agent account reads nothing; the locator account may not pose as the agent.
+    mosquitto_sub -h 127.0.0.1 -p 8883 --cafile "$etc/ca.crt" -u locator -P "$(cat "$etc/locator.password")" \
+        -t "whereabouts/v1/+/agents/g-lobby/status" -C 1 -W 5 >"$2/path-status.txt" 2>&1 || true
+    kill "$(cat "$1/tmp/locator.pid")" "$(cat "$1/run/mosquitto/mosquitto.pid")" || true
+' path "$root" "$work" >"$work/path.log" 2>&1; then
+    pass "the README's server path runs: whereabouts-setup-server, the broker on TLS, the locator from its env file"
+else
+    fail "the README's server path runs: $(tail -5 "$work/path.log")"
+fi
+grep -q '^whereabouts/v1/e2c56db5-dffb-48d2-b060-d0f5a71096e0/locator/status online' "$work/path-locator.txt" \
+    && pass "the set-up locator is online to the set-up dashboard account, over TLS with the site CA" \
+    || fail "the set-up locator is online over TLS: $(head -c 300 "$work/path-locator.txt") $(tail -3 "$root/tmp/locator.log")"
+grep -Eq '"readings_accepted":[1-9]' "$work/path-locator.txt" && grep -Eq '^(online|offline)$' "$work/path-status.txt" \
+    && pass "the enrolled agent g-lobby reached the set-up locator over TLS (readings taken; its status there)" \
+    || fail "the enrolled agent reached the locator: $(head -c 300 "$work/path-status.txt") $(tail -3 "$root/tmp/agent.log")"
+mode=$(in_root stat -c "%U:%G %a" /etc/whereabouts/agent.password)
+[ "$mode" = "root:whereabouts-agent 640" ] && pass "the enrolled password is root:whereabouts-agent 640" \
+    || fail "the enrolled password is root:whereabouts-agent 640 (got $mode)"
+
+# Bundles that are not what the server makes are refused before anything is written: a setting the server never
+# writes (here one that would point the agent at another source), and a member that climbs out of the directory.
+python3 - "$root/tmp" <<'PY'
+import io, sys, tarfile
+def bundle(path, members):
+    with tarfile.open(path, "w") as tar:
+        for name, text in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(text)
+            tar.addfile(info, io.BytesIO(text))
+cert = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+good_env = b"WHEREABOUTS_ID=g-west-1\n"
+bundle(sys.argv[1] + "/extra-setting.tar", [("agent.env", good_env + b"WHEREABOUTS_SOURCE=btsnoop:/dev/zero\n"),
+                                           ("agent.password", b"x\n"), ("ca.crt", cert)])
+bundle(sys.argv[1] + "/climbing.tar", [("agent.env", good_env), ("../../etc/whereabouts/agent.password", b"x\n"),
+                                       ("ca.crt", cert)])
+PY
+before=$(md5sum "$root/etc/whereabouts/agent.env" "$root/etc/whereabouts/agent.password")
+for bad in extra-setting climbing; do
+    status=0
+    in_root whereabouts-enroll-agent "/tmp/$bad.tar" --no-start >"$work/enroll-$bad.log" 2>&1 || status=$?
+    [ "$status" = 2 ] && [ "$(md5sum "$root/etc/whereabouts/agent.env" "$root/etc/whereabouts/agent.password")" = "$before" ] \
+        && pass "a bundle with $bad is refused (exit 2), the enrolled files untouched: $(head -1 "$work/enroll-$bad.log")" \
+        || fail "a bundle with $bad is refused: exit $status, $(cat "$work/enroll-$bad.log")"
+done
 echo
 [ "$failures" -eq 0 ] && echo "package check passed" || { echo "package check FAILED: $failures" && exit 1; }

@@ -88,9 +88,9 @@ maintainer() {
     chmod 755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
 }
 
-# control PACKAGE DESCRIPTION: the control file, its Depends from dpkg-shlibdeps; builds the .deb.
+# control PACKAGE DESCRIPTION [RECOMMENDS]: the control file, its Depends from dpkg-shlibdeps; builds the .deb.
 control() {
-    local package=$1 description=$2 depends glibc
+    local package=$1 description=$2 recommends=${3:+, $3} depends glibc
     mkdir -p "$work/shlibs/debian"
     printf 'Source: whereabouts\n\nPackage: %s\nArchitecture: any\n' "$package" >"$work/shlibs/debian/control"
     depends=$(cd "$work/shlibs" && dpkg-shlibdeps -O "$root"/usr/bin/* 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
@@ -101,7 +101,7 @@ Version: $version
 Architecture: $arch
 Maintainer: Whereabouts <whereabouts@localhost>
 Depends: $depends
-Recommends: systemd
+Recommends: systemd$recommends
 Section: net
 Priority: optional
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
@@ -119,6 +119,7 @@ binary whereabouts-agent
 unit deploy/agent/whereabouts-agent.service
 conffile deploy/agent/agent.conf agent.conf
 grep '^u *whereabouts-agent ' deploy/sysusers.d/whereabouts.conf >"$root/usr/lib/sysusers.d/whereabouts-agent.conf"
+install -D -m 755 deploy/enroll-agent.sh "$root/usr/sbin/whereabouts-enroll-agent"
 maintainer whereabouts-agent "whereabouts-agent:/etc/whereabouts/agent.conf" "whereabouts-agent.service" \
     "/var/lib/whereabouts-agent"
 control whereabouts-agent "Whereabouts scanner agent (BLE beacons to MQTT)"
@@ -135,8 +136,10 @@ install -d "$root/usr/share/whereabouts/mosquitto"
 install -m 644 deploy/mosquitto/whereabouts.conf deploy/mosquitto/whereabouts.acl deploy/mosquitto/whereabouts-bridge.conf \
     "$root/usr/share/whereabouts/mosquitto/"
 install -m 755 deploy/create-agent-account.sh deploy/make-certs.sh "$root/usr/share/whereabouts/"
+install -D -m 755 deploy/setup-server.sh "$root/usr/sbin/whereabouts-setup-server"
 install -d "$root/usr/share/whereabouts/grafana"
 install -m 644 deploy/grafana/whereabouts.json "$root/usr/share/whereabouts/grafana/"
 maintainer whereabouts-locator "whereabouts:/etc/whereabouts/locator.conf whereabouts-web:/etc/whereabouts/web.conf" \
     "whereabouts-locator.service whereabouts-web.service" "/var/lib/whereabouts"
-control whereabouts-locator "Whereabouts locator, live page and tools (positions and zones from BLE readings)"
+# whereabouts-setup-server makes the certificates and passwords with openssl.
+control whereabouts-locator "Whereabouts locator, live page and tools (positions and zones from BLE readings)" openssl
