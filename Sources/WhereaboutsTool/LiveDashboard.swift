@@ -69,6 +69,43 @@ final class LiveDashboard: Sendable {
         encoded([state.withLock { $0.refreshSource(now: now) }])
     }
 
+    /// Follows the broker link: each connection and loss goes to the pages as the source it makes.
+    func follow(
+        _ events: AsyncStream<MQTTConnectionEvent>, broker: String, server: HTTPServer, logger: Logger
+    ) async {
+        for await event in events {
+            let link: BrokerLink
+            switch event {
+            case .connected:
+                logger.info("connected to \(broker)")
+                link = .connected
+            case .connectionFailed(let failure):
+                logger.warning("broker: \(failure)")
+                link = .lost(since: WallClock.now())
+            case .disconnected(let reason):
+                logger.info("disconnected: \(reason)")
+                link = .lost(since: WallClock.now())
+            default: continue
+            }
+            if let event = self.link(link, now: WallClock.now()) { server.broadcast(event) }
+        }
+    }
+
+    /// Every second: the clock alone can change the source (a simulation's end); every ``saveInterval``, the state
+    /// file is written. Runs until cancelled.
+    func keep(server: HTTPServer, logger: Logger) async throws {
+        var saved = WallClock.now()
+        while true {
+            try await Task.sleep(for: .seconds(1))
+            let now = WallClock.now()
+            if let event = tick(now: now) { server.broadcast(event) }
+            if now - saved >= Self.saveInterval {
+                save(now: now, logger: logger)
+                saved = now
+            }
+        }
+    }
+
     private func encoded(_ changes: [DashboardChange?]) -> [UInt8]? {
         let text = changes.compactMap { $0?.serverSentEvent.encoded }.joined()
         return text.isEmpty ? nil : Array(text.utf8)

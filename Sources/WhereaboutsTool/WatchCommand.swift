@@ -42,6 +42,24 @@ enum WatchCommand {
             state = Mutex(initial)
         }
 
+        /// Follows the broker link, so that the board says when the broker is lost.
+        func follow(_ events: AsyncStream<MQTTConnectionEvent>) async {
+            for await event in events {
+                let now = WallClock.now()
+                switch event {
+                case .connected:
+                    connected.store(true, ordering: .relaxed)
+                    state.withLock { _ = $0.brokerLink(.connected, now: now) }
+                case .connectionFailed(let failure):
+                    printError("watch: \(failure)")
+                    state.withLock { _ = $0.brokerLink(.lost(since: now), now: now) }
+                case .disconnected:
+                    state.withLock { _ = $0.brokerLink(.lost(since: now), now: now) }
+                default: break
+                }
+            }
+        }
+
         func text(elapsed: Double, duration: Double?) -> String {
             state.withLock { TerminalBoard.text($0, elapsed: elapsed, duration: duration, now: WallClock.now()) }
         }
@@ -83,21 +101,7 @@ enum WatchCommand {
                     return .stop
                 }
                 group.addTask {
-                    for await event in client.events {
-                        switch event {
-                        case .connected:
-                            board.connected.store(true, ordering: .relaxed)
-                            board.state.withLock { _ = $0.brokerLink(.connected, now: WallClock.now()) }
-                        case .connectionFailed(let failure):
-                            printError("watch: \(failure)")
-                            let now = WallClock.now()
-                            board.state.withLock { _ = $0.brokerLink(.lost(since: now), now: now) }
-                        case .disconnected:
-                            let now = WallClock.now()
-                            board.state.withLock { _ = $0.brokerLink(.lost(since: now), now: now) }
-                        default: break
-                        }
-                    }
+                    await board.follow(client.events)
                     return .stop
                 }
                 group.addTask {

@@ -46,6 +46,15 @@ enum WebCommand {
         ],
         configFile: "/etc/whereabouts/web.conf")
 
+    /// The origins that may frame the page, each checked.
+    static func frameAncestors(_ settings: Settings) throws -> [String] {
+        let origins = settings.list("frame-ancestors")
+        if let bad = origins.first(where: { !DashboardSite.isFrameAncestor($0) }) {
+            throw UsageError("--frame-ancestors: \"\(bad)\" is not an origin like https://ha.example:8123")
+        }
+        return origins
+    }
+
     static func run(_ settings: Settings) async throws -> ExitStatus {
         let mapPath = try settings.required("map")
         let broker = try BrokerSettings(settings, defaultUsername: "dashboard")
@@ -57,10 +66,7 @@ enum WebCommand {
         } catch {
             throw UsageError("--listen: \(error)")
         }
-        let frameAncestors = settings.list("frame-ancestors")
-        if let bad = frameAncestors.first(where: { !DashboardSite.isFrameAncestor($0) }) {
-            throw UsageError("--frame-ancestors: \"\(bad)\" is not an origin like https://ha.example:8123")
-        }
+        let frameAncestors = try Self.frameAncestors(settings)
         let map = try RecordingFiles.map(mapPath)
         let logger = Logger(label: "whereabouts-web")
         configuration.log = { line in logger.warning(line) }  // refusals, at most one line every 10 s
@@ -100,36 +106,9 @@ enum WebCommand {
                     }
                 }
                 group.addTask {
-                    for await event in client.events {
-                        let link: BrokerLink
-                        switch event {
-                        case .connected:
-                            logger.info("connected to \(broker.address)")
-                            link = .connected
-                        case .connectionFailed(let failure):
-                            logger.warning("broker: \(failure)")
-                            link = .lost(since: WallClock.now())
-                        case .disconnected(let reason):
-                            logger.info("disconnected: \(reason)")
-                            link = .lost(since: WallClock.now())
-                        default: continue
-                        }
-                        if let event = dashboard.link(link, now: WallClock.now()) { server.broadcast(event) }
-                    }
+                    await dashboard.follow(client.events, broker: "\(broker.address)", server: server, logger: logger)
                 }
-                group.addTask {
-                    // The clock alone can change the source (a simulation's end), and the state file is kept.
-                    var saved = WallClock.now()
-                    while true {
-                        try await Task.sleep(for: .seconds(1))
-                        let now = WallClock.now()
-                        if let event = dashboard.tick(now: now) { server.broadcast(event) }
-                        if now - saved >= LiveDashboard.saveInterval {
-                            dashboard.save(now: now, logger: logger)
-                            saved = now
-                        }
-                    }
-                }
+                group.addTask { try await dashboard.keep(server: server, logger: logger) }
                 group.addTask {
                     for await _ in SignalWatcher.terminationSignals() { return }
                 }

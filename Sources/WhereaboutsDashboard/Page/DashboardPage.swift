@@ -50,7 +50,13 @@ struct DashboardPage {
             out += renderer.liveFloorSVG(map: map, floor: floor)
             out += "</figure>\n"
         }
-        out += """
+        out += Self.aside(map: map, renderer: renderer)
+        html = out
+    }
+
+    /// The zone table, the events, the tag and agent lists, and the end of the page.
+    private static func aside(map: FloorMap, renderer: MapRenderer) -> String {
+        var out = """
             </div>
             <aside>
             <section>
@@ -111,6 +117,6 @@ struct DashboardPage {
             </html>
 
             """
-        html = out
+        return out
     }
 }
