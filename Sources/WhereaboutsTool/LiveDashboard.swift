@@ -76,9 +76,9 @@ final class LiveDashboard: Sendable {
         for await event in events {
             let link: BrokerLink
             switch event {
-            case .connected:
+            case .connected(let sessionPresent):
                 logger.info("connected to \(broker)")
-                link = .connected
+                link = .connected(sessionKept: sessionPresent)
             case .connectionFailed(let failure):
                 logger.warning("broker: \(failure)")
                 link = .lost(since: WallClock.now())

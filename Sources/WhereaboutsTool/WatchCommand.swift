@@ -47,9 +47,9 @@ enum WatchCommand {
             for await event in events {
                 let now = WallClock.now()
                 switch event {
-                case .connected:
+                case .connected(let sessionPresent):
                     connected.store(true, ordering: .relaxed)
-                    state.withLock { _ = $0.brokerLink(.connected, now: now) }
+                    state.withLock { _ = $0.brokerLink(.connected(sessionKept: sessionPresent), now: now) }
                 case .connectionFailed(let failure):
                     printError("watch: \(failure)")
                     state.withLock { _ = $0.brokerLink(.lost(since: now), now: now) }

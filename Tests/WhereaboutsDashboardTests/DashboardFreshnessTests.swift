@@ -37,7 +37,7 @@ struct DashboardFreshnessTests {
     func liveState() -> DashboardState {
         var state = DashboardState(map: map)
         _ = state.brokerLink(.connecting(since: 0), now: 0)
-        _ = state.brokerLink(.connected, now: 1)
+        _ = state.brokerLink(.connected(sessionKept: false), now: 1)
         _ = state.ingest(topic: topics.locatorStatus.name, payload: Array("online".utf8), now: 1)
         _ = state.ingest(topic: topics.position(tag: .demo(1)).name, payload: position(1, zone: 1), now: 2)
         _ = state.ingest(topic: topics.position(tag: .demo(2)).name, payload: position(2, zone: 2), now: 2)
@@ -117,7 +117,7 @@ struct DashboardFreshnessTests {
         _ = state.ingest(topic: topics.locatorStatus.name, payload: Array("offline".utf8), now: 21)
         #expect(state.source(now: 30) == .brokerLost(since: 20))
         _ = state.ingest(topic: topics.locatorStatus.name, payload: Array("online".utf8), now: 31)
-        let backChange = state.brokerLink(.connected, now: 31)
+        let backChange = state.brokerLink(.connected(sessionKept: true), now: 31)
         let back = try #require(backChange)
         guard case .source(let live) = back.kind else { throw SchemaTestError("not a source change") }
         #expect(live.state == "live" && live.since == nil)
@@ -191,5 +191,21 @@ struct DashboardFreshnessTests {
         let header = TerminalBoard.text(state, elapsed: 0, duration: nil, now: 200).split(separator: "\n").first
         #expect(
             header?.hasSuffix("locator offline · the locator is offline: nothing shown is current (3 min ago)") == true)
+    }
+
+    @Test("back on a new session, the locator's old word is forgotten until the broker repeats it")
+    func newSession() throws {
+        var state = liveState()
+        _ = state.brokerLink(.lost(since: 20), now: 20)
+        let back = state.brokerLink(.connected(sessionKept: false), now: 30)
+        guard case .source(let view) = try #require(back).kind else { throw SchemaTestError("not a source change") }
+        #expect(view.state == "locator-unknown", "a restarted broker may have lost it; the locator may be gone")
+        #expect(state.locator == nil)
+        _ = state.ingest(topic: topics.locatorStatus.name, payload: Array("online".utf8), now: 31)
+        #expect(state.source(now: 31) == .live)
+        // With the session kept, the broker queued whatever was said meanwhile: the old word stands.
+        _ = state.brokerLink(.lost(since: 40), now: 40)
+        _ = state.brokerLink(.connected(sessionKept: true), now: 41)
+        #expect(state.source(now: 41) == .live)
     }
 }

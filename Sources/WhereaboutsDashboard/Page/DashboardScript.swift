@@ -6,8 +6,12 @@
 /// Names go into the page only as text (`textContent`, `data-` values), never as markup. Dots move by a CSS
 /// transition of their transform, so they glide between updates.
 ///
-/// Each tag's group carries `data-tag`, `data-floor`, `data-x`/`data-y` (metres) and `data-px`/`data-py` (its
-/// target in the floor's SVG pixels), for tests that read the DOM.
+/// Each tag's group carries `data-tag`, `data-floor`, `data-x`/`data-y` (metres), `data-px`/`data-py` (its
+/// target in the floor's SVG pixels), `data-zone-key` and, when stale, `data-age`, for tests that read the DOM.
+///
+/// Freshness: the page greys (class `stale`) what its sources no longer vouch for and writes its age: everything
+/// when its own stream from web is down or web's source (``SourceView``) is not live, and a dot alone when its zone
+/// is unknown. `data-source` on the body and the banner say which source is lost.
 enum DashboardScript {
     static let text = prologue + "\n  const SCHEMA = " + PageSchema.text + ";\n" + body
 
@@ -172,6 +176,8 @@ enum DashboardScript {
             const d = shown.group.dataset;
             d.floor = floorNumber; d.x = String(x); d.y = String(y);
             d.px = String(px); d.py = String(py);
+            const zoneKey = get(tag, 'TagView.zone_key');
+            d.zoneKey = zoneKey === null ? '' : zoneKey;
             text(shown.name, get(tag, 'TagView.label'));
             shown.data = tag;
             const cells = shown.row.children;
@@ -340,7 +346,9 @@ enum DashboardScript {
             text(stamp, all && figuresSeen !== null ? 'as of ' + age(figuresSeen) + ' ago' : '');
             document.getElementById('metrics').classList.toggle('stale', all);
             const pill = document.getElementById('locator-status');
-            text(pill, streamOrBrokerLost() ? 'locator last said ' + locatorStatus : 'locator ' + locatorStatus);
+            // Back on a new session, web forgot the locator's word until the broker repeats it.
+            const said = state === 'locator-unknown' ? 'unknown' : locatorStatus;
+            text(pill, streamOrBrokerLost() ? 'locator last said ' + said : 'locator ' + said);
             pill.classList.toggle('stale', streamOrBrokerLost());
           }
 

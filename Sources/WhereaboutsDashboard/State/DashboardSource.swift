@@ -83,8 +83,9 @@ public enum DashboardSource: Sendable, Equatable {
 public enum BrokerLink: Sendable, Equatable {
     /// Not connected yet since `since` (the start).
     case connecting(since: Double)
-    /// Connected.
-    case connected
+    /// Connected; `sessionKept` when the broker still had `web`'s session (its subscriptions and the messages
+    /// queued for it), so that nothing said meanwhile was missed.
+    case connected(sessionKept: Bool)
     /// Lost at `since`; the client is reconnecting.
     case lost(since: Double)
 }

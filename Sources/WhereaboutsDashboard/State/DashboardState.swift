@@ -246,8 +246,16 @@ public struct DashboardState: Sendable {
     // MARK: - Liveness
 
     /// Takes a change of `web`'s broker link; returns the change for the pages if the source changed.
+    ///
+    /// Back after a loss on a new session, the locator's last status is forgotten until the broker delivers its
+    /// retained one again: a broker that restarted without its store may not have it, and the locator may not have
+    /// reconnected yet, so the old word would claim a locator nobody has heard since.
     public mutating func brokerLink(_ link: BrokerLink, now: Double) -> DashboardChange? {
         clock = max(clock, now)
+        if case .lost = broker, case .connected(sessionKept: false) = link {
+            locatorStatus = nil
+            locatorSince = nil
+        }
         // Losing a link that was never up is still connecting; losing it again keeps the first loss's time.
         switch (broker, link) {
         case (.connecting, .lost), (.lost, .lost): break
