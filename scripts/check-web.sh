@@ -16,7 +16,12 @@ config=${CHECK_WEB_CONFIG:-release}
 speed=2
 map=maps/demo-office.json
 echo "== building ($config)" >&2
-swift build -c "$config" >&2
+if [ "$config" = debug ]; then
+    # The build scripts/test.sh makes (other flags would rebuild every module).
+    swift build --build-tests -Xswiftc -warnings-as-errors >&2
+else
+    swift build -c "$config" >&2
+fi
 bin=$(swift build -c "$config" --show-bin-path)
 
 out=out/check-web-$(date +%Y%m%d-%H%M%S)
