@@ -17,8 +17,8 @@ Then what the page says when a source of it is lost, and its lists (issue 49, it
   - web stopped: the page says it lost web and greys every dot with its age; restarted (with --state-dir), it shows
     the events and the zones' crossings it had;
   - agents silent: every dot in an unknown zone is grey with its age, the others keep the live colour;
-  - the broker killed: "broker lost", the locator "last said online", the agents still online (greyed), every dot and
-    the figures grey; the broker restarted: live again;
+  - the broker stopped (SIGTERM: it sends its clients' last wills as it goes): "broker lost", the locator "last said
+    online", the agents still online (greyed), every dot and the figures grey; the broker restarted: live again;
   - the locator killed: its will makes the page say the locator is offline, dots, counts and figures grey, ages
     counting.
 Exit status 0 when all pass, 1 otherwise. Prints one line per check and a summary.

@@ -61,7 +61,7 @@ final class LiveDashboard: Sendable {
 
     /// Takes a change of the broker link; returns the event for every page, if the source changed.
     func link(_ link: BrokerLink, now: Double) -> [UInt8]? {
-        encoded([state.withLock { $0.brokerLink(link, now: now) }])
+        encoded(state.withLock { $0.brokerLink(link, now: now) })
     }
 
     /// Returns the event for every page if the clock changed the source (a simulation's end).

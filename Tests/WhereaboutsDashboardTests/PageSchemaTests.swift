@@ -72,7 +72,7 @@ struct PageSchemaTests {
             }
         }
         // Whether the picture is current: live, then the broker lost (a source with a time).
-        for change in [state.refreshSource(now: 50), state.brokerLink(.lost(since: 51), now: 51)] {
+        for change in [state.refreshSource(now: 50), state.brokerLink(.lost(since: 51), now: 51).last] {
             sent.append(try #require(change).serverSentEvent)
         }
         #expect(state.dropped.isEmpty)

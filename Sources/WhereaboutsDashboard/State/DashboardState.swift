@@ -86,6 +86,8 @@ public struct DashboardState: Sendable {
     var histories: [ZoneKey: ZoneHistory] = [:]
     /// `web`'s broker link; nil when nobody tracks it (the state fed by hand).
     private var broker: BrokerLink?
+    /// The last change of each status (`locator`, `agent <id>`): what it was before, since when, and when it changed.
+    private var lastStatusChange: [String: (previous: Availability?, previousSince: Double?, at: Double)] = [:]
     /// The source last announced to the pages.
     private var announcedSource: DashboardSource?
     /// The latest clock reading the state was given.
@@ -157,7 +159,9 @@ public struct DashboardState: Sendable {
             return ingestEvent(payload: payload, now: now)
         case .locatorStatus:
             guard let status = Availability(payload: payload) else { return drop(.malformed) }
+            if isShutdownWill(status) { return nil }
             if locatorStatus != status || locatorSince == nil {
+                lastStatusChange["locator"] = (locatorStatus, locatorSince, now)
                 locatorSince = restoredSince(of: "locator", status: status) ?? now
             }
             locatorStatus = status
@@ -175,7 +179,8 @@ public struct DashboardState: Sendable {
         case .agentStatus(let agent):
             guard agentIDs.contains(agent.rawValue) else { return drop(.notOnMap) }
             guard let status = Availability(payload: payload) else { return drop(.malformed) }
-            guard agentStatus[agent.rawValue] != status else { return nil }
+            guard agentStatus[agent.rawValue] != status, !isShutdownWill(status) else { return nil }
+            lastStatusChange["agent " + agent.rawValue] = (agentStatus[agent.rawValue], agentSince[agent.rawValue], now)
             agentStatus[agent.rawValue] = status
             let since = restoredSince(of: "agent " + agent.rawValue, status: status) ?? now
             agentSince[agent.rawValue] = since
@@ -250,18 +255,55 @@ public struct DashboardState: Sendable {
     /// Back after a loss on a new session, the locator's last status is forgotten until the broker delivers its
     /// retained one again: a broker that restarted without its store may not have it, and the locator may not have
     /// reconnected yet, so the old word would claim a locator nobody has heard since.
-    public mutating func brokerLink(_ link: BrokerLink, now: Double) -> DashboardChange? {
+    ///
+    /// A broker that shuts down sends the last wills of its clients as it closes their connections (mosquitto does
+    /// on SIGTERM), so `offline` statuses received within ``shutdownWillWindow`` of the loss, before or after it, are
+    /// not taken: the locator and the agents are shown as last heard before, greyed, rather than gone. The returned
+    /// changes put those statuses back on the pages, then say the source.
+    public mutating func brokerLink(_ link: BrokerLink, now: Double) -> [DashboardChange] {
         clock = max(clock, now)
+        var changes: [DashboardChange] = []
         if case .lost = broker, case .connected(sessionKept: false) = link {
             locatorStatus = nil
             locatorSince = nil
+            changes.append(change(.locator(locatorView)))
         }
+        if case .connected = broker, case .lost(let since) = link { changes += forgetShutdownWills(before: since) }
         // Losing a link that was never up is still connecting; losing it again keeps the first loss's time.
         switch (broker, link) {
         case (.connecting, .lost), (.lost, .lost): break
         default: broker = link
         }
-        return refreshSource(now: now)
+        return changes + [refreshSource(now: now)].compactMap { $0 }
+    }
+
+    /// How near a broker's loss an `offline` status is taken for a will sent by the broker shutting down, seconds.
+    public static let shutdownWillWindow = 2.0
+
+    /// Whether an `offline` status arrives from a connection already lost moments ago: a will the broker sent as it
+    /// shut down, handed over after the loss was.
+    private func isShutdownWill(_ status: Availability) -> Bool {
+        guard status == .offline, case .lost(let since) = broker else { return false }
+        return clock - since <= Self.shutdownWillWindow
+    }
+
+    /// Puts back the statuses that turned `offline` in the moments before the broker was lost at `since`.
+    private mutating func forgetShutdownWills(before since: Double) -> [DashboardChange] {
+        var changes: [DashboardChange] = []
+        for (key, last) in lastStatusChange where since - last.at <= Self.shutdownWillWindow {
+            if key == "locator", locatorStatus == .offline {
+                (locatorStatus, locatorSince) = (last.previous, last.previousSince)
+                changes.append(change(.locator(locatorView)))
+            } else if key.hasPrefix("agent "), case let agent = String(key.dropFirst(6)),
+                agentStatus[agent] == .offline, let previous = last.previous
+            {
+                (agentStatus[agent], agentSince[agent]) = (previous, last.previousSince)
+                changes.append(
+                    change(.agent(id: agent, online: previous.isAvailable, since: last.previousSince ?? since)))
+            }
+        }
+        lastStatusChange = [:]
+        return changes
     }
 
     /// Whether what the dashboard shows is current, at `now`.
