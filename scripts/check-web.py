@@ -11,12 +11,24 @@ Checks, in order:
      no dot without a retained position;
   3. every zone's count equals its retained occupancy; a zone whose retained state is `unknown` shows as unknown
      (in the table and on the map), never as a number.
+Then what the page says when a source of it is lost, and its lists (issue 49, items 6 and 7; scripts/web_freshness.py):
+  - framing: another origin cannot frame the page by default, and can once web runs with --frame-ancestors;
+  - the tag list (with last seen), the agent list, and the zone probabilities of the retained positions and occupancy;
+  - web stopped: the page says it lost web and greys every dot with its age; restarted (with --state-dir), it shows
+    the events and the zones' crossings it had;
+  - agents silent: every dot in an unknown zone is grey with its age, the others keep the live colour;
+  - the broker stopped (SIGTERM: it sends its clients' last wills as it goes): "broker lost", the locator "last said
+    online", the agents still online (greyed), every dot and the figures grey; the broker restarted: live again;
+  - the locator killed: its will makes the page say the locator is offline, dots, counts and figures grey, ages
+    counting.
 Exit status 0 when all pass, 1 otherwise. Prints one line per check and a summary.
 """
 import argparse, json, os, signal, statistics, subprocess, sys, threading, time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+
+import web_freshness
 
 SCALE = 30.0      # pixels per metre: MapRenderer's default, which the page uses
 MARGIN = 40.0     # MapRenderer's margin; a floor alone is drawn from (MARGIN, MARGIN + 24)
@@ -30,10 +42,14 @@ def parse_args():
     parser.add_argument("--map", required=True)
     parser.add_argument("--sim-pid", type=int, required=True)
     parser.add_argument("--web-pid", type=int, required=True)
-    parser.add_argument("--web-command", required=True, help="the web command as a JSON list, to restart it")
     parser.add_argument("--out", required=True)
     parser.add_argument("--offline-floor", type=int, default=2)
     parser.add_argument("--latency-seconds", type=float, default=12)
+    parser.add_argument("--web-restart-command", required=True, help="the web command to restart with, as JSON")
+    parser.add_argument("--broker-pid", type=int, required=True)
+    parser.add_argument("--broker-conf", required=True)
+    parser.add_argument("--locator-pid", type=int, required=True)
+    parser.add_argument("--frame-port", type=int, required=True)
     return parser.parse_args()
 
 
@@ -146,6 +162,7 @@ def main():
     broker = Broker(args.broker_port, prefix)
     failures = []
     restarted = None
+    broker_restarted = None
 
     def check(ok, text):
         print(("ok    " if ok else "FAIL  ") + text, flush=True)
@@ -159,6 +176,8 @@ def main():
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     try:
+        parent = web_freshness.FramingParent(args.frame_port, args.url)
+        web_freshness.framing(check, parent, driver, args.url, allowed=False)
         driver.get(args.url)
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -207,6 +226,7 @@ def main():
         check(len(latencies) >= 10, f"{len(latencies)} position updates seen moving a dot")
         check(unmatched == 0, f"{unmatched} position updates never moved their dot")
         check(bool(latencies) and max(latencies) <= 2.0, "every dot moved within 2 s of its position update")
+        web_freshness.lists_and_probabilities(driver, check, broker, map_document)
 
         # The page's controls: the floor picker hides the other floors, the search highlights one tag, and each
         # zone links to its last hour.
@@ -233,11 +253,15 @@ def main():
 
         # The stream reconnects by itself: stop the server, see the page notice, start it again on the same port,
         # and see a fresh snapshot arrive without reloading the page.
+        zone_keys = [f"{zone['floor']}-{zone['minor']}" for zone in map_document["zones"]]
+        history = web_freshness.remember_history(driver, args.url, zone_keys)
         os.kill(args.web_pid, signal.SIGTERM)
         noticed = wait_for(driver, "return document.body.dataset.stream === 'reconnecting'", 10)
+        web_freshness.page_lost(driver, check)
         restart_log = open(os.path.join(args.out, "web-restarted.log"), "w")
         for _ in range(50):  # until the old process has let go of the port
-            restarted = subprocess.Popen(json.loads(args.web_command), stdout=subprocess.DEVNULL, stderr=restart_log)
+            restarted = subprocess.Popen(json.loads(args.web_restart_command), stdout=subprocess.DEVNULL,
+                                         stderr=restart_log)
             time.sleep(0.3)
             if restarted.poll() is None:
                 break
@@ -245,6 +269,7 @@ def main():
         back = wait_for(driver, "return document.body.dataset.stream === 'live' && "
                         "Number(document.body.dataset.seq) > 0 && document.querySelectorAll('g.tag-dot').length > 0", 20)
         check(noticed and back, "the page noticed the server stop and reconnected to a fresh snapshot on its own")
+        web_freshness.history_kept(driver, check, args.url, history)
 
         # 2. Report one floor's agents offline (as their last wills would), then pause the simulation so that
         #    nothing moves while the DOM is compared with the retained state.
@@ -319,14 +344,21 @@ def main():
                             f"--screenshot={os.path.abspath(shot)}", args.url],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
             check(os.path.exists(shot) and os.path.getsize(shot) > 10000, f"screenshot saved: {shot}")
+
+            # Sources lost, one after the other: the agents (already silent), the broker, the locator.
+            web_freshness.silent_zones(driver, check)
+            broker_restarted = web_freshness.broker_lost(driver, check, args.broker_pid, args.broker_conf, args.out)
+            web_freshness.locator_gone(driver, check, args.locator_pid, args.out)
+            web_freshness.framing(check, parent, driver, args.url, allowed=True)
         finally:
             os.kill(args.sim_pid, signal.SIGCONT)
     finally:
         driver.quit()
         broker.stop()
-        if restarted is not None:
-            restarted.terminate()
-            restarted.wait(10)
+        for process in [restarted, broker_restarted]:
+            if process is not None:
+                process.terminate()
+                process.wait(10)
     print(("browser check passed" if not failures else f"browser check FAILED: {len(failures)} checks"), flush=True)
     return 0 if not failures else 1
 

@@ -30,6 +30,10 @@ trap 'exit 130' INT TERM
 source scripts/private-broker.sh
 start_private_broker "$bin" "$out"
 origin=$(date +%s)
+# The simulation's clock starts at the origin and runs `speed` times faster for duration*speed simulated seconds:
+# it ends at origin + duration. The page and the terminal are told, so that afterwards they say the simulation
+# ended rather than read its silent agents as an outage.
+ends=$((origin + duration))
 
 "$bin/whereabouts-locator" --map "$map" --broker "$broker" --record "$out/readings.jsonl" \
     --time-scale "$speed" --time-origin "$origin" --warm-up 5 --log-level warning 2> "$out/locator.log" &
@@ -41,8 +45,8 @@ sim=$!
 pids+=($sim)
 
 web_port=${DEMO_WEB_PORT:-$("$bin/whereabouts" free-port)}
-"$bin/whereabouts" web --map "$map" --broker "$broker" --listen "127.0.0.1:$web_port" > "$out/web.out" \
-    2> "$out/web.log" &
+"$bin/whereabouts" web --map "$map" --broker "$broker" --listen "127.0.0.1:$web_port" --simulation-end "$ends" \
+    > "$out/web.out" 2> "$out/web.log" &
 pids+=($!)
 web=http://127.0.0.1:$web_port/
 for _ in $(seq 50); do grep -q http "$out/web.out" 2>/dev/null && break; sleep 0.1; done
@@ -50,7 +54,7 @@ grep -q http "$out/web.out" || { echo "whereabouts web did not start; see $out/w
 echo "== live map: $web  (open it in a browser; it follows the demo until the end)"
 sleep 3
 
-"$bin/whereabouts" watch --map "$map" --broker "$broker" --duration "$duration"
+"$bin/whereabouts" watch --map "$map" --broker "$broker" --duration "$duration" --simulation-end "$ends"
 wait "$sim" || { echo "the simulator failed; see $out/sim.log" >&2; exit 1; }
 kill -TERM "$locator"
 wait "$locator" || true

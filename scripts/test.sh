@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, checks formatting, builds with warnings as errors, checks the shipped
 # deployment files (broker config, certificates, units), runs every test, then the map editor's browser tests
-# (Debian's chromium and firefox-esr, headless; the survey's with mosquitto).
+# (Debian's chromium and firefox-esr, headless; the survey's with mosquitto) and the live page's (chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
@@ -35,6 +35,8 @@ echo "== browser tests (the map editor in chromium and firefox-esr, its survey m
 /usr/bin/python3 scripts/check-editor-firefox.py
 # The survey mode against the simulator through a private mosquitto with the shipped ACL (about 80 s).
 /usr/bin/python3 scripts/check-editor-survey.py
+# The live page against the demo setup, its sources taken away one by one (issue 49; about 90 s on this build).
+CHECK_WEB_CONFIG=debug bash scripts/check-web.sh
 
 echo "== packages (built with the static Swift runtime, installed into a clean Debian 12 root, upgraded, purged)" >&2
 bash scripts/check-packages.sh

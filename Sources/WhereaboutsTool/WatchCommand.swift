@@ -20,7 +20,13 @@ enum WatchCommand {
         sections: [
             .init(
                 Setting.flagsOnly([.value("map", "M", "the floor map")]) + Setting.broker(defaultUsername: "dashboard")
-                    + Setting.flagsOnly([.value("duration", "S", "stop after S seconds", default: "until Ctrl-C")]))
+                    + Setting.flagsOnly([
+                        .value("duration", "S", "stop after S seconds", default: "until Ctrl-C"),
+                        .value(
+                            "simulation-end", "UNIX",
+                            "a simulation feeds the broker and ends at this time: after it the board says so",
+                            default: "none"),
+                    ]))
         ])
 
     /// The dashboard's state, shared by the MQTT task (which changes it) and the drawing task (which prints it).
@@ -29,10 +35,33 @@ enum WatchCommand {
         /// Whether the broker has accepted a connection yet.
         let connected = Atomic<Bool>(false)
 
-        init(map: FloorMap) { state = Mutex(DashboardState(map: map)) }
+        init(map: FloorMap, simulationEnd: Double?) {
+            var initial = DashboardState(map: map)
+            initial.simulationEnd = simulationEnd
+            _ = initial.brokerLink(.connecting(since: WallClock.now()), now: WallClock.now())
+            state = Mutex(initial)
+        }
+
+        /// Follows the broker link, so that the board says when the broker is lost.
+        func follow(_ events: AsyncStream<MQTTConnectionEvent>) async {
+            for await event in events {
+                let now = WallClock.now()
+                switch event {
+                case .connected(let sessionPresent):
+                    connected.store(true, ordering: .relaxed)
+                    state.withLock { _ = $0.brokerLink(.connected(sessionKept: sessionPresent), now: now) }
+                case .connectionFailed(let failure):
+                    printError("watch: \(failure)")
+                    state.withLock { _ = $0.brokerLink(.lost(since: now), now: now) }
+                case .disconnected:
+                    state.withLock { _ = $0.brokerLink(.lost(since: now), now: now) }
+                default: break
+                }
+            }
+        }
 
         func text(elapsed: Double, duration: Double?) -> String {
-            state.withLock { TerminalBoard.text($0, elapsed: elapsed, duration: duration) }
+            state.withLock { TerminalBoard.text($0, elapsed: elapsed, duration: duration, now: WallClock.now()) }
         }
     }
 
@@ -57,7 +86,7 @@ enum WatchCommand {
         _ = try client.subscribe(topics.events.name, qos: .atLeastOnce)
         _ = try client.subscribe(topics.locatorStatus.name, qos: .atLeastOnce)
         _ = try client.subscribe(topics.locatorMetrics.name, qos: .atMostOnce)
-        let board = Board(map: map)
+        let board = Board(map: map, simulationEnd: try settings.number("simulation-end"))
         let interactive = isatty(1) != 0
         let start = WallClock.monotonic()
         try await client.withSession { client in
@@ -72,10 +101,7 @@ enum WatchCommand {
                     return .stop
                 }
                 group.addTask {
-                    for await event in client.events {
-                        if case .connected = event { board.connected.store(true, ordering: .relaxed) }
-                        if case .connectionFailed(let failure) = event { printError("watch: \(failure)") }
-                    }
+                    await board.follow(client.events)
                     return .stop
                 }
                 group.addTask {

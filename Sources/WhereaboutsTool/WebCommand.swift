@@ -30,36 +30,29 @@ enum WebCommand {
                         "IPv4 address and port to serve on (loopback only unless told otherwise; port 0 picks a free "
                             + "one). The address is printed on standard output.", default: "127.0.0.1:8080"),
                     .value("duration", "S", "stop after S seconds", default: "until Ctrl-C"),
+                    .list(
+                        "frame-ancestors", "ORIGIN",
+                        "an origin that may embed the page in a frame (a Home Assistant dashboard's, "
+                            + "https://ha.example:8123); repeat or separate by commas", default: "none may"),
+                    .value(
+                        "state-dir", "DIR",
+                        "keep the recent events and the zones' last hour in DIR/web-state.json, so that a restart "
+                            + "keeps them", default: "kept in memory only"),
+                    .value(
+                        "simulation-end", "UNIX",
+                        "a simulation feeds the broker and ends at this time: after it the page says so",
+                        default: "none"),
                 ])
         ],
         configFile: "/etc/whereabouts/web.conf")
 
-    /// The dashboard's state, shared by the MQTT task (which changes it) and the server's thread (which reads it).
-    final class LiveDashboard: Sendable {
-        let site: DashboardSite
-        let state: Mutex<DashboardState>
-
-        init(map: FloorMap) {
-            site = DashboardSite(map: map)
-            state = Mutex(DashboardState(map: map))
+    /// The origins that may frame the page, each checked.
+    static func frameAncestors(_ settings: Settings) throws -> [String] {
+        let origins = settings.list("frame-ancestors")
+        if let bad = origins.first(where: { !DashboardSite.isFrameAncestor($0) }) {
+            throw UsageError("--frame-ancestors: \"\(bad)\" is not an origin like https://ha.example:8123")
         }
-
-        /// Takes a broker message; returns the event to send to every page, if something visible changed.
-        func take(_ message: MQTTMessage, now: Double) -> [UInt8]? {
-            let change = state.withLock { $0.ingest(topic: message.topic, payload: message.payload, now: now) }
-            return change.map { Array($0.serverSentEvent.encoded.utf8) }
-        }
-
-        func respond(to request: HTTPRequestHead) -> HTTPResponse {
-            let response = state.withLock { site.respond(to: request.path, state: $0, now: WallClock.now()) }
-            let body: HTTPResponse.Body =
-                switch response.body {
-                case .complete(let bytes): .complete(bytes)
-                case .stream(let initial): .stream(initial: initial)
-                }
-            return HTTPResponse(
-                status: response.status, headers: response.headers.map { (name: $0.0, value: $0.1) }, body: body)
-        }
+        return origins
     }
 
     static func run(_ settings: Settings) async throws -> ExitStatus {
@@ -73,12 +66,17 @@ enum WebCommand {
         } catch {
             throw UsageError("--listen: \(error)")
         }
+        let frameAncestors = try Self.frameAncestors(settings)
         let map = try RecordingFiles.map(mapPath)
         let logger = Logger(label: "whereabouts-web")
         configuration.log = { line in logger.warning(line) }  // refusals, at most one line every 10 s
         if broker.insecure { logger.warning("--insecure: the broker's certificate is NOT verified") }
 
-        let dashboard = LiveDashboard(map: map)
+        let dashboard = LiveDashboard(
+            map: map, frameAncestors: frameAncestors, stateDirectory: settings.value("state-dir"),
+            simulationEnd: try settings.number("simulation-end"))
+        try dashboard.restore(now: WallClock.now(), logger: logger)
+        _ = dashboard.link(.connecting(since: WallClock.now()), now: WallClock.now())
         let server: HTTPServer
         do {
             server = try HTTPServer(configuration) { request in dashboard.respond(to: request) }
@@ -108,15 +106,9 @@ enum WebCommand {
                     }
                 }
                 group.addTask {
-                    for await event in client.events {
-                        switch event {
-                        case .connected: logger.info("connected to \(broker.address)")
-                        case .connectionFailed(let failure): logger.warning("broker: \(failure)")
-                        case .disconnected(let reason): logger.info("disconnected: \(reason)")
-                        default: break
-                        }
-                    }
+                    await dashboard.follow(client.events, broker: "\(broker.address)", server: server, logger: logger)
                 }
+                group.addTask { try await dashboard.keep(server: server, logger: logger) }
                 group.addTask {
                     for await _ in SignalWatcher.terminationSignals() { return }
                 }
@@ -133,6 +125,7 @@ enum WebCommand {
                 try await group.next()
             }
         }
+        dashboard.save(now: WallClock.now(), logger: logger)
         let dropped = dashboard.state.withLock { $0.dropped }
         if !dropped.isEmpty {
             let text = dropped.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) \($0.value)" }

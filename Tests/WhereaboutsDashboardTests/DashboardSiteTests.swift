@@ -142,3 +142,47 @@ struct DashboardSiteTests {
         return String(out.dropFirst().dropLast())
     }
 }
+
+/// Issue 49, item 7: `web --frame-ancestors` lets the named origins embed the page; without it nobody may.
+@Suite("Dashboard framing")
+struct DashboardFramingTests {
+    func header(_ response: DashboardResponse, _ name: String) -> String? {
+        response.headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    @Test("by default every response forbids framing, in the policy and in X-Frame-Options")
+    func forbidden() throws {
+        let map = try loadMap(try shippedMapText("demo-office.json"))
+        for path in ["/", "/app.js", "/events", "/zones/1-1", "/nowhere"] {
+            let response = DashboardSite(map: map).respond(to: path, state: DashboardState(map: map), now: 0)
+            #expect(header(response, "Content-Security-Policy")?.hasSuffix("frame-ancestors 'none'") == true, "\(path)")
+            #expect(header(response, "X-Frame-Options") == "DENY", "\(path)")
+        }
+    }
+
+    @Test("configured origins are the only frame ancestors, and X-Frame-Options (which cannot name them) goes")
+    func allowed() throws {
+        let map = try loadMap(try shippedMapText("demo-office.json"))
+        let site = DashboardSite(map: map, frameAncestors: ["https://ha.example:8123", "http://10.0.0.5"])
+        for path in ["/", "/events", "/nowhere"] {
+            let response = site.respond(to: path, state: DashboardState(map: map), now: 0)
+            let policy = header(response, "Content-Security-Policy")
+            #expect(policy?.hasSuffix("frame-ancestors https://ha.example:8123 http://10.0.0.5") == true, "\(path)")
+            #expect(policy?.contains("script-src 'self'") == true)
+            #expect(header(response, "X-Frame-Options") == nil, "\(path)")
+        }
+    }
+
+    @Test(
+        "only plain origins are accepted: nothing that could end the directive or widen it",
+        arguments: [
+            ("https://ha.example:8123", true), ("http://192.168.1.20", true), ("https://*.example.org", true),
+            ("https://ha.example/lovelace", false), ("https://ha.example; script-src *", false), ("'self'", false),
+            ("*", false), ("https://", false), ("ftp://ha.example", false), ("https://ha.example:0", false),
+            ("https://ha.example:08123", false), ("https://ha example", false), ("javascript:alert(1)", false),
+            ("https://ha.example:8123,https://x", false),
+        ])
+    func origins(text: String, accepted: Bool) {
+        #expect(DashboardSite.isFrameAncestor(text) == accepted)
+    }
+}

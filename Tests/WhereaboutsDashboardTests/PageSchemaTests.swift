@@ -71,6 +71,10 @@ struct PageSchemaTests {
                 sent.append(change.serverSentEvent)
             }
         }
+        // Whether the picture is current: live, then the broker lost (a source with a time).
+        for change in [state.refreshSource(now: 50), state.brokerLink(.lost(since: 51), now: 51).last] {
+            sent.append(try #require(change).serverSentEvent)
+        }
         #expect(state.dropped.isEmpty)
         #expect(Set(sent.compactMap(\.name)) == Set(events.keys).subtracting(["snapshot"]), "every change sent")
         for event in sent {
@@ -108,10 +112,10 @@ struct PageSchemaTests {
             latencyP99: nil, inputLagP50: 240, inputLagP99: 610)
         let position = TagPosition(
             tag: .demo(1), name: nil, x: 5, y: 4, floor: 1, zone: nil, zoneName: nil, accuracy: 1.5, nearest: nil,
-            updated: 100)
+            updated: 100, probability: 0.6, zones: [ZoneShare(zone: 1, probability: 0.4)])
         let occupancy = ZoneOccupancy(
             site: map.site.uuid, floor: 1, zone: 1, name: "Lobby", state: .known, count: 1,
-            tags: [.init(id: .demo(1), name: nil)], updated: 100)
+            tags: [.init(id: .demo(1), name: nil, probability: 0.4)], updated: 100)
         let event = ZoneEvent(time: 100, tag: .demo(1), floor: 1, zone: 1, kind: .enter)
         let agent = topics.agentStatus(agent: try #require(AgentID("g-lobby"))).name
         return [

@@ -1,6 +1,7 @@
 import Testing
 import WhereaboutsCore
 import WhereaboutsDashboard
+import WhereaboutsJSON
 import WhereaboutsWire
 
 @Suite("Terminal board")
@@ -73,5 +74,24 @@ struct TerminalBoardTests {
         #expect(text.hasPrefix("Whereabouts · Demo Office · 0:05 · locator unknown\n"))
         #expect(!text.contains("Recent events"))
         #expect(text.hasSuffix("\n"))
+    }
+
+    @Test("the terminal names every member and every event's tag exactly as the page does")
+    func namesAsThePage() throws {
+        var state = DashboardState(map: map)
+        let members = [TagIdentity.demo(1), .demo(3), .demo(4)]
+        _ = state.ingest(
+            topic: topics.occupancy(floor: 1, zone: 1).name,
+            payload: occupancy(floor: 1, zone: 1, state: .known, tags: members), now: 0)
+        let event = ZoneEvent(time: 100, tag: .demo(4), floor: 1, zone: 1, zoneName: "Lobby", kind: .enter)
+        _ = state.ingest(topic: topics.events.name, payload: Array(event.payload.utf8), now: 0)
+        let snapshot = try #require(state.snapshot(now: 0).json.object)
+        let lobby = try #require(snapshot["zones"]?.array?.compactMap(\.object).first { $0["key"] == .string("1-1") })
+        let pageNames = (lobby["members"]?.array ?? []).compactMap { $0.object?["label"]?.string }
+        #expect(pageNames == ["Alice", "Forklift 3", "100-4"])
+        let lines = TerminalBoard.text(state, elapsed: 0, duration: nil).split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("  Lobby") && $0.hasSuffix("  " + pageNames.joined(separator: ", ")) })
+        let pageEvent = try #require(snapshot["events"]?.array?.first?.object?["label"]?.string)
+        #expect(lines.contains("  \(pageEvent) entered Lobby"))
     }
 }

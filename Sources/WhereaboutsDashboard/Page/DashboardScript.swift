@@ -6,8 +6,12 @@
 /// Names go into the page only as text (`textContent`, `data-` values), never as markup. Dots move by a CSS
 /// transition of their transform, so they glide between updates.
 ///
-/// Each tag's group carries `data-tag`, `data-floor`, `data-x`/`data-y` (metres) and `data-px`/`data-py` (its
-/// target in the floor's SVG pixels), for tests that read the DOM.
+/// Each tag's group carries `data-tag`, `data-floor`, `data-x`/`data-y` (metres), `data-px`/`data-py` (its
+/// target in the floor's SVG pixels), `data-zone-key` and, when stale, `data-age`, for tests that read the DOM.
+///
+/// Freshness: the page greys (class `stale`) what its sources no longer vouch for and writes its age: everything
+/// when its own stream from web is down or web's source (``SourceView``) is not live, and a dot alone when its zone
+/// is unknown. `data-source` on the body and the banner say which source is lost.
 enum DashboardScript {
     static let text = prologue + "\n  const SCHEMA = " + PageSchema.text + ";\n" + body
 
@@ -47,12 +51,23 @@ enum DashboardScript {
           }
           const agents = new Map();
           for (const shape of document.querySelectorAll('svg polygon.agent[data-agent]')) {
-            agents.set(shape.dataset.agent, shape);
+            agents.set(shape.dataset.agent, { shape: shape, row: null, online: null, since: null });
+          }
+          for (const row of document.querySelectorAll('#agent-list tr[data-agent-row]')) {
+            const entry = agents.get(row.dataset.agentRow);
+            if (entry) { entry.row = row; }
           }
           const tags = new Map();
           let events = [];
           let seq = -1;
           let query = '';
+          // Freshness: the dashboard's clock minus this page's, the source's state (SourceView), whether this page
+          // lost its stream from web, and when the locator's figures arrived.
+          let skew = 0;
+          let source = null;
+          let streamLost = false;
+          let figuresSeen = null;
+          let locatorStatus = 'unknown';
 
           function text(element, value) { element.textContent = value; }
 
@@ -123,12 +138,24 @@ enum DashboardScript {
               name.setAttribute('x', '7');
               name.setAttribute('y', '13');
               name.setAttribute('class', 'tag-name');
-              group.append(dot, name);
+              const ago = document.createElementNS(SVG, 'text');
+              ago.setAttribute('x', '7');
+              ago.setAttribute('y', '23');
+              ago.setAttribute('class', 'tag-age');
+              group.append(dot, name, ago);
               const ring = document.createElementNS(SVG, 'circle');
               ring.setAttribute('class', 'tag-accuracy');
               ring.setAttribute('cx', '0');
               ring.setAttribute('cy', '0');
-              shown = { group: group, ring: ring, name: name, data: null };
+              const row = document.createElement('tr');
+              row.dataset.tag = id;
+              for (const kind of ['tag-label', 'tag-where', 'tag-seen']) {
+                const cell = document.createElement('td');
+                cell.className = kind;
+                row.append(cell);
+              }
+              document.querySelector('#tag-list tbody').append(row);
+              shown = { group: group, ring: ring, name: name, ago: ago, row: row, data: null };
               tags.set(id, shown);
             }
             if (shown.group.parentNode !== floor.dots) {
@@ -149,8 +176,21 @@ enum DashboardScript {
             const d = shown.group.dataset;
             d.floor = floorNumber; d.x = String(x); d.y = String(y);
             d.px = String(px); d.py = String(py);
+            const zoneKey = get(tag, 'TagView.zone_key');
+            d.zoneKey = zoneKey === null ? '' : zoneKey;
             text(shown.name, get(tag, 'TagView.label'));
             shown.data = tag;
+            const cells = shown.row.children;
+            text(cells[0], get(tag, 'TagView.label'));
+            const zone = get(tag, 'TagView.zone');
+            const others = get(tag, 'TagView.zones').filter(function (share) {
+              return get(share, 'ZoneShareView.name') !== zone;
+            }).map(function (share) {
+              return get(share, 'ZoneShareView.name') + ' ' + percent(get(share, 'ZoneShareView.p'));
+            });
+            text(cells[1], (zone === null ? 'no zone' : zone) + ' ' + percent(get(tag, 'TagView.p')) +
+              (others.length ? ' (' + others.join(', ') + ')' : ''));
+            freshenTag(shown, isStale());
             highlight(shown);
             if (shown.group.classList.contains('placing')) {
               requestAnimationFrame(function () {
@@ -167,6 +207,7 @@ enum DashboardScript {
             if (!shown) { return; }
             shown.group.remove();
             shown.ring.remove();
+            shown.row.remove();
             tags.delete(id);
           }
 
@@ -208,6 +249,7 @@ enum DashboardScript {
             shown.shape.classList.toggle('zone-pending', state === 'pending');
             shown.shape.classList.toggle('zone-occupied', state === 'known' && tally > 0);
             shown.shape.classList.toggle('zone-empty', state === 'known' && tally === 0);
+            shown.data = zone;
             const count = state === 'known' ? String(tally) : (state === 'unknown' ? 'unknown' : '–');
             if (shown.label) {
               text(shown.label, get(zone, 'ZoneView.name') + ' (' + count + ')');
@@ -218,9 +260,96 @@ enum DashboardScript {
               const cell = shown.row.querySelector('.zone-count');
               text(cell, count);
               cell.dataset.count = state === 'known' ? String(tally) : '';
-              text(shown.row.querySelector('.zone-members'),
-                state === 'unknown' ? 'its agents are silent' : get(zone, 'ZoneView.members').join(', '));
+              text(shown.row.querySelector('.zone-members'), state === 'unknown' ? 'its agents are silent'
+                : get(zone, 'ZoneView.members').map(function (member) {
+                  return get(member, 'ZoneMemberView.label') + ' ' + percent(get(member, 'ZoneMemberView.p'));
+                }).join(', '));
             }
+            freshenZone(shown, isStale());
+            for (const tagShown of tags.values()) {
+              if (get(tagShown.data, 'TagView.zone_key') === get(zone, 'ZoneView.key')) { freshenTag(tagShown, isStale()); }
+            }
+          }
+
+          function percent(p) { return p === null ? '' : Math.round(p * 100) + ' %'; }
+
+          function clock() { return Date.now() / 1000 + skew; }
+
+          // An age as the terminal writes it: 12 s, 3 min, 2 h.
+          function age(since) {
+            const s = Math.max(0, Math.floor(clock() - since));
+            return s < 120 ? s + ' s' : (s < 7200 ? Math.floor(s / 60) + ' min' : Math.floor(s / 3600) + ' h');
+          }
+
+          // Nothing from the locator is current when this page lost web, or web says its source is not live.
+          function isStale() {
+            return streamLost || source === null || get(source, 'SourceView.state') !== 'live';
+          }
+
+          // A dot is stale with everything else, or alone when its zone's agents are silent.
+          function freshenTag(shown, all) {
+            const key = get(shown.data, 'TagView.zone_key');
+            const area = key === null ? undefined : zones.get(key);
+            const stale = all || (area !== undefined && area.data !== undefined &&
+              get(area.data, 'ZoneView.state') === 'unknown');
+            const ago = age(get(shown.data, 'TagView.seen'));
+            for (const element of [shown.group, shown.ring, shown.row]) { element.classList.toggle('stale', stale); }
+            shown.group.dataset.age = stale ? ago : '';
+            text(shown.ago, stale ? ago : '');
+            text(shown.row.children[2], ago + ' ago');
+          }
+
+          function freshenZone(shown, all) {
+            if (!shown.row || shown.data === undefined) { return; }
+            const state = get(shown.data, 'ZoneView.state');
+            const since = state === 'unknown' ? get(shown.data, 'ZoneView.unknown_since') : get(shown.data, 'ZoneView.seen');
+            const stale = state === 'unknown' || (all && state !== 'pending');
+            shown.row.classList.toggle('stale', stale);
+            shown.shape.classList.toggle('stale', stale);
+            text(shown.row.querySelector('.zone-age'), stale && since !== null ? age(since) : '');
+          }
+
+          function freshenAgent(entry, all) {
+            if (!entry.row) { return; }
+            const cells = entry.row.children;
+            text(cells[1], entry.online === null ? 'not said' : (entry.online ? 'online' : 'offline'));
+            text(cells[2], entry.since === null ? '' : (entry.online ? 'since ' : 'last seen ') + age(entry.since) + ' ago');
+            entry.row.dataset.online = entry.online === null ? '' : String(entry.online);
+            entry.row.classList.toggle('stale', all && streamOrBrokerLost());
+          }
+
+          function streamOrBrokerLost() {
+            const state = source === null ? '' : get(source, 'SourceView.state');
+            return streamLost || state === 'broker-lost' || state === 'broker-connecting';
+          }
+
+          // Every second and after every change: stale classes and ages, and the banner saying which source is lost.
+          function freshen() {
+            const all = isStale();
+            body.classList.toggle('stale', all);
+            const state = streamLost ? 'page-lost' : (source === null ? 'unknown' : get(source, 'SourceView.state'));
+            body.dataset.source = state;
+            const banner = document.getElementById('source-banner');
+            let says = '';
+            if (streamLost) {
+              says = 'lost whereabouts web: nothing shown is current';
+            } else if (state !== 'live' && source !== null) {
+              const since = get(source, 'SourceView.since');
+              says = get(source, 'SourceView.sentence') + (since === null ? '' : ' · ' + age(since) + ' ago');
+            }
+            text(banner, says);
+            banner.hidden = says === '';
+            for (const shown of tags.values()) { freshenTag(shown, all); }
+            for (const shown of zones.values()) { freshenZone(shown, all); }
+            for (const entry of agents.values()) { freshenAgent(entry, all); }
+            const stamp = document.getElementById('metrics-age');
+            text(stamp, all && figuresSeen !== null ? 'as of ' + age(figuresSeen) + ' ago' : '');
+            document.getElementById('metrics').classList.toggle('stale', all);
+            const pill = document.getElementById('locator-status');
+            // Back on a new session, web forgot the locator's word until the broker repeats it.
+            const said = state === 'locator-unknown' ? 'unknown' : locatorStatus;
+            text(pill, streamOrBrokerLost() ? 'locator last said ' + said : 'locator ' + said);
+            pill.classList.toggle('stale', streamOrBrokerLost());
           }
 
           function time(seconds) {
@@ -251,8 +380,10 @@ enum DashboardScript {
           function applyLocator(locator) {
             const status = document.getElementById('locator-status');
             const state = get(locator, 'LocatorView.status');
+            locatorStatus = state;
             text(status, 'locator ' + state);
             status.dataset.state = state;
+            figuresSeen = get(locator, 'LocatorView.seen');
             const metrics = document.getElementById('metrics');
             const figures = get(locator, 'LocatorView.metrics');
             if (figures === null) { text(metrics, 'no metrics yet'); return; }
@@ -266,11 +397,20 @@ enum DashboardScript {
               ' online');
           }
 
-          function applyAgent(id, online) {
-            const shape = agents.get(id);
-            if (!shape) { return; }
-            shape.classList.toggle('agent-offline', online === false);
-            shape.dataset.online = online === null ? '' : String(online);
+          function applyAgent(id, online, since) {
+            const entry = agents.get(id);
+            if (!entry) { return; }
+            entry.shape.classList.toggle('agent-offline', online === false);
+            entry.shape.dataset.online = online === null ? '' : String(online);
+            entry.online = online;
+            entry.since = since;
+            freshenAgent(entry, isStale());
+          }
+
+          function applySource(view) {
+            source = view;
+            skew = get(view, 'SourceView.now') - Date.now() / 1000;
+            freshen();
           }
 
           function applySnapshot(snapshot) {
@@ -280,11 +420,13 @@ enum DashboardScript {
             for (const id of Array.from(tags.keys())) { if (!seen.has(id)) { removeTag(id); } }
             for (const zone of get(snapshot, 'DashboardSnapshot.zones')) { applyZone(zone); }
             const online = get(snapshot, 'DashboardSnapshot.agents');
-            for (const id of Object.keys(online)) { applyAgent(id, online[id]); }
+            const since = get(snapshot, 'DashboardSnapshot.agents_since');
+            for (const id of Object.keys(online)) { applyAgent(id, online[id], own(since, id) ? since[id] : null); }
             applyLocator(get(snapshot, 'DashboardSnapshot.locator'));
             events = get(snapshot, 'DashboardSnapshot.events');
             drawEvents();
             search(document.getElementById('tag-search').value);
+            applySource(get(snapshot, 'DashboardSnapshot.source'));
             body.dataset.seq = String(seq);
           }
 
@@ -320,17 +462,25 @@ enum DashboardScript {
             search(input.target.value);
           });
 
-          const source = new EventSource('/events');
+          const stream = new EventSource('/events');
           const streamState = document.getElementById('stream-state');
-          source.addEventListener('open', function () { body.dataset.stream = 'live'; text(streamState, 'live'); });
-          source.addEventListener('error', function () {
+          stream.addEventListener('open', function () {
+            body.dataset.stream = 'live';
+            text(streamState, 'live');
+            streamLost = false;
+            freshen();
+          });
+          stream.addEventListener('error', function () {
             body.dataset.stream = 'reconnecting';
             text(streamState, 'reconnecting…');
+            streamLost = true;
+            freshen();
           });
+          setInterval(freshen, 1000);
           // Each event the schema names, with the message it carries.
           function listen(name, handler) {
             if (!own(SCHEMA.events, name)) { throw new Error('the schema names no event ' + name); }
-            source.addEventListener(name, function (message) {
+            stream.addEventListener(name, function (message) {
               const received = receive(name, message.data);
               if (received !== null) { handler(received); }
             });
@@ -357,8 +507,11 @@ enum DashboardScript {
           });
           listen('agent', function (value) {
             numbered(get(value, 'AgentChange.seq'), function () {
-              applyAgent(get(value, 'AgentChange.id'), get(value, 'AgentChange.online'));
+              applyAgent(get(value, 'AgentChange.id'), get(value, 'AgentChange.online'), get(value, 'AgentChange.since'));
             });
+          });
+          listen('source', function (value) {
+            numbered(get(value, 'SourceChange.seq'), function () { applySource(get(value, 'SourceChange.source')); });
           });
         })();
         """#

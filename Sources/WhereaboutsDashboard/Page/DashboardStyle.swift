@@ -14,6 +14,9 @@ enum DashboardStyle {
         #locator-status[data-state="online"] { background: var(--ok); }
         #locator-status[data-state="offline"] { background: var(--accent); }
         #metrics { color: #cfd8e0; font-size: 13px; }
+        #metrics.stale, #metrics-age { color: #8fa0ae; font-style: italic; font-size: 13px; }
+        #source-banner { padding: 1px 10px; border-radius: 10px; background: var(--accent); font-size: 13px; }
+        .pill.stale { background: #5f6b75 !important; font-style: italic; }
         nav { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; padding: 8px 18px;
           border-bottom: 1px solid var(--line); background: #fff; }
         #floor-picker button { font: inherit; padding: 4px 12px; border: 1px solid var(--line); background: #fff;
@@ -61,6 +64,13 @@ enum DashboardStyle {
         .tag-dot.highlight .dot { fill: #ffb300; stroke: #22313f; stroke-width: 2.5; r: 8px; }
         .tag-dot.highlight .tag-name { font-weight: bold; font-size: 12px; }
         .dimmed { opacity: 0.25; }
+        .tag-dot .tag-age { font-size: 9px; fill: #4a4a4a; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
+        .tag-dot.stale .dot { fill: #9e9e9e; stroke: #616161; }
+        .tag-dot.stale .tag-name { fill: #6b6b6b; font-style: italic; }
+        .tag-accuracy.stale { fill: #9e9e9e; stroke: #9e9e9e; }
+        .zone.stale.zone-occupied, .zone.stale.zone-empty { fill: #b0b0b0; }
+        tr.stale td { color: #8a8a8a; font-style: italic; }
+        td.zone-age, td.tag-seen { color: var(--muted); font-size: 12px; white-space: nowrap; }
 
         /* A zone's history page. */
         .history { max-width: 760px; margin: 16px auto; background: #fff; border: 1px solid var(--line);

@@ -59,9 +59,22 @@ public struct AgentChange: PageEvent, Equatable {
     /// The agent's id on the map.
     public var id: String
     public var online: Bool
+    /// When the dashboard received this status (its clock).
+    public var since: Double
 
     public static let eventName = "agent"
     public static var fields: [PageField<Self>] {
-        [.init("seq", \.sequence), .init("id", \.id), .init("online", \.online)]
+        [.init("seq", \.sequence), .init("id", \.id), .init("online", \.online), .init("since", \.since)]
     }
+}
+
+/// Whether the picture is current changed: the broker was lost or regained, the locator went or came back, the
+/// simulation ended.
+public struct SourceChange: PageEvent, Equatable {
+    /// The change's number.
+    public var sequence: UInt64
+    public var source: SourceView
+
+    public static let eventName = "source"
+    public static var fields: [PageField<Self>] { [.init("seq", \.sequence), .init("source", \.source)] }
 }

@@ -11,7 +11,7 @@ public enum PageSchema {
     public static var events: [any PageEvent.Type] {
         [
             DashboardSnapshot.self, TagChange.self, TagRemoval.self, ZoneChange.self, EventChange.self,
-            LocatorChange.self, AgentChange.self,
+            LocatorChange.self, AgentChange.self, SourceChange.self,
         ]
     }
 

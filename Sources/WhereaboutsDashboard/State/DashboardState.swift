@@ -35,6 +35,8 @@ public struct DashboardState: Sendable {
     struct ShownTag: Sendable, Equatable {
         var position: TagPosition
         var label: String
+        /// When the dashboard received the position.
+        var seen: Double
     }
 
     /// An event as the page shows it.
@@ -61,16 +63,41 @@ public struct DashboardState: Sendable {
     /// Messages not taken, by reason.
     public private(set) var dropped: [DropReason: Int] = [:]
 
+    /// When the simulation feeding the broker ends (Unix seconds), if the dashboard was told: after it, the
+    /// dashboard says the simulation ended rather than that the agents fell silent.
+    public var simulationEnd: Double?
+
     private var tags: [TagIdentity: ShownTag] = [:]
     private var occupancy: [ZoneKey: ZoneOccupancy] = [:]
-    private var events: [ShownEvent] = []
+    /// When each zone's occupancy was received, and when it became unknown.
+    var occupancySeen: [ZoneKey: Double] = [:]
+    var unknownSince: [ZoneKey: Double] = [:]
+    var events: [ShownEvent] = []
     private var locatorStatus: Availability?
+    /// When the locator took its status, and when its last metrics arrived.
+    var locatorSince: Double?
+    private var metricsSeen: Double?
     private var metrics: LocatorMetrics?
     private var previousMetrics: (received: Double, accepted: Int)?
     private var readingsPerSecond: Double?
     private var agentStatus: [String: Availability] = [:]
-    private var histories: [ZoneKey: ZoneHistory] = [:]
-    private let zoneNames: [ZoneKey: String]
+    /// When each agent took its status.
+    var agentSince: [String: Double] = [:]
+    var histories: [ZoneKey: ZoneHistory] = [:]
+    /// `web`'s broker link; nil when nobody tracks it (the state fed by hand).
+    private var broker: BrokerLink?
+    /// The last change of each status (`locator`, `agent <id>`): what it was before, since when, and when it changed.
+    private var lastStatusChange: [String: (previous: Availability?, previousSince: Double?, at: Double)] = [:]
+    /// The source last announced to the pages.
+    private var announcedSource: DashboardSource?
+    /// The latest clock reading the state was given.
+    private var clock = 0.0
+    /// When a value read back from a saved state was received, by its topic and the payload's own time: the same
+    /// retained payload delivered again after a restart keeps its age.
+    var restoredSeen: [String: (updated: Double, seen: Double)] = [:]
+    /// The same for statuses, which carry no time of their own: a status equal to the saved one keeps its time.
+    var restoredStatus: [String: (status: Availability, since: Double)] = [:]
+    let zoneNames: [ZoneKey: String]
     private let floors: Set<UInt16>
     private let agentIDs: Set<String>
     private let renderer = MapRenderer()
@@ -122,15 +149,21 @@ public struct DashboardState: Sendable {
     public mutating func ingest(topic: String, payload: [UInt8], now: Double) -> DashboardChange? {
         guard let output = topics.parseOutput(topic) else { return drop(.unknownTopic) }
         guard payload.count <= Self.maximumPayloadBytes else { return drop(.oversized) }
+        clock = max(clock, now)
         switch output {
         case .position(let tag):
-            return ingestPosition(tag: tag, payload: payload)
+            return ingestPosition(tag: tag, payload: payload, now: now)
         case .occupancy(let floor, let zone):
             return ingestOccupancy(key: ZoneKey(floor: floor, minor: zone), payload: payload, now: now)
         case .events:
             return ingestEvent(payload: payload, now: now)
         case .locatorStatus:
             guard let status = Availability(payload: payload) else { return drop(.malformed) }
+            if isShutdownWill(status) { return nil }
+            if locatorStatus != status || locatorSince == nil {
+                lastStatusChange["locator"] = (locatorStatus, locatorSince, now)
+                locatorSince = restoredSince(of: "locator", status: status) ?? now
+            }
             locatorStatus = status
             return change(.locator(locatorView))
         case .locatorMetrics:
@@ -141,17 +174,21 @@ public struct DashboardState: Sendable {
             }
             previousMetrics = (now, value.readingsAccepted)
             metrics = value
+            metricsSeen = now
             return change(.locator(locatorView))
         case .agentStatus(let agent):
             guard agentIDs.contains(agent.rawValue) else { return drop(.notOnMap) }
             guard let status = Availability(payload: payload) else { return drop(.malformed) }
-            guard agentStatus[agent.rawValue] != status else { return nil }
+            guard agentStatus[agent.rawValue] != status, !isShutdownWill(status) else { return nil }
+            lastStatusChange["agent " + agent.rawValue] = (agentStatus[agent.rawValue], agentSince[agent.rawValue], now)
             agentStatus[agent.rawValue] = status
-            return change(.agent(id: agent.rawValue, online: status.isAvailable))
+            let since = restoredSince(of: "agent " + agent.rawValue, status: status) ?? now
+            agentSince[agent.rawValue] = since
+            return change(.agent(id: agent.rawValue, online: status.isAvailable, since: since))
         }
     }
 
-    private mutating func ingestPosition(tag: TagIdentity, payload: [UInt8]) -> DashboardChange? {
+    private mutating func ingestPosition(tag: TagIdentity, payload: [UInt8], now: Double) -> DashboardChange? {
         // An empty retained payload is the locator clearing a tag it lost.
         if payload.isEmpty {
             guard tags.removeValue(forKey: tag) != nil else { return nil }
@@ -162,7 +199,9 @@ public struct DashboardState: Sendable {
         else { return drop(.malformed) }
         guard floors.contains(position.floor) else { return drop(.notOnMap) }
         guard tags[tag] != nil || tags.count < maximumTags else { return drop(.tooManyTags) }
-        let shown = ShownTag(position: position, label: position.name ?? renderer.label(for: tag, map: map))
+        let seen = restoredTime(of: "tag " + tag.description, updated: position.updated) ?? now
+        let shown = ShownTag(
+            position: position, label: position.name ?? renderer.label(for: tag, map: map), seen: seen)
         tags[tag] = shown
         return change(.tag(tagView(shown)))
     }
@@ -172,7 +211,14 @@ public struct DashboardState: Sendable {
         guard let text = String(validating: payload, as: UTF8.self), let value = try? ZoneOccupancy(payload: text),
             value.floor == key.floor, value.zone == key.minor, value.site == map.site.uuid
         else { return drop(.malformed) }
+        let seen = restoredTime(of: "zone \(key.floor)-\(key.minor)", updated: value.updated) ?? now
+        if value.state == .unknown {
+            if occupancy[key]?.state != .unknown || unknownSince[key] == nil { unknownSince[key] = seen }
+        } else {
+            unknownSince[key] = nil
+        }
         occupancy[key] = value
+        occupancySeen[key] = seen
         histories[key, default: ZoneHistory()].record(value, now: now)
         return change(.zone(zoneView(key)))
     }
@@ -202,16 +248,139 @@ public struct DashboardState: Sendable {
         return DashboardChange(sequence: sequence, kind: kind)
     }
 
+    // MARK: - Liveness
+
+    /// Takes a change of `web`'s broker link; returns the change for the pages if the source changed.
+    ///
+    /// Back after a loss on a new session, the locator's last status is forgotten until the broker delivers its
+    /// retained one again: a broker that restarted without its store may not have it, and the locator may not have
+    /// reconnected yet, so the old word would claim a locator nobody has heard since.
+    ///
+    /// A broker that shuts down sends the last wills of its clients as it closes their connections (mosquitto does
+    /// on SIGTERM), so `offline` statuses received within ``shutdownWillWindow`` of the loss, before or after it, are
+    /// not taken: the locator and the agents are shown as last heard before, greyed, rather than gone. The returned
+    /// changes put those statuses back on the pages, then say the source.
+    public mutating func brokerLink(_ link: BrokerLink, now: Double) -> [DashboardChange] {
+        clock = max(clock, now)
+        var changes: [DashboardChange] = []
+        if case .lost = broker, case .connected(sessionKept: false) = link {
+            locatorStatus = nil
+            locatorSince = nil
+            changes.append(change(.locator(locatorView)))
+        }
+        if case .connected = broker, case .lost(let since) = link { changes += forgetShutdownWills(before: since) }
+        // Losing a link that was never up is still connecting; losing it again keeps the first loss's time.
+        switch (broker, link) {
+        case (.connecting, .lost), (.lost, .lost): break
+        default: broker = link
+        }
+        return changes + [refreshSource(now: now)].compactMap { $0 }
+    }
+
+    /// How near a broker's loss an `offline` status is taken for a will sent by the broker shutting down, seconds.
+    public static let shutdownWillWindow = 2.0
+
+    /// Whether an `offline` status arrives from a connection already lost moments ago: a will the broker sent as it
+    /// shut down, handed over after the loss was.
+    private func isShutdownWill(_ status: Availability) -> Bool {
+        guard status == .offline, case .lost(let since) = broker else { return false }
+        return clock - since <= Self.shutdownWillWindow
+    }
+
+    /// Puts back the statuses that turned `offline` in the moments before the broker was lost at `since`.
+    private mutating func forgetShutdownWills(before since: Double) -> [DashboardChange] {
+        var changes: [DashboardChange] = []
+        for (key, last) in lastStatusChange where since - last.at <= Self.shutdownWillWindow {
+            if key == "locator", locatorStatus == .offline {
+                (locatorStatus, locatorSince) = (last.previous, last.previousSince)
+                changes.append(change(.locator(locatorView)))
+            } else if key.hasPrefix("agent "), case let agent = String(key.dropFirst(6)),
+                agentStatus[agent] == .offline, let previous = last.previous
+            {
+                (agentStatus[agent], agentSince[agent]) = (previous, last.previousSince)
+                changes.append(
+                    change(.agent(id: agent, online: previous.isAvailable, since: last.previousSince ?? since)))
+            }
+        }
+        lastStatusChange = [:]
+        return changes
+    }
+
+    /// Whether what the dashboard shows is current, at `now`.
+    public func source(now: Double) -> DashboardSource {
+        DashboardSource.of(
+            broker: broker, simulationEnd: simulationEnd,
+            locator: locatorStatus.map { ($0, locatorSince ?? now) }, now: now)
+    }
+
+    /// Returns the change for the pages when the source differs from the one last announced (a locator status, the
+    /// broker link, or the clock passing the simulation's end changed it); nil otherwise.
+    public mutating func refreshSource(now: Double) -> DashboardChange? {
+        clock = max(clock, now)
+        let current = source(now: now)
+        guard current != announcedSource else { return nil }
+        announcedSource = current
+        return change(.source(sourceView(current, now: now)))
+    }
+
+    /// Whether a zone's count is current: its agents report and the dashboard's source is live.
+    public func zoneIsCurrent(_ zone: ZoneKey, now: Double) -> Bool {
+        source(now: now).isLive && occupancy[zone]?.state == .known
+    }
+
+    /// Whether a tag's dot is current: the source is live and the tag is not in a zone whose agents are silent.
+    public func tagIsCurrent(_ tag: TagIdentity, now: Double) -> Bool {
+        guard source(now: now).isLive, let shown = tags[tag] else { return false }
+        guard let zone = shown.position.zone else { return true }
+        return occupancy[ZoneKey(floor: shown.position.floor, minor: zone)]?.state != .unknown
+    }
+
+    /// Each tag's receive time with its payload's own time, for the saved state.
+    var tagsSeen: [(key: String, updated: Double, seen: Double)] {
+        tags.values.sorted { $0.position.tag < $1.position.tag }.map {
+            ("tag " + $0.position.tag.description, $0.position.updated, $0.seen)
+        }
+    }
+
+    /// Each zone's receive time with its payload's own time, for the saved state, in the map's order.
+    var occupancySeenWithTimes: [(key: ZoneKey, value: (updated: Double, seen: Double))] {
+        map.zones.compactMap { zone in
+            guard let value = occupancy[zone.key], let seen = occupancySeen[zone.key] else { return nil }
+            return (zone.key, (value.updated, seen))
+        }
+    }
+
+    /// Each agent's last status.
+    var agentStatuses: [String: Availability] { agentStatus }
+
+    private func restoredTime(of key: String, updated: Double) -> Double? {
+        guard let saved = restoredSeen[key], saved.updated == updated else { return nil }
+        return saved.seen
+    }
+
+    private func restoredSince(of key: String, status: Availability) -> Double? {
+        guard let saved = restoredStatus[key], saved.status == status else { return nil }
+        return saved.since
+    }
+
     // MARK: - What the page reads
 
-    /// The whole picture for a page that connects: site, locator, agents, every zone, every tag, recent events.
-    public func snapshot() -> DashboardSnapshot {
+    /// The whole picture for a page that connects: site, locator, agents, every zone, every tag, recent events,
+    /// whether it is current, and the dashboard's clock (`now`, else the latest time it was given).
+    public func snapshot(now: Double? = nil) -> DashboardSnapshot {
+        let now = now ?? clock
         let agents = map.agents.map { agent in (key: agent.id, value: agentStatus[agent.id].map { $0.isAvailable }) }
         return DashboardSnapshot(
             sequence: sequence, site: map.site.name, locator: locatorView, agents: PageMap(agents),
             zones: map.zones.map { zoneView($0.key) },
             tags: tags.values.sorted { $0.position.tag < $1.position.tag }.map(tagView),
-            events: events.map(eventView))
+            events: events.map(eventView),
+            agentsSince: PageMap(map.agents.map { (key: $0.id, value: agentSince[$0.id]) }),
+            source: sourceView(source(now: now), now: now))
+    }
+
+    private func sourceView(_ source: DashboardSource, now: Double) -> SourceView {
+        SourceView(state: source.name, since: source.since, sentence: source.sentence, now: now)
     }
 
     private var locatorView: LocatorView {
@@ -224,27 +393,36 @@ public struct DashboardState: Sendable {
                     readingsRejected: metrics.readingsRejected.values.reduce(0, +), tagsTracked: metrics.tagsTracked,
                     agentsOnline: metrics.agentsOnline, agentsTotal: map.agents.count, latencyP50: metrics.latencyP50,
                     latencyP99: metrics.latencyP99, inputLagP50: metrics.inputLagP50)
-            })
+            }, since: locatorSince, seen: metricsSeen)
     }
 
     private func zoneView(_ key: ZoneKey) -> ZoneView {
         var view = ZoneView(
             key: "\(key.floor)-\(key.minor)", floor: key.floor, zone: key.minor, name: zoneNames[key] ?? "zone \(key)",
             // Not yet published (the locator is warming up or away): neither empty nor unknown.
-            state: "pending", count: nil, members: [])
+            state: "pending", count: nil, members: [], seen: occupancySeen[key], unknownSince: unknownSince[key])
         if let value = occupancy[key] {
             view.state = value.state.rawValue
             view.count = value.count
-            view.members = value.tags.map { $0.name ?? renderer.label(for: $0.id, map: map) }
+            view.members = value.tags.map {
+                ZoneMemberView(label: $0.name ?? renderer.label(for: $0.id, map: map), p: $0.probability)
+            }
         }
         return view
     }
 
     private func tagView(_ tag: ShownTag) -> TagView {
         let position = tag.position
+        let shares = position.zones.map { share in
+            ZoneShareView(
+                name: zoneNames[ZoneKey(floor: position.floor, minor: share.zone)] ?? "zone \(share.zone)",
+                p: share.probability)
+        }
         return TagView(
             id: position.tag.description, label: tag.label, floor: position.floor, x: position.x, y: position.y,
-            accuracy: max(position.accuracy, 0), zone: position.zoneName)
+            accuracy: max(position.accuracy, 0), zone: position.zoneName,
+            zoneKey: position.zone.map { "\(position.floor)-\($0)" }, p: position.probability, zones: shares,
+            seen: tag.seen)
     }
 
     private func eventView(_ shown: ShownEvent) -> EventView {

@@ -34,6 +34,13 @@ public struct ZoneHistory: Sendable, Equatable {
 
     public init() {}
 
+    /// A history read back from a saved state; pruned to the window and the caps at `now`.
+    init(samples: [Sample], crossings: [Crossing], now: Double) {
+        self.samples = samples.sorted { $0.time < $1.time }
+        self.crossings = crossings.sorted { $0.time < $1.time }
+        prune(now: now)
+    }
+
     /// Records an occupancy payload received at `now`; a repeat of the current count and state is not a change.
     mutating func record(_ occupancy: ZoneOccupancy, now: Double) {
         if let last = samples.last, last.state == occupancy.state, last.count == occupancy.count { return }

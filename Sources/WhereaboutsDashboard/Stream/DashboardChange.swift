@@ -12,8 +12,10 @@ public struct DashboardChange: Sendable, Equatable {
         case event(EventView)
         /// The locator's status or metrics.
         case locator(LocatorView)
-        /// An agent went online or offline.
-        case agent(id: String, online: Bool)
+        /// An agent went online or offline, at `since` (the dashboard's clock).
+        case agent(id: String, online: Bool, since: Double)
+        /// Whether the picture is current changed.
+        case source(SourceView)
     }
 
     /// The change's number; a page ignores changes not newer than its snapshot.
@@ -30,8 +32,9 @@ public struct DashboardChange: Sendable, Equatable {
         case .zone(let zone): ZoneChange(sequence: sequence, zone: zone).serverSentEvent(id: id)
         case .event(let event): EventChange(sequence: sequence, event: event).serverSentEvent(id: id)
         case .locator(let locator): LocatorChange(sequence: sequence, locator: locator).serverSentEvent(id: id)
-        case .agent(let agent, let online):
-            AgentChange(sequence: sequence, id: agent, online: online).serverSentEvent(id: id)
+        case .agent(let agent, let online, let since):
+            AgentChange(sequence: sequence, id: agent, online: online, since: since).serverSentEvent(id: id)
+        case .source(let source): SourceChange(sequence: sequence, source: source).serverSentEvent(id: id)
         }
     }
 }

@@ -11,14 +11,20 @@ public enum TerminalBoard {
     public static let namesPerZone = 6
 
     /// The board for `state`, `elapsed` seconds into a watch that lasts `duration` (a progress bar) or until stopped.
-    public static func text(_ state: DashboardState, elapsed: Double, duration: Double?) -> String {
+    /// Given the clock (`now`, Unix seconds), it says when what it shows is not current (``DashboardSource``) and
+    /// how old it is, as the page does.
+    public static func text(_ state: DashboardState, elapsed: Double, duration: Double?, now: Double? = nil) -> String {
+        let source = now.map { state.source(now: $0) }
         var lines = [header(state, elapsed: elapsed, duration: duration)]
+        if let source, let now, !source.isLive, source != .locatorUnknown {
+            lines[0] += " · " + source.sentence + (source.since.map { " (\(age(now - $0)) ago)" } ?? "")
+        }
         let map = state.map
         for floor in map.floors {
             lines.append("")
             lines.append("Floor \(floor.major) · \(floor.name)")
             for zone in map.zones(onFloor: floor.major) {
-                lines.append(zoneLine(zone, occupancy: state.occupancy(of: zone.key), state: state))
+                lines.append(zoneLine(zone, occupancy: state.occupancy(of: zone.key), state: state, source: source))
             }
         }
         let events = state.recentEvents.suffix(eventCount)
@@ -51,14 +57,31 @@ public enum TerminalBoard {
         return header
     }
 
-    private static func zoneLine(_ zone: Zone, occupancy: ZoneOccupancy?, state: DashboardState) -> String {
+    private static func zoneLine(
+        _ zone: Zone, occupancy: ZoneOccupancy?, state: DashboardState, source: DashboardSource?
+    ) -> String {
         let name = zone.name.padding(toLength: 22)
         guard let occupancy else { return "  \(name)     –  (not yet published)" }
         let count = occupancy.state == .unknown ? "  ?" : String(occupancy.count).leftPadding(toLength: 3)
         let who = occupancy.tags.prefix(namesPerZone).map { $0.name ?? state.label(for: $0.id) }.joined(separator: ", ")
         let more = occupancy.tags.count > namesPerZone ? " +\(occupancy.tags.count - namesPerZone)" : ""
-        let unknown = occupancy.state == .unknown ? "  (unknown: its agents are silent)" : ""
+        var unknown = ""
+        if occupancy.state == .unknown {
+            if case .simulationEnded = source {
+                unknown = "  (unknown: the simulation ended)"
+            } else {
+                unknown = "  (unknown: its agents are silent)"
+            }
+        }
         return "  \(name) \(count)  \(who)\(more)\(unknown)"
+    }
+
+    /// `12 s`, `3 min`, `2 h`: an age as the page writes it.
+    static func age(_ seconds: Double) -> String {
+        let whole = max(Int(seconds), 0)
+        if whole < 120 { return "\(whole) s" }
+        if whole < 7200 { return "\(whole / 60) min" }
+        return "\(whole / 3600) h"
     }
 
     /// `m:ss`.
