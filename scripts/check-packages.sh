@@ -134,6 +134,7 @@ in_root apt-get install -y -qq "/tmp/whereabouts-agent_${version}.1_$arch.deb" "
     && pass "an upgrade keeps the administrator's agent.conf, its mode too" \
     || fail "an upgrade keeps the administrator's agent.conf, its mode too"
 mkdir -p "$root/var/lib/whereabouts-agent" && echo state >"$root/var/lib/whereabouts-agent/outbox"
+mkdir -p "$root/var/lib/whereabouts-web" && echo "{}" >"$root/var/lib/whereabouts-web/web-state.json"
 in_root apt-get purge -y -qq whereabouts-agent whereabouts-locator >"$work/purge.log" 2>&1 \
     || fail "purge: $(tail -3 "$work/purge.log")"
 snapshot after

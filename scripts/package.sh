@@ -140,6 +140,6 @@ install -D -m 755 deploy/setup-server.sh "$root/usr/sbin/whereabouts-setup-serve
 install -d "$root/usr/share/whereabouts/grafana"
 install -m 644 deploy/grafana/whereabouts.json "$root/usr/share/whereabouts/grafana/"
 maintainer whereabouts-locator "whereabouts:/etc/whereabouts/locator.conf whereabouts-web:/etc/whereabouts/web.conf" \
-    "whereabouts-locator.service whereabouts-web.service" "/var/lib/whereabouts"
+    "whereabouts-locator.service whereabouts-web.service" "/var/lib/whereabouts /var/lib/whereabouts-web"
 # whereabouts-setup-server makes the certificates and passwords with openssl.
 control whereabouts-locator "Whereabouts locator, live page and tools (positions and zones from BLE readings)" openssl
