@@ -89,7 +89,8 @@ let package = Package(
         .target(name: "DetachedThread"),
         .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto", "DetachedThread"]),
         .target(
-            name: "WhereaboutsHCI", dependencies: ["CBlueZ", "WhereaboutsAdvertising", "WhereaboutsGATT", "DetachedThread"]
+            name: "WhereaboutsHCI",
+            dependencies: ["CBlueZ", "WhereaboutsAdvertising", "WhereaboutsGATT", "DetachedThread"]
         ),
         // The agent's radio for the runner: a live scan on a controller, or a btsnoop capture replayed.
         .target(

@@ -43,13 +43,15 @@ public final class GATTCentral: Sendable {
     /// Connects to an advertiser; fails with ``GATTCentralError/connectionFailed(status:peer:)`` when the controller
     /// reports a failure (0x3E: not established, as to an advertiser that takes no connections), or
     /// ``GATTCentralError/connectTimedOut(peer:)`` when nothing came in `timeout` (the attempt is then cancelled).
-    public func connect(to peer: DeviceAddress, type: AddressType, timing: LinkTiming = LinkTiming(),
-        timeout: Duration = .seconds(10)) async throws(GATTCentralError) -> ConnectionComplete
-    {
+    public func connect(
+        to peer: DeviceAddress, type: AddressType, timing: LinkTiming = LinkTiming(),
+        timeout: Duration = .seconds(10)
+    ) async throws(GATTCentralError) -> ConnectionComplete {
         state.withLock { $0.completions.removeAll() }
         let command: HCICommand =
             host.usesExtendedScanning
-            ? .leExtendedCreateConnection(to: peer, type: type, timing) : .leCreateConnection(to: peer, type: type, timing)
+            ? .leExtendedCreateConnection(to: peer, type: type, timing)
+            : .leCreateConnection(to: peer, type: type, timing)
         do { try await host.require(command) } catch { throw .controller(error) }
         if let complete = await pump(for: timeout, until: { $0.completions.first }) {
             guard complete.status == 0 else { throw .connectionFailed(status: complete.status, peer: peer) }
@@ -120,7 +122,8 @@ public final class GATTCentral: Sendable {
                 return nil
             }
             let wait = min(end - now, .milliseconds(200))
-            let milliseconds = max(1, Int(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000))
+            let milliseconds = max(
+                1, Int(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000))
             if let packet = await host.nextLinkPacket(timeoutMilliseconds: milliseconds) {
                 await ingest(packet)
             }

@@ -35,7 +35,9 @@ public final class UserChannelTransport: HCITransport {
         guard !waiter.isWoken else { throw .closed }
         // One send is one packet; MSG_NOSIGNAL: a controller gone is an error, never a SIGPIPE.
         while true {
-            let written = packet.withUnsafeBytes { send(waiter.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = packet.withUnsafeBytes {
+                send(waiter.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written >= 0 { return }
             let error = Errno.current
             if error.code == EINTR { continue }

@@ -25,14 +25,16 @@ public struct AttributeServer: Sendable {
     public static let configurationHandle: UInt16 = 0x0032
     public static let manufacturerHandle: UInt16 = 0x0022
 
-    public init(battery: UInt8, manufacturer: String, model: String, firmware: String, name: String,
-        configuration: BeaconConfiguration)
-    {
+    public init(
+        battery: UInt8, manufacturer: String, model: String, firmware: String, name: String,
+        configuration: BeaconConfiguration
+    ) {
         service(0x0001, AttributeUUID(0x1800))
         characteristic(0x0002, properties: [.read], AttributeUUID(0x2A00), Array(name.utf8))
         service(0x0010, .batteryService)
         characteristic(0x0011, properties: [.read, .notify], .batteryLevel, [battery])
-        attributes.append(Attribute(handle: 0x0013, type: .clientConfiguration, value: [0, 0], writable: true, length: 2))
+        attributes.append(
+            Attribute(handle: 0x0013, type: .clientConfiguration, value: [0, 0], writable: true, length: 2))
         service(0x0020, .deviceInformation)
         characteristic(0x0021, properties: [.read], .manufacturerName, Array(manufacturer.utf8))
         characteristic(0x0023, properties: [.read], .modelNumber, Array(model.utf8))

@@ -27,7 +27,8 @@ struct GATTClientTests {
     @Test("primary service discovery reads on from the last end handle until Attribute Not Found")
     func discoverServices() {
         var client = GATTClient()
-        #expect(Self.sent(client.start(.discoverPrimaryServices, now: 0)) == [[0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28]])
+        #expect(
+            Self.sent(client.start(.discoverPrimaryServices, now: 0)) == [[0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28]])
         // Two 16-bit services: 0x0001-0x0007 Generic Access, 0x0010-0x0012 Battery.
         let first: [UInt8] = [0x11, 0x06, 0x01, 0x00, 0x07, 0x00, 0x00, 0x18, 0x10, 0x00, 0x12, 0x00, 0x0F, 0x18]
         #expect(Self.sent(client.receive(first, now: 1)) == [[0x10, 0x13, 0x00, 0xFF, 0xFF, 0x00, 0x28]])
@@ -45,10 +46,17 @@ struct GATTClientTests {
     func discoverCharacteristics() {
         var client = GATTClient()
         let service = GATTService(start: 0x0020, end: 0x0028, uuid: .deviceInformation)
-        #expect(Self.sent(client.start(.discoverCharacteristics(service), now: 0)) == [[0x08, 0x20, 0x00, 0x28, 0x00, 0x03, 0x28]])
-        let list: [UInt8] = [0x09, 0x07, 0x21, 0x00, 0x02, 0x22, 0x00, 0x29, 0x2A, 0x23, 0x00, 0x02, 0x24, 0x00, 0x24, 0x2A]
+        #expect(
+            Self.sent(client.start(.discoverCharacteristics(service), now: 0)) == [
+                [0x08, 0x20, 0x00, 0x28, 0x00, 0x03, 0x28]
+            ])
+        let list: [UInt8] = [
+            0x09, 0x07, 0x21, 0x00, 0x02, 0x22, 0x00, 0x29, 0x2A, 0x23, 0x00, 0x02, 0x24, 0x00, 0x24, 0x2A,
+        ]
         #expect(Self.sent(client.receive(list, now: 1)) == [[0x08, 0x24, 0x00, 0x28, 0x00, 0x03, 0x28]])
-        guard case .success(.characteristics(let found)) = Self.result(client.receive([0x01, 0x08, 0x24, 0x00, 0x0A], now: 2))
+        guard
+            case .success(.characteristics(let found)) = Self.result(
+                client.receive([0x01, 0x08, 0x24, 0x00, 0x0A], now: 2))
         else {
             Issue.record("discovery did not end")
             return
@@ -101,7 +109,9 @@ struct GATTClientTests {
         #expect(Self.result(client.receive([0x13], now: 5)) == .success(.written))
     }
 
-    @Test("every ATT error code becomes a typed error with its specification name", arguments: Array(0x01...0x13) + [0xFC, 0xFD, 0xFE, 0xFF])
+    @Test(
+        "every ATT error code becomes a typed error with its specification name",
+        arguments: Array(0x01...0x13) + [0xFC, 0xFD, 0xFE, 0xFF])
     func errorNames(code: Int) {
         var client = GATTClient()
         _ = client.start(.read(0x0005), now: 0)
@@ -119,7 +129,10 @@ struct GATTClientTests {
         var client = GATTClient()
         _ = client.start(.read(0x0011), now: 0)
         #expect(client.receive([0x1B, 0x11, 0x00, 0x50], now: 1) == [.notification(handle: 0x11, value: [0x50])])
-        #expect(client.receive([0x1D, 0x11, 0x00, 0x4F], now: 1) == [.send([0x1E]), .indication(handle: 0x11, value: [0x4F])])
+        #expect(
+            client.receive([0x1D, 0x11, 0x00, 0x4F], now: 1) == [
+                .send([0x1E]), .indication(handle: 0x11, value: [0x4F]),
+            ])
         #expect(client.receive([0x0A, 0x03, 0x00], now: 1) == [.send([0x01, 0x0A, 0x00, 0x00, 0x06])])
         #expect(client.receive([0x02, 0x00, 0x02], now: 1) == [.send([0x01, 0x02, 0x00, 0x00, 0x06])])
         #expect(client.receive([0x52, 0x03, 0x00, 0x01], now: 1).isEmpty, "a command gets no answer")
@@ -152,8 +165,12 @@ struct GATTClientTests {
     @Test("subscribing finds the CCCD after the value and writes 0x0001 (notifications) or 0x0002 (indications)")
     func subscribe() {
         var client = GATTClient()
-        #expect(Self.sent(client.start(.subscribe(Self.battery, indications: false), now: 0)) == [[0x04, 0x12, 0x00, 0x12, 0x00]])
-        #expect(Self.sent(client.receive([0x05, 0x01, 0x12, 0x00, 0x02, 0x29], now: 1)) == [[0x12, 0x12, 0x00, 0x01, 0x00]])
+        #expect(
+            Self.sent(client.start(.subscribe(Self.battery, indications: false), now: 0)) == [
+                [0x04, 0x12, 0x00, 0x12, 0x00]
+            ])
+        #expect(
+            Self.sent(client.receive([0x05, 0x01, 0x12, 0x00, 0x02, 0x29], now: 1)) == [[0x12, 0x12, 0x00, 0x01, 0x00]])
         #expect(Self.result(client.receive([0x13], now: 2)) == .success(.subscribed(configuration: 0x12)))
         var indicating = Self.battery
         indicating.properties = [.read]
@@ -183,7 +200,8 @@ struct GATTClientTests {
             return
         }
         _ = client.start(.discoverPrimaryServices, now: 2)
-        guard case .failure(.malformedResponse) = Self.result(client.receive([0x11, 0x07, 1, 0, 2, 0, 3, 4, 5], now: 2))
+        guard
+            case .failure(.malformedResponse) = Self.result(client.receive([0x11, 0x07, 1, 0, 2, 0, 3, 4, 5], now: 2))
         else {
             Issue.record("an element length of 7 was taken")
             return
@@ -196,14 +214,17 @@ struct GATTClientTests {
         let procedures: [GATTProcedure] = [
             .exchangeMTU(247), .discoverPrimaryServices,
             .discoverCharacteristics(GATTService(start: 1, end: 0xFFFF, uuid: .batteryService)), .read(3),
-            .readByType(.batteryLevel, start: 1, end: 0xFFFF), .write(3, [1]), .subscribe(Self.battery, indications: false),
+            .readByType(.batteryLevel, start: 1, end: 0xFFFF), .write(3, [1]),
+            .subscribe(Self.battery, indications: false),
         ]
         for round in 0..<5_000 {
             var client = GATTClient()
             _ = client.start(procedures[round % procedures.count], now: 0)
             for step in 0..<8 {
                 var pdu = (0..<Int(generator.next() % 30)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
-                if !pdu.isEmpty, generator.next() % 2 == 0 { pdu[0] = [0x01, 0x03, 0x05, 0x09, 0x0B, 0x0D, 0x11, 0x13][step] }
+                if !pdu.isEmpty, generator.next() % 2 == 0 {
+                    pdu[0] = [0x01, 0x03, 0x05, 0x09, 0x0B, 0x0D, 0x11, 0x13][step]
+                }
                 let actions = client.receive(pdu, now: Double(step))
                 #expect(actions.filter { if case .finished = $0 { true } else { false } }.count <= 1)
                 #expect(client.mtu >= 23 && client.mtu <= 517)

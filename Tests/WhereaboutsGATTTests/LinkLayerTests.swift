@@ -70,7 +70,8 @@ struct LinkLayerTests {
         var short = Self.connectionComplete
         short.removeLast()
         #expect(link.ingest(short).isEmpty)
-        #expect(link.ingest([0x04, 0x13, 0x05, 0x02, 0x40, 0x00, 0x01, 0x00]).isEmpty)  // two handles announced, one sent
+        // Two handles announced, one sent.
+        #expect(link.ingest([0x04, 0x13, 0x05, 0x02, 0x40, 0x00, 0x01, 0x00]).isEmpty)
         #expect(link.ingest([0x04, 0x05, 0x03, 0x00, 0x40, 0x00]).isEmpty)
         #expect(link.counters.malformedEvents == 3)
         #expect(link.connections.isEmpty)
@@ -110,7 +111,8 @@ struct LinkLayerTests {
         var link = Self.connected()
         #expect(link.ingest(Self.acl(0b10, [5, 0, 4, 0, 0x1B, 0x03])).isEmpty)
         #expect(link.ingest(Self.acl(0b01, [0x00, 0x2A])).isEmpty)
-        #expect(link.ingest(Self.acl(0b01, [0x50])) == [.attribute(handle: 0x0040, pdu: [0x1B, 0x03, 0x00, 0x2A, 0x50])])
+        #expect(
+            link.ingest(Self.acl(0b01, [0x50])) == [.attribute(handle: 0x0040, pdu: [0x1B, 0x03, 0x00, 0x2A, 0x50])])
         #expect(link.counters.total == 0)
     }
 
@@ -198,7 +200,9 @@ struct LinkLayerTests {
         #expect(extended.opcode == 0x2043 && extended.parameters.count == 26)
         #expect(Array(extended.parameters[0...9]) == [0x00, 0x00, 0x00, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x01])
         #expect(HCICommand.disconnect(handle: 0x0040).packet == [0x01, 0x06, 0x04, 0x03, 0x40, 0x00, 0x13])
-        #expect(ACLBufferSize(leReturnParameters: [0x00, 0xC0, 0x00, 0x01]) == ACLBufferSize(packetLength: 192, packetCount: 1))
+        #expect(
+            ACLBufferSize(leReturnParameters: [0x00, 0xC0, 0x00, 0x01])
+                == ACLBufferSize(packetLength: 192, packetCount: 1))
         #expect(ACLBufferSize(leReturnParameters: [0x00, 0x00, 0x00, 0x00]) == nil, "0: use the shared buffers")
         #expect(
             ACLBufferSize(sharedReturnParameters: [0x00, 0xFD, 0x03, 0x40, 0x08, 0x00, 0x01, 0x00])

@@ -8,7 +8,8 @@ import WhereaboutsHCI
 
 /// The GATT central against our own peripheral, two controllers of BlueZ's emulator (btvirt) connected over its
 /// air: connection, ACL credits (btvirt's 192-byte buffer, one at a time), L2CAP reassembly (a long value at an
-/// MTU of 247 needs two ACL packets), discovery, reads, writes, notifications and ATT errors, all through real controller code.
+/// MTU of 247 needs two ACL packets), discovery, reads, writes, notifications and ATT errors, all through real
+/// controller code.
 @Suite(
     "GATT central against our peripheral on btvirt", .serialized, .timeLimit(.minutes(3)),
     .enabled(if: BtvirtEmulator.isAvailable, "btvirt cannot run here (see the printed reason)"))
@@ -16,8 +17,8 @@ struct GATTCentralEmulatorTests {
     static let configuration = BeaconConfiguration(
         proximityUUID: [UInt8](0..<16), major: 7, minor: 9, measuredPower: -59)
 
-    /// A Device Name of 210 bytes: read at the default MTU it takes Read Blob; at an MTU of 247 its response is
-    /// one ATT PDU in an L2CAP frame longer than btvirt's 192-byte ACL packets, so it arrives in two and is reassembled.
+    /// A Device Name of 210 bytes: read at the default MTU it takes Read Blob; at an MTU of 247 its response is one
+    /// ATT PDU in an L2CAP frame longer than btvirt's 192-byte ACL packets, so it arrives in two and is reassembled.
     static let longName = String(repeating: "Whereabouts test tag ", count: 10)
 
     static func server() throws -> AttributeServer {
@@ -58,7 +59,9 @@ struct GATTCentralEmulatorTests {
         }
         var found: [GATTCharacteristic] = []
         for service in services {
-            guard case .characteristics(let list) = try await central.perform(.discoverCharacteristics(service), on: handle)
+            guard
+                case .characteristics(let list) = try await central.perform(
+                    .discoverCharacteristics(service), on: handle)
             else { throw PeripheralError("no characteristics") }
             found += list
         }
@@ -71,7 +74,8 @@ struct GATTCentralEmulatorTests {
             #expect(link.role == .central && link.peerAddress == peripheral.address)
             #expect(central.buffers == ACLBufferSize(packetLength: 192, packetCount: 1))
             let name = Array(Self.longName.utf8)
-            let byBlobs = try await central.perform(.readByType(AttributeUUID(0x2A00), start: 1, end: 0xFFFF), on: link.handle)
+            let byBlobs = try await central.perform(
+                .readByType(AttributeUUID(0x2A00), start: 1, end: 0xFFFF), on: link.handle)
             guard case .values(let named) = byBlobs, let nameHandle = named.first?.handle else {
                 throw PeripheralError("no Device Name: \(byBlobs)")
             }
@@ -117,7 +121,8 @@ struct GATTCentralEmulatorTests {
             let characteristics = try await Self.discover(central, link.handle)
             let setting = try #require(characteristics.first { $0.uuid == BeaconConfiguration.characteristic })
             let wanted = try #require(
-                BeaconConfiguration(proximityUUID: [UInt8](repeating: 0xAB, count: 16), major: 300, minor: 2, measuredPower: -61))
+                BeaconConfiguration(
+                    proximityUUID: [UInt8](repeating: 0xAB, count: 16), major: 300, minor: 2, measuredPower: -61))
             #expect(try await central.perform(.write(setting.valueHandle, wanted.value), on: link.handle) == .written)
             let back = try await central.perform(.read(setting.valueHandle), on: link.handle)
             guard case .value(let bytes) = back else { throw PeripheralError("no value read back") }
@@ -125,7 +130,8 @@ struct GATTCentralEmulatorTests {
 
             await #expect(
                 throws: GATTCentralError.gatt(
-                    .attribute(.invalidAttributeValueLength, request: 0x12, handle: setting.valueHandle,
+                    .attribute(
+                        .invalidAttributeValueLength, request: 0x12, handle: setting.valueHandle,
                         uuid: BeaconConfiguration.characteristic))
             ) { try await central.perform(.write(setting.valueHandle, [1, 2, 3]), on: link.handle) }
             let battery = try #require(characteristics.first { $0.uuid == .batteryLevel })
@@ -134,7 +140,10 @@ struct GATTCentralEmulatorTests {
                 Issue.record("a write to a read-only characteristic was taken")
             } catch {
                 #expect(
-                    error == .gatt(.attribute(.writeNotPermitted, request: 0x12, handle: battery.valueHandle, uuid: .batteryLevel)))
+                    error
+                        == .gatt(
+                            .attribute(
+                                .writeNotPermitted, request: 0x12, handle: battery.valueHandle, uuid: .batteryLevel)))
                 #expect("\(error)".contains("write not permitted (0x03) for attribute 0x0012 (0x2A19)"), "\(error)")
             }
             #expect(peripheral.server.value(AttributeServer.batteryLevelHandle) == [87])

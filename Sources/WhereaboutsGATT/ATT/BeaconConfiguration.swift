@@ -44,7 +44,8 @@ public struct BeaconConfiguration: Sendable, Hashable {
 extension AttributeUUID {
     /// A 128-bit UUID from its two 64-bit halves, most significant first.
     init(high: UInt64, low: UInt64) {
-        self.init(bytes: (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64($0))) }
-            + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64($0))) })
+        self.init(
+            bytes: (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64($0))) }
+                + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64($0))) })
     }
 }

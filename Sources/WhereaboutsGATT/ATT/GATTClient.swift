@@ -158,7 +158,8 @@ public struct GATTClient: Sendable {
     }
 
     mutating func readByGroupType(from start: UInt16, now: Double) -> [Action] {
-        request([0x10] + Bytes.le(start) + Bytes.le(0xFFFF) + AttributeUUID.primaryService.wire, handle: start, now: now)
+        request(
+            [0x10] + Bytes.le(start) + Bytes.le(0xFFFF) + AttributeUUID.primaryService.wire, handle: start, now: now)
     }
 
     mutating func readByType(_ uuid: AttributeUUID, from start: UInt16, to end: UInt16, now: Double) -> [Action] {
@@ -172,8 +173,9 @@ public struct GATTClient: Sendable {
             let what = indications ? "indications" : "notifications"
             return [
                 .finished(
-                    .failure(.notSupportedByCharacteristic(
-                        handle: characteristic.valueHandle, uuid: characteristic.uuid, what)))
+                    .failure(
+                        .notSupportedByCharacteristic(
+                            handle: characteristic.valueHandle, uuid: characteristic.uuid, what)))
             ]
         }
         guard characteristic.valueHandle < characteristic.end else {

@@ -57,7 +57,8 @@ extension GATTClient {
         case (.writeConfiguration, _):
             return finish(.failure(.attribute(code, request: 0x12, handle: handle, uuid: .clientConfiguration)))
         default:
-            return finish(.failure(.attribute(code, request: Self.requestOpcode(running), handle: handle, uuid: names[handle])))
+            return finish(
+                .failure(.attribute(code, request: Self.requestOpcode(running), handle: handle, uuid: names[handle])))
         }
     }
 
@@ -79,19 +80,25 @@ extension GATTClient {
     /// Read By Group Type Response: element length, then (handle, end group handle, UUID) elements.
     mutating func services(_ pdu: [UInt8], found: [GATTService], now: Double) -> [Action] {
         guard pdu.count >= 2, pdu[1] == 6 || pdu[1] == 20, (pdu.count - 2) % Int(pdu[1]) == 0, pdu.count > 2 else {
-            return malformed(0x10, "a service list of \(pdu.count) bytes with elements of \(pdu.count > 1 ? pdu[1] : 0)")
+            return malformed(
+                0x10, "a service list of \(pdu.count) bytes with elements of \(pdu.count > 1 ? pdu[1] : 0)")
         }
         var found = found
         var next = (found.last?.end).map { Int($0) + 1 } ?? 1
         for at in stride(from: 2, to: pdu.count, by: Int(pdu[1])) {
             let (start, end) = (Bytes.uint16(pdu[...], at), Bytes.uint16(pdu[...], at + 2))
             guard Int(start) >= next, end >= start, let uuid = AttributeUUID(wire: pdu[(at + 4)..<(at + Int(pdu[1]))])
-            else { return malformed(0x10, "service handles out of order at 0x\(AttributeUUID.hex(UInt64(start), digits: 4))") }
+            else {
+                return malformed(
+                    0x10, "service handles out of order at 0x\(AttributeUUID.hex(UInt64(start), digits: 4))")
+            }
             found.append(GATTService(start: start, end: end, uuid: uuid))
             name(start, uuid)
             next = Int(end) + 1
         }
-        guard found.count <= Self.maximumResults else { return malformed(0x10, "more than \(Self.maximumResults) services") }
+        guard found.count <= Self.maximumResults else {
+            return malformed(0x10, "more than \(Self.maximumResults) services")
+        }
         guard next <= 0xFFFF else { return finish(.success(.services(found))) }
         running = .services(found: found)
         return readByGroupType(from: UInt16(next), now: now)
@@ -122,7 +129,9 @@ extension GATTClient {
         guard found.count <= Self.maximumResults else {
             return malformed(0x08, "more than \(Self.maximumResults) characteristics")
         }
-        guard next <= Int(service.end) else { return finish(.success(.characteristics(Self.ended(found, service: service)))) }
+        guard next <= Int(service.end) else {
+            return finish(.success(.characteristics(Self.ended(found, service: service))))
+        }
         running = .characteristics(service, found: found)
         return readByType(.characteristic, from: UInt16(next), to: service.end, now: now)
     }

@@ -24,7 +24,8 @@ public struct ACLWriter: Sendable, Hashable {
     }
 
     public init(buffers: ACLBufferSize, queueLimit: Int = 64) {
-        self.buffers = ACLBufferSize(packetLength: max(buffers.packetLength, 1), packetCount: max(buffers.packetCount, 1))
+        self.buffers = ACLBufferSize(
+            packetLength: max(buffers.packetLength, 1), packetCount: max(buffers.packetCount, 1))
         credits = self.buffers.packetCount
         self.queueLimit = queueLimit
     }

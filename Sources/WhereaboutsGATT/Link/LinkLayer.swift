@@ -112,7 +112,8 @@ public struct LinkLayer: Sendable {
             return []
         }
         let boundary = UInt8(truncatingIfNeeded: header >> 12) & 0b11
-        guard let frame = reassembler.ingest(handle: handle, boundary: boundary, data: packet[5...], counters: &counters)
+        guard
+            let frame = reassembler.ingest(handle: handle, boundary: boundary, data: packet[5...], counters: &counters)
         else { return [] }
         switch frame.channel {
         case Self.attributeChannel:
