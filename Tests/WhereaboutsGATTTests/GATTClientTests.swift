@@ -105,6 +105,11 @@ struct GATTClientTests {
         #expect(
             Self.result(client.receive([0x01, 0x12, 0x40, 0x00, 0x03], now: 3))
                 == .failure(.attribute(.writeNotPermitted, request: 0x12, handle: 0x40, uuid: nil)))
+        // 21 bytes (a beacon's configuration) do not fit one Write Request at the default MTU: exchange first.
+        #expect(
+            Self.result(client.start(.write(0x0031, [UInt8](repeating: 0, count: 21)), now: 4))
+                == .failure(.valueTooLong(handle: 0x31, uuid: .batteryLevel, length: 21, mtu: 23)))
+        #expect(!client.isBusy)
         _ = client.start(.write(0x0040, [1]), now: 4)
         #expect(Self.result(client.receive([0x13], now: 5)) == .success(.written))
     }

@@ -64,6 +64,8 @@ public enum GATTError: Error, Sendable, Hashable, CustomStringConvertible {
     case malformedResponse(request: UInt8, String)
     /// A procedure was started while one was running.
     case busy
+    /// A value to write is longer than the MTU lets one Write Request carry (MTU - 3 bytes).
+    case valueTooLong(handle: UInt16, uuid: AttributeUUID?, length: Int, mtu: Int)
     /// The characteristic has no Client Characteristic Configuration descriptor to subscribe with.
     case noClientConfiguration(handle: UInt16, uuid: AttributeUUID?)
     /// The characteristic does not allow what was asked (notify, indicate).
@@ -80,6 +82,8 @@ public enum GATTError: Error, Sendable, Hashable, CustomStringConvertible {
         case .malformedResponse(let request, let why):
             "malformed ATT response to request 0x\(AttributeUUID.hex(UInt64(request), digits: 2)): \(why)"
         case .busy: "a GATT procedure is already running on this link"
+        case .valueTooLong(let handle, let uuid, let length, let mtu):
+            "a value of \(length) bytes for \(Self.attribute(handle, uuid)) does not fit the MTU of \(mtu)"
         case .noClientConfiguration(let handle, let uuid):
             "\(Self.attribute(handle, uuid)) has no client characteristic configuration descriptor"
         case .notSupportedByCharacteristic(let handle, let uuid, let what):

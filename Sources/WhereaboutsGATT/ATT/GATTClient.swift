@@ -85,8 +85,10 @@ public struct GATTClient: Sendable {
             return readByType(uuid, from: start, to: end, now: now)
         case .write(let handle, let value):
             guard value.count <= mtu - 3 else {
-                let why = "a value of \(value.count) bytes does not fit the MTU of \(mtu)"
-                return [.finished(.failure(.malformedResponse(request: 0x12, why)))]
+                return [
+                    .finished(
+                        .failure(.valueTooLong(handle: handle, uuid: names[handle], length: value.count, mtu: mtu)))
+                ]
             }
             running = .write(handle)
             return request([0x12] + Bytes.le(handle) + value, handle: handle, now: now)
