@@ -93,6 +93,9 @@ public final class GATTCentral: Sendable {
         }
     }
 
+    /// A connection as the link layer knows it now (its timing follows LE Connection Update Complete); nil once closed.
+    public func connection(_ handle: UInt16) -> ConnectionComplete? { state.withLock { $0.link.connections[handle] } }
+
     /// Closes a connection (reason 0x13) and waits up to 5 s for the controller to confirm; returns the reason the
     /// controller gave, or nil if it did not confirm.
     @discardableResult

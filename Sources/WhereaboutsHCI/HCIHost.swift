@@ -318,8 +318,9 @@ public final class HCIHost: Sendable {
             answer(UInt16(packet[5]) | UInt16(packet[6]) << 8, [packet[3]])
         case 0x05, 0x13:  // Disconnection Complete, Number of Completed Packets
             links.deliver(packet)
-        case 0x3E where packet.count >= 4 && [0x01, 0x03, 0x0A].contains(packet[3]):
-            // LE Connection Complete, Connection Update Complete, Enhanced Connection Complete: not adverts.
+        case 0x3E where packet.count >= 4 && [0x01, 0x03, 0x06, 0x0A].contains(packet[3]):
+            // LE Connection Complete, Connection Update Complete, Remote Connection Parameter Request, Enhanced
+            // Connection Complete: not adverts.
             links.deliver(packet)
         case 0x3E:
             if let scan = state.withLock({ $0.scan }), case .dropped = scan.yield(packet) {

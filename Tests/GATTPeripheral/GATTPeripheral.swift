@@ -1,6 +1,6 @@
 import Synchronization
 public import WhereaboutsAdvertising
-import WhereaboutsGATT
+public import WhereaboutsGATT
 public import WhereaboutsHCI
 
 /// A GATT server peripheral of our own on an emulated controller: it advertises connectable (ADV_IND) with the
@@ -49,11 +49,13 @@ public final class GATTPeripheral: Sendable {
     public func serve() async {
         while !state.withLock({ $0.stopped }) && !host.hasEnded {
             guard let packet = await host.nextLinkPacket(timeoutMilliseconds: 100) else { continue }
-            let writes = state.withLock { state -> [[UInt8]] in
+            let (writes, commands) = state.withLock { state -> ([[UInt8]], [HCICommand]) in
                 var writes: [[UInt8]] = []
+                var commands: [HCICommand] = []
                 for action in state.link.ingest(packet) {
                     switch action {
                     case .write(let bytes): writes.append(bytes)
+                    case .command(let command): commands.append(command)
                     case .connected(let complete): state.handle = complete.handle
                     case .disconnected: state.handle = nil
                     case .attribute(let handle, let pdu):
@@ -61,11 +63,12 @@ public final class GATTPeripheral: Sendable {
                         for write in state.link.sendAttribute(response, on: handle) {
                             if case .write(let bytes) = write { writes.append(bytes) }
                         }
-                    case .command, .connectionFailed, .parametersChanged: break
+                    case .connectionFailed, .parametersChanged: break
                     }
                 }
-                return writes
+                return (writes, commands)
             }
+            for command in commands { _ = try? await host.command(command) }
             for bytes in writes { try? host.writeData(bytes) }
         }
     }
@@ -75,6 +78,27 @@ public final class GATTPeripheral: Sendable {
         let writes = state.withLock { state -> [[UInt8]] in
             guard let notification = state.server.setBattery(level), let handle = state.handle else { return [] }
             return state.link.sendAttribute(notification, on: handle).compactMap {
+                if case .write(let bytes) = $0 { bytes } else { nil }
+            }
+        }
+        for bytes in writes { try? host.writeData(bytes) }
+    }
+
+    /// The connection as the peripheral's link layer knows it (its timing changes with LE Connection Update Complete).
+    public var link: ConnectionComplete? {
+        state.withLock { state in state.handle.flatMap { state.link.connections[$0] } }
+    }
+
+    /// Asks the central for other connection parameters on the signalling channel (Connection Parameter Update
+    /// Request, identifier 1), as tags do to save power.
+    public func requestConnectionParameters(_ request: ConnectionParameterRequest) {
+        var payload: [UInt8] = [0x12, 0x01, 0x08, 0x00]
+        for value in [request.minimumInterval, request.maximumInterval, request.latency, request.supervisionTimeout] {
+            payload += [UInt8(value & 0xFF), UInt8(value >> 8)]
+        }
+        let writes = state.withLock { state -> [[UInt8]] in
+            guard let handle = state.handle else { return [] }
+            return state.link.send(payload, channel: SignalingChannel.channel, on: handle).compactMap {
                 if case .write(let bytes) = $0 { bytes } else { nil }
             }
         }

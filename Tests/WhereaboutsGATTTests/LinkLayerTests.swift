@@ -181,6 +181,29 @@ struct LinkLayerTests {
         #expect(link.counters.malformedSignaling == 1)
     }
 
+    @Test("an LE Remote Connection Parameter Request is answered: valid values accepted, others refused (0x3B)")
+    func remoteParameterRequest() {
+        var link = Self.connected()
+        // Subevent 0x06: handle 0x0040, interval 0x50...0x50, latency 2, timeout 0x1F4.
+        let valid: [UInt8] = [0x04, 0x3E, 0x0B, 0x06, 0x40, 0x00, 0x50, 0x00, 0x50, 0x00, 0x02, 0x00, 0xF4, 0x01]
+        let reply = ConnectionParameterRequest(
+            minimumInterval: 0x50, maximumInterval: 0x50, latency: 2, supervisionTimeout: 0x1F4)
+        #expect(link.ingest(valid) == [.command(.leRemoteParameterRequestReply(handle: 0x0040, reply))])
+        let expected: [UInt8] = [0x01, 0x20, 0x20, 14, 0x40, 0x00, 0x50, 0x00, 0x50, 0x00, 0x02, 0x00, 0xF4, 0x01]
+        #expect(HCICommand.leRemoteParameterRequestReply(handle: 0x0040, reply).packet == expected + [0, 0, 0, 0])
+        var invalid = valid
+        invalid[12] = 0x05  // timeout 50 ms: below the minimum
+        invalid[13] = 0x00
+        #expect(link.ingest(invalid) == [.command(.leRemoteParameterRequestNegativeReply(handle: 0x0040))])
+        #expect(
+            HCICommand.leRemoteParameterRequestNegativeReply(handle: 0x0040).packet == [
+                0x01, 0x21, 0x20, 0x03, 0x40, 0x00, 0x3B,
+            ])
+        var unknown = valid
+        unknown[4] = 0x41
+        #expect(link.ingest(unknown).isEmpty, "not for a connection we know")
+    }
+
     @Test("a peripheral rejects a parameter update request: only a central may accept one")
     func peripheralRejectsUpdate() {
         let request: [UInt8] = [0x12, 0x07, 0x08, 0x00, 0x18, 0x00, 0x28, 0x00, 0x00, 0x00, 0x90, 0x01]

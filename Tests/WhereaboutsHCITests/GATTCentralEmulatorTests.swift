@@ -150,6 +150,32 @@ struct GATTCentralEmulatorTests {
         }
     }
 
+    @Test("a peripheral's Connection Parameter Update Request is accepted and the controller updates the link")
+    func parameterUpdate() async throws {
+        try await Self.withConnection { central, peripheral, link in
+            let wanted = ConnectionParameterRequest(
+                minimumInterval: 0x50, maximumInterval: 0x50, latency: 2, supervisionTimeout: 0x1F4)
+            #expect(link.parameters.interval != 0x50)
+            peripheral.requestConnectionParameters(wanted)
+            // The central answers while it waits for anything on the link; LE Connection Update Complete then
+            // reaches both hosts. Up to 50 waits of 200 ms each.
+            var updated: ConnectionParameters?
+            for _ in 0..<50 where updated == nil {
+                _ = await central.nextNotification(on: link.handle, timeout: .milliseconds(200))
+                updated = central.connection(link.handle).map(\.parameters).flatMap { $0.interval == 0x50 ? $0 : nil }
+            }
+            #expect(updated == ConnectionParameters(interval: 0x50, latency: 2, supervisionTimeout: 0x1F4))
+            #expect(central.counters.total == 0, "\(central.counters)")
+            // The peripheral's controller told its host too (its serve loop reads it).
+            var seen: ConnectionParameters?
+            for _ in 0..<50 where seen != updated {
+                try await Task.sleep(for: .milliseconds(100))
+                seen = peripheral.link?.parameters
+            }
+            #expect(seen == updated)
+        }
+    }
+
     @Test("a target that advertises non-connectable fails with HCI status 0x3E")
     func notConnectable() async throws {
         let emulator = try BtvirtEmulator()

@@ -53,6 +53,21 @@ extension HCICommand {
         return HCICommand(group: leGroup, command: 0x0013, parameters: parameters)
     }
 
+    /// LE Remote Connection Parameter Request Reply (0x2020): the parameters the peer asked for, accepted.
+    public static func leRemoteParameterRequestReply(handle: UInt16, _ request: ConnectionParameterRequest)
+        -> HCICommand
+    {
+        var command = leConnectionUpdate(handle: handle, request)
+        command.command = 0x0020
+        return command
+    }
+
+    /// LE Remote Connection Parameter Request Negative Reply (0x2021), reason 0x3B "unacceptable connection
+    /// parameters".
+    public static func leRemoteParameterRequestNegativeReply(handle: UInt16) -> HCICommand {
+        HCICommand(group: leGroup, command: 0x0021, parameters: Bytes.le(handle & 0x0FFF) + [0x3B])
+    }
+
     /// LE Set Advertising Parameters (0x0006) for connectable undirected advertising (ADV_IND) on all channels.
     public static func leSetConnectableAdvertisingParameters(intervalUnits: UInt16 = 0x00A0) -> HCICommand {
         var parameters = Bytes.le(intervalUnits) + Bytes.le(intervalUnits)

@@ -14,6 +14,9 @@ public enum LinkEvent: Sendable, Hashable {
     case completedPackets([CompletedPackets])
     /// LE Connection Update Complete (subevent 0x03).
     case connectionUpdateComplete(status: UInt8, handle: UInt16, parameters: ConnectionParameters)
+    /// LE Remote Connection Parameter Request (subevent 0x06): the peer asked for other parameters at the link
+    /// layer, and the controller waits for this host to reply (or the link times out).
+    case remoteParameterRequest(handle: UInt16, ConnectionParameterRequest)
 
     /// Reads one H4 event packet; nil if it is not a link event or does not add up.
     public init?(packet: [UInt8]) {
@@ -68,6 +71,12 @@ public enum LinkEvent: Sendable, Hashable {
                 parameters: ConnectionParameters(
                     interval: Bytes.uint16(body, start + 3), latency: Bytes.uint16(body, start + 5),
                     supervisionTimeout: Bytes.uint16(body, start + 7)))
+        case 0x06 where body.count == 11:
+            return .remoteParameterRequest(
+                handle: Bytes.uint16(body, start) & 0x0FFF,
+                ConnectionParameterRequest(
+                    minimumInterval: Bytes.uint16(body, start + 2), maximumInterval: Bytes.uint16(body, start + 4),
+                    latency: Bytes.uint16(body, start + 6), supervisionTimeout: Bytes.uint16(body, start + 8)))
         default:
             return nil
         }

@@ -5,7 +5,8 @@ public import WhereaboutsAdvertising
 ///
 /// It follows the connections the controller reports, spends and takes back ACL credits (``ACLWriter``),
 /// reassembles L2CAP frames (``L2CAPReassembler``), hands the ATT channel (CID 4) to the caller and answers the
-/// signalling channel (CID 5, ``SignalingChannel``). Anything malformed is dropped and counted in ``counters``.
+/// signalling channel (CID 5, ``SignalingChannel``) and the link layer's parameter requests (LE Remote Connection
+/// Parameter Request). Anything malformed is dropped and counted in ``counters``.
 /// No I/O and no clock: the adapter writes what it is told to.
 public struct LinkLayer: Sendable {
     /// The ATT channel's id on LE.
@@ -86,6 +87,15 @@ public struct LinkLayer: Sendable {
             guard status == 0, connections[handle] != nil else { return [] }
             connections[handle]?.parameters = parameters
             return [.parametersChanged(handle: handle, parameters)]
+        case .remoteParameterRequest(let handle, let request):
+            // The same rule as on the signalling channel: valid values are accepted, others refused.
+            guard connections[handle] != nil else { return [] }
+            return [
+                .command(
+                    request.isValid
+                        ? .leRemoteParameterRequestReply(handle: handle, request)
+                        : .leRemoteParameterRequestNegativeReply(handle: handle))
+            ]
         }
     }
 
@@ -94,7 +104,7 @@ public struct LinkLayer: Sendable {
         guard packet.count >= 2 else { return false }
         switch packet[1] {
         case 0x05, 0x13: return true
-        case 0x3E: return packet.count >= 4 && [0x01, 0x03, 0x0A].contains(packet[3])
+        case 0x3E: return packet.count >= 4 && [0x01, 0x03, 0x06, 0x0A].contains(packet[3])
         default: return false
         }
     }
