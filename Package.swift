@@ -205,7 +205,7 @@ let package = Package(
             name: "WhereaboutsHCITests",
             dependencies: [
                 "WhereaboutsHCI", "WhereaboutsAdvertising", "WhereaboutsCore", "WhereaboutsGATT", "ControllerEmulator",
-                "GATTPeripheral",
+                "GATTPeripheral", "BrokerFixture",
             ]),
         .testTarget(
             name: "WhereaboutsRuntimeTests",

@@ -27,9 +27,13 @@ public final class GATTCentral: Sendable {
     /// How many notifications (and indications) wait per connection; the oldest goes past this.
     public static let notificationLimit = 64
 
+    /// How long an ATT request may go unanswered, seconds (the specification's 30; tests shorten it).
+    public let transactionTimeout: Double
+
     /// Reads the controller's LE buffers (or its shared ones, when it has no LE buffers of its own).
-    public init(host: HCIHost) async throws(HCIError) {
+    public init(host: HCIHost, transactionTimeout: Double = 30) async throws(HCIError) {
         self.host = host
+        self.transactionTimeout = transactionTimeout
         var buffers = ACLBufferSize(leReturnParameters: try await host.command(.leReadBufferSize))
         if buffers == nil { buffers = ACLBufferSize(sharedReturnParameters: try await host.command(.readBufferSize)) }
         guard let buffers else { throw .commandFailed(opcode: HCICommand.readBufferSize.opcode, status: 0xFF) }
@@ -72,11 +76,13 @@ public final class GATTCentral: Sendable {
         let actions = state.withLock { state -> [GATTClient.Action] in
             state.results[handle] = nil
             guard state.link.connections[handle] != nil else { return [.finished(.failure(.linkLost))] }
-            return state.clients[handle, default: GATTClient()].start(procedure, now: now)
+            return state.clients[handle, default: GATTClient(transactionTimeout: transactionTimeout)].start(
+                procedure, now: now)
         }
         await perform(actions, on: handle)
-        // The client's own 30 s timeout ends every procedure; the pump's limit is only a backstop.
-        let result = await pump(for: .seconds(40), until: { $0.results.removeValue(forKey: handle) })
+        // The client's own timeout ends every procedure; the pump's limit is only a backstop.
+        let result = await pump(
+            for: .seconds(transactionTimeout + 10), until: { $0.results.removeValue(forKey: handle) })
         switch result {
         case .success(let value)?: return value
         case .failure(let error)?: throw .gatt(error)
@@ -153,7 +159,9 @@ public final class GATTCentral: Sendable {
             case .connected(let complete), .connectionFailed(let complete):
                 state.withLock { state in
                     state.completions.append(complete)
-                    if complete.status == 0 { state.clients[complete.handle] = GATTClient() }
+                    if complete.status == 0 {
+                        state.clients[complete.handle] = GATTClient(transactionTimeout: transactionTimeout)
+                    }
                 }
             case .disconnected(let handle, let reason):
                 let lost = state.withLock { state -> [GATTClient.Action] in

@@ -1,3 +1,4 @@
+import BrokerFixture
 import ControllerEmulator
 import GATTPeripheral
 import Testing
@@ -42,6 +43,8 @@ struct GATTCentralEmulatorTests {
         let outcome: Result<Void, any Error>
         do {
             let link = try await central.connect(to: peripheral.address, type: .publicDevice)
+            // Each side hears of the connection from its own controller; the peripheral's serve loop may be later.
+            try await poll("the peripheral to see the connection", timeout: .seconds(30)) { peripheral.connection }
             try await body(central, peripheral, link)
             outcome = .success(())
         } catch {
@@ -158,22 +161,46 @@ struct GATTCentralEmulatorTests {
             #expect(link.parameters.interval != 0x50)
             peripheral.requestConnectionParameters(wanted)
             // The central answers while it waits for anything on the link; LE Connection Update Complete then
-            // reaches both hosts. Up to 50 waits of 200 ms each.
+            // reaches both hosts.
             var updated: ConnectionParameters?
-            for _ in 0..<50 where updated == nil {
+            var patience = Patience(.seconds(30))
+            while updated == nil, !patience.isExhausted() {
                 _ = await central.nextNotification(on: link.handle, timeout: .milliseconds(200))
                 updated = central.connection(link.handle).map(\.parameters).flatMap { $0.interval == 0x50 ? $0 : nil }
             }
             #expect(updated == ConnectionParameters(interval: 0x50, latency: 2, supervisionTimeout: 0x1F4))
             #expect(central.counters.total == 0, "\(central.counters)")
             // The peripheral's controller told its host too (its serve loop reads it).
-            var seen: ConnectionParameters?
-            for _ in 0..<50 where seen != updated {
-                try await Task.sleep(for: .milliseconds(100))
-                seen = peripheral.link?.parameters
+            let seen = try await poll("the peripheral's new parameters", timeout: .seconds(30)) {
+                peripheral.link.map(\.parameters).flatMap { $0.interval == 0x50 ? $0 : nil }
             }
             #expect(seen == updated)
         }
+    }
+
+    @Test("a peripheral that vanishes answers nothing: the ATT timeout ends the procedure, and the scan goes on")
+    func vanishedPeripheral() async throws {
+        let emulator = try BtvirtEmulator()
+        let peripheralHost = try await HCIHostEmulatorTests.initializedHost(at: emulator.lowEnergy)
+        defer { peripheralHost.close() }
+        let centralHost = try await HCIHostEmulatorTests.initializedHost(at: emulator.lowEnergy)
+        defer { centralHost.close() }
+        let peripheral = try await GATTPeripheral(host: peripheralHost, server: try Self.server())
+        // A 2 s transaction timeout stands in for the specification's 30 s.
+        let central = try await GATTCentral(host: centralHost, transactionTimeout: 2)
+        _ = try await centralHost.startScanning(try #require(LEScanParameters()))
+        let link = try await central.connect(to: peripheral.address, type: .publicDevice)
+        // Nobody serves the link; btvirt drops it without a word when the controller goes.
+        peripheralHost.close()
+        await #expect(throws: GATTCentralError.gatt(.timedOut(request: 0x0A))) {
+            _ = try await central.perform(.read(AttributeServer.batteryLevelHandle), on: link.handle)
+        }
+        // The bearer is closed after a timeout: nothing more is sent on it.
+        await #expect(throws: GATTCentralError.gatt(.linkLost)) {
+            _ = try await central.perform(.read(AttributeServer.batteryLevelHandle), on: link.handle)
+        }
+        #expect(centralHost.failure == nil, "the central's controller, and its scan, are still there")
+        await centralHost.stopScanning()
     }
 
     @Test("a target that advertises non-connectable fails with HCI status 0x3E")
