@@ -19,6 +19,9 @@ let package = Package(
         .target(name: "WhereaboutsMapFile", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsWire", dependencies: ["WhereaboutsCore", "WhereaboutsJSON"]),
         .target(name: "WhereaboutsAdvertising", dependencies: ["WhereaboutsCore"]),
+        // A host's connection side (links, ACL credits, L2CAP, signalling) and an ATT/GATT client, as state machines
+        // that take bytes and return actions: the HCI adapter drives them over a controller.
+        .target(name: "WhereaboutsGATT", dependencies: ["WhereaboutsAdvertising"]),
         // The floor map drawn as SVG, for `whereabouts render` and the live page alike.
         .target(name: "WhereaboutsDrawing", dependencies: ["WhereaboutsCore", "WhereaboutsWire"]),
         // Simulated agents aggregate adverts with the agent's own code, so the accuracy harness measures what ships.
@@ -85,7 +88,10 @@ let package = Package(
         // A detached thread for a loop that blocks: the adapters' loops and the HTTP server's.
         .target(name: "DetachedThread"),
         .target(name: "WhereaboutsMQTT", dependencies: ["CMosquitto", "DetachedThread"]),
-        .target(name: "WhereaboutsHCI", dependencies: ["CBlueZ", "WhereaboutsAdvertising", "DetachedThread"]),
+        .target(
+            name: "WhereaboutsHCI",
+            dependencies: ["CBlueZ", "WhereaboutsAdvertising", "WhereaboutsGATT", "DetachedThread"]
+        ),
         // The agent's radio for the runner: a live scan on a controller, or a btsnoop capture replayed.
         .target(
             name: "WhereaboutsRadio",
@@ -148,13 +154,19 @@ let package = Package(
         ),
         .executableTarget(name: "whereabouts-bench", dependencies: ["WhereaboutsBench", "CommandLineSupport"]),
         // Built with -sanitize=fuzzer by scripts/fuzz-hci.sh; without it, replays corpus files.
-        .executableTarget(name: "whereabouts-fuzz-hci", dependencies: ["WhereaboutsAdvertising", "CLibFuzzer"]),
+        .executableTarget(
+            name: "whereabouts-fuzz-hci", dependencies: ["WhereaboutsAdvertising", "WhereaboutsGATT", "CLibFuzzer"]),
 
         // MARK: - Tests (one target per module; fixtures beside the tests, or in TestFixtures when shared)
         .target(name: "BrokerFixture", path: "Tests/BrokerFixture"),
         // BlueZ's controller emulator (btvirt) in a directory of its own, and an H4 relay that stands in for what
         // it cannot do (real RSSI, extended-scanning bits, a stream of reports, a controller that vanishes).
         .target(name: "ControllerEmulator", dependencies: ["BrokerFixture"], path: "Tests/ControllerEmulator"),
+        // A GATT server peripheral of our own (Battery, Device Information, a beacon's configuration) on an emulated
+        // controller, for the central's tests: test-only, since nothing shipped serves GATT yet.
+        .target(
+            name: "GATTPeripheral", dependencies: ["WhereaboutsHCI", "WhereaboutsGATT", "WhereaboutsAdvertising"],
+            path: "Tests/GATTPeripheral"),
         // Data files that several test targets read, each kept once with its licence or credit beside it.
         .target(
             name: "TestFixtures", dependencies: ["DetachedThread"], path: "Tests/TestFixtures",
@@ -186,11 +198,15 @@ let package = Package(
                 "WhereaboutsCore",
             ]
         ),
+        .testTarget(name: "WhereaboutsGATTTests", dependencies: ["WhereaboutsGATT", "WhereaboutsAdvertising"]),
         .testTarget(name: "WhereaboutsAdvertisingTests", dependencies: ["WhereaboutsAdvertising", "TestFixtures"]),
         // The test machines have no Bluetooth controller: the host logic runs against btvirt (BlueZ's emulator) over H4.
         .testTarget(
             name: "WhereaboutsHCITests",
-            dependencies: ["WhereaboutsHCI", "WhereaboutsAdvertising", "WhereaboutsCore", "ControllerEmulator"]),
+            dependencies: [
+                "WhereaboutsHCI", "WhereaboutsAdvertising", "WhereaboutsCore", "WhereaboutsGATT", "ControllerEmulator",
+                "GATTPeripheral", "BrokerFixture",
+            ]),
         .testTarget(
             name: "WhereaboutsRuntimeTests",
             dependencies: [

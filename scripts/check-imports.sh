@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 status=0
 fail() { echo "import rule broken: $*" >&2; status=1; }
 
-for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsDrawing WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent WhereaboutsDashboard WhereaboutsSession WhereaboutsEditor WhereaboutsSurvey; do
+for module in WhereaboutsJSON WhereaboutsSettings WhereaboutsCore WhereaboutsMapFile WhereaboutsWire WhereaboutsAdvertising WhereaboutsGATT WhereaboutsDrawing WhereaboutsSimulation WhereaboutsLocator WhereaboutsCalibration WhereaboutsAgent WhereaboutsDashboard WhereaboutsSession WhereaboutsEditor WhereaboutsSurvey; do
     # Pure modules: no Foundation, no C libraries, no adapters.
     if grep -rnE '^\s*(public |internal |package )?import (Foundation|FoundationEssentials|CMosquitto|CBlueZ|WhereaboutsMQTT|WhereaboutsHCI|Dispatch)\b' "Sources/$module" ; then
         fail "$module must stay pure"
@@ -46,7 +46,7 @@ for adapter in WhereaboutsMQTT WhereaboutsHCI; do
     fi
 done
 # Test support (a broker to test against, shared data files) is for test targets only: nothing shipped imports it.
-if grep -rnE '^\s*(@testable |public |internal |package )?import (BrokerFixture|TestFixtures)\b' Sources; then
+if grep -rnE '^\s*(@testable |public |internal |package )?import (BrokerFixture|TestFixtures|GATTPeripheral|ControllerEmulator)\b' Sources; then
     fail "a Sources/ module imports a test-support target"
 fi
 # The operator's tool's and the bench's commands are libraries only so that their executables stay wiring: nothing

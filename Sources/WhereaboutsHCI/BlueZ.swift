@@ -100,3 +100,27 @@ struct Errno: Error, Sendable, Hashable {
         }
     }
 }
+
+extension BlueZ {
+    /// Opens the exclusive user channel (`HCI_CHANNEL_USER`) on a controller: a raw socket bound with the channel,
+    /// carrying H4 packets both ways with no kernel host stack in between.
+    static func openUserChannel(deviceID: Int32) -> Result<Int32, Errno> {
+        let descriptor = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
+        guard descriptor >= 0 else { return .failure(Errno.current) }
+        var address = sockaddr_hci()
+        address.hci_family = sa_family_t(AF_BLUETOOTH)
+        address.hci_dev = UInt16(truncatingIfNeeded: deviceID)
+        address.hci_channel = UInt16(HCI_CHANNEL_USER)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_hci>.size))
+            }
+        }
+        guard bound == 0 else {
+            let error = Errno.current
+            Glibc.close(descriptor)
+            return .failure(error)
+        }
+        return .success(descriptor)
+    }
+}

@@ -22,6 +22,9 @@ public enum HCIError: Error, Sendable, Hashable, CustomStringConvertible {
     case controllerVanished(String)
     /// The controller did not answer a command in time.
     case commandTimedOut(controller: String, opcode: UInt16)
+    /// The exclusive user channel cannot be had (`EBUSY`/`EALREADY`): the controller is up, or bluetoothd or
+    /// another program holds it.
+    case controllerBusy(String)
 
     public var description: String {
         switch self {
@@ -37,6 +40,9 @@ public enum HCIError: Error, Sendable, Hashable, CustomStringConvertible {
         case .alreadyScanning: "the controller is already scanning through this handle"
         case .closed: "the controller handle is closed"
         case .controllerVanished(let name): "Bluetooth controller \(name) went away (its connection ended)"
+        case .controllerBusy(let name):
+            "Bluetooth controller \(name) is in use: the user channel needs it down and free (stop bluetoothd, then "
+                + "`btmgmt --index \(name.dropFirst(3)) power off` or `hciconfig \(name) down`)"
         case .commandTimedOut(let name, let opcode):
             "Bluetooth controller \(name) did not answer HCI command 0x\(hex(opcode, width: 4)) in time"
         }

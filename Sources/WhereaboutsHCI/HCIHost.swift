@@ -22,6 +22,8 @@ public final class HCIHost: Sendable {
     private let transport: any HCITransport
     private let state = Mutex(State())
     private let droppedCount = Atomic<Int>(0)
+    /// Connection events and ACL data, for the one task that drives connections (``GATTCentral``).
+    private let links = LinkMailbox()
 
     private struct State {
         var pending: Pending?
@@ -175,16 +177,35 @@ public final class HCIHost: Sendable {
         transport.close()
     }
 
+    // MARK: - Connections
+
+    /// Writes one H4 ACL data packet (type 0x02); the caller keeps to the controller's credits (``LinkLayer``).
+    public func writeData(_ packet: [UInt8]) throws(HCIError) {
+        guard packet.first == 0x02 else { throw .systemCall("write", errno: EINVAL, message: "not an ACL packet") }
+        try transport.write(packet)
+    }
+
+    /// The next connection event (connection and disconnection complete, completed packets, connection update) or
+    /// ACL packet, H4-framed; nil after `timeoutMilliseconds`, or once the controller has gone (see ``failure``).
+    /// One task at a time reads these; up to 512 wait, the oldest dropped past that.
+    public func nextLinkPacket(timeoutMilliseconds: Int) async -> [UInt8]? {
+        await links.next(timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// Whether the transport has ended (no more link packets will come).
+    public var hasEnded: Bool { state.withLock { $0.ended } }
+
     // MARK: - Commands
 
     /// Sends a command and requires status 0 in its answer.
-    private func require(_ command: HCICommand) async throws(HCIError) {
+    public func require(_ command: HCICommand) async throws(HCIError) {
         let answer = try await self.command(command)
         if let status = answer.first, status != 0 { throw .commandFailed(opcode: command.opcode, status: status) }
     }
 
-    /// Sends a command and returns its answer's return parameters (status first); waits for its turn first.
-    func command(_ command: HCICommand) async throws(HCIError) -> [UInt8] {
+    /// Sends a command and returns its answer's return parameters (status first; a Command Status gives the status
+    /// alone); waits for its turn first.
+    public func command(_ command: HCICommand) async throws(HCIError) -> [UInt8] {
         await takeTurn()
         defer { passTurn() }
         let opcode = command.opcode
@@ -285,12 +306,22 @@ public final class HCIHost: Sendable {
     }
 
     private func handle(_ packet: [UInt8]) {
+        if packet.first == 0x02 {
+            links.deliver(packet)
+            return
+        }
         guard packet.count >= 3, packet[0] == 0x04 else { return }
         switch packet[1] {
         case 0x0E where packet.count >= 6:  // Command Complete: ncmd, opcode, return parameters
             answer(UInt16(packet[4]) | UInt16(packet[5]) << 8, Array(packet[6...]))
         case 0x0F where packet.count >= 7:  // Command Status: status, ncmd, opcode
             answer(UInt16(packet[5]) | UInt16(packet[6]) << 8, [packet[3]])
+        case 0x05, 0x13:  // Disconnection Complete, Number of Completed Packets
+            links.deliver(packet)
+        case 0x3E where packet.count >= 4 && [0x01, 0x03, 0x06, 0x0A].contains(packet[3]):
+            // LE Connection Complete, Connection Update Complete, Remote Connection Parameter Request, Enhanced
+            // Connection Complete: not adverts.
+            links.deliver(packet)
         case 0x3E:
             if let scan = state.withLock({ $0.scan }), case .dropped = scan.yield(packet) {
                 droppedCount.add(1, ordering: .relaxed)
@@ -312,5 +343,6 @@ public final class HCIHost: Sendable {
         }
         scan?.finish()
         pending?.continuation.resume(returning: .failure(failure))
+        links.end()
     }
 }

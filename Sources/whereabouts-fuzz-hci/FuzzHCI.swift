@@ -1,5 +1,6 @@
-// The libFuzzer target for everything that reads radio bytes: HCI events, AD structures, beacon frames and
-// btsnoop files. scripts/fuzz-hci.sh builds it with -sanitize=fuzzer,address -DFUZZING and runs it. Built
+// The libFuzzer target for everything that reads radio bytes: HCI events, AD structures, beacon frames, btsnoop
+// files, and the connection side (ACL, L2CAP, signalling, ATT; FuzzLink.swift). scripts/fuzz-hci.sh builds it
+// with -sanitize=fuzzer,address -DFUZZING and runs it. Built
 // normally, it replays the inputs named on its command line, which makes a cheap regression run.
 import CLibFuzzer
 import Glibc
@@ -79,6 +80,7 @@ enum FuzzHCI {
             precondition(!error.description.isEmpty)
         }
         precondition(decoder.telemetryCount <= 8)
+        FuzzLink.exercise(bytes)
     }
 
     /// Configures the address the input would carry as a legacy report's, so the address path is reached too.
@@ -122,6 +124,9 @@ enum FuzzHCI {
             }
             let file = BtsnoopWriter(datalink: datalink).file(packets)
             written += writeFile("\(directory)/btsnoop-\(datalink.rawValue)", file) ? 1 : 0
+        }
+        for (index, seed) in FuzzLink.seeds.enumerated() {
+            written += writeFile("\(directory)/link-\(index)", seed) ? 1 : 0
         }
         print("wrote \(written) seed inputs from \(events.count) events to \(directory)")
         return !events.isEmpty

@@ -12,6 +12,14 @@ public struct HCICommand: Sendable, Hashable {
     /// The LE controller command group.
     public static let leGroup: UInt8 = 0x08
 
+    /// A command from its opcode group and command and its parameters (at most 255 bytes, which the caller keeps
+    /// to: the connection commands in WhereaboutsGATT are built with this).
+    public init(group: UInt8, command: UInt16, parameters: [UInt8]) {
+        self.group = group
+        self.command = command
+        self.parameters = parameters
+    }
+
     /// The 16-bit opcode: OGF in the top 6 bits, OCF in the low 10.
     public var opcode: UInt16 { UInt16(group & 0x3F) << 10 | command & 0x3FF }
 
