@@ -45,7 +45,7 @@ command -v mosquitto >/dev/null || skip "no mosquitto binary (apt-get install mo
 [ -c /dev/null ] || { echo "check-home-assistant: /dev/null is not a character device; fix the machine first" >&2; exit 1; }
 
 venv=out/ha-venv
-integrations=(frontend mqtt recorder person onboarding config api websocket_api http auth)
+integrations=(frontend mqtt recorder person onboarding config api websocket_api http auth automation device_automation)
 if ! "$venv/bin/python" -c "import homeassistant.const as c, hass_frontend, paho.mqtt, sys
 sys.exit(0 if c.__version__ == '$version' else 1)" 2>/dev/null; then
     echo "== installing Home Assistant Core $version into $venv with $("$python" -V) (takes a few minutes)" >&2

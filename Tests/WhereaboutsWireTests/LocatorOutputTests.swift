@@ -106,10 +106,24 @@ struct LocatorOutputTests {
         #expect(throws: PayloadError.self) { try TagZone(payload: #"{"tag":"\#(tagText)","state":"away"}"#) }
     }
 
+    @Test("tag zone: where in the zone the tag was, when known, after the names; old payloads still decode")
+    func tagZonePosition() throws {
+        let zone = TagZone(
+            tag: tag, name: "Keys", state: .known, floor: 1, floorName: nil, zone: 7, zoneName: "Kitchen", x: 4.2,
+            y: 7.9, accuracy: 1.5, probability: 0.87)
+        let golden =
+            #"{"tag":"\#(tagText)","name":"Keys","state":"known","floor":1,"floor_name":null,"zone":7,"#
+            + #""zone_name":"Kitchen","x":4.2,"y":7.9,"accuracy":1.5,"p":0.87}"#
+        #expect(zone.payload == golden)
+        #expect(try TagZone(payload: golden) == zone)
+        let old = try TagZone(payload: #"{"tag":"\#(tagText)","state":"known","zone":7}"#)
+        #expect(old.x == nil && old.y == nil && old.accuracy == nil && old.probability == nil)
+    }
+
     @Test(
-        "tag location: the zone's name, home in no zone, not_home when lost, None when it cannot be known",
+        "tag location: home while heard (in a zone or not), not_home when lost, None when it cannot be known",
         arguments: [
-            (TagZone.State.known, UInt16?(7), String?("Kitchen"), "Kitchen"), (.known, nil, nil, "home"),
+            (TagZone.State.known, UInt16?(7), String?("Kitchen"), "home"), (.known, nil, nil, "home"),
             (.known, 7, "", "home"), (.lost, nil, nil, "not_home"), (.unknown, 7, "Kitchen", "None"),
             (.unknown, nil, nil, "None"),
         ])

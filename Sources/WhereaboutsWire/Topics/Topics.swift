@@ -13,6 +13,7 @@ public import WhereaboutsCore
 /// | `…/tags/<tag>/zone` | locator | retained, changes only with the tag's zone or its state |
 /// | `…/tags/<tag>/location` | locator | retained plain text for Home Assistant's device tracker |
 /// | `…/events` | locator | QoS 1 |
+/// | `…/floors/<major>/zones/<minor>/events`, `…/tags/<tag>/events` | locator | QoS 1, the events of one zone or tag |
 /// | `…/locator/status` | locator | retained `online`/`offline`, last will |
 /// | `…/locator/metrics` | locator | every 10 s |
 /// | `…/locator/lease` | locator (`--role auto`) | retained ``LocatorLease``: which locator is active |
@@ -101,6 +102,17 @@ public struct Topics: Sendable, Hashable {
 
     /// `…/events`: zone enter and exit events (QoS 1, not retained).
     public var events: Topic { Topic(prefixLevels + ["events"]) }
+
+    /// `…/floors/<major>/zones/<minor>/events`: the same events of one zone, for Home Assistant's event entity of the
+    /// zone (a topic per zone, so that Home Assistant renders no template for the events of other zones).
+    public func zoneEvents(floor: UInt16, zone: UInt16) -> Topic {
+        Topic(prefixLevels + ["floors", String(floor), "zones", String(zone), "events"])
+    }
+
+    /// `…/tags/<tag>/events`: the same events of one tag, for its event entity and device triggers.
+    public func tagEvents(tag: TagIdentity) -> Topic {
+        tagTopic(tag, "events")
+    }
 
     /// `…/locator/status`: retained `online`/`offline`, `offline` being the locator's last will.
     public var locatorStatus: Topic { Topic(prefixLevels + ["locator", "status"]) }
@@ -247,4 +259,8 @@ public enum DiscoveryComponent: String, Sendable, Hashable, CaseIterable {
     case binarySensor = "binary_sensor"
     /// A tracked device.
     case deviceTracker = "device_tracker"
+    /// A stream of events (a zone's or a tag's enter and exit).
+    case event
+    /// A device trigger Home Assistant offers in its automation editor ("Alice: Kitchen entered").
+    case deviceAutomation = "device_automation"
 }

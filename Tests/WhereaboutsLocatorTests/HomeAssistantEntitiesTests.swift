@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import WhereaboutsCore
+import WhereaboutsLocator
+import WhereaboutsSession
+import WhereaboutsWire
+
+/// The Home Assistant entities beyond the zones' and the tags' states: events, device triggers, agents, and a tag's
+/// entities surviving its removal from the map.
+@Suite("Locator pipeline: Home Assistant events, triggers and agents")
+struct HomeAssistantEntitiesTests {
+    let start = 1_764_000_000.0
+
+    func announced(_ actions: [ServiceAction<LocatorEffect>]) -> [Publication] {
+        actions.compactMap { action -> Publication? in
+            if case .publish(let publication) = action, publication.topic.name.hasPrefix("homeassistant/"),
+                !publication.payload.isEmpty
+            {
+                return publication
+            }
+            return nil
+        }
+    }
+
+    @Test("an enter is published on the site's events topic, the zone's and the tag's, with the same payload")
+    func eventTopics() throws {
+        var harness = try PipelineHarness()
+        harness.perform(harness.pipeline.connected(now: start))
+        harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start, seconds: 15)
+        let topics = harness.pipeline.topics
+        let site = harness.publications.filter { $0.topic == topics.events }
+        let zone = harness.publications.filter { $0.topic == topics.zoneEvents(floor: 1, zone: 1) }
+        let aliceEvents = topics.tagEvents(tag: try alice())
+        let tag = harness.publications.filter { $0.topic == aliceEvents }
+        let enter = try #require(site.first)
+        #expect(try ZoneEvent(payload: enter.payload).kind == .enter)
+        #expect(try ZoneEvent(payload: enter.payload).zoneName == "Lobby")
+        #expect(zone.map(\.payload) == site.map(\.payload))
+        #expect(tag.map(\.payload) == site.map(\.payload))
+        #expect((zone + tag).allSatisfy { !$0.retain && $0.qos == .atLeastOnce }, "an event is not a state")
+    }
+
+    @Test("announced: an event entity per zone and per named tag, 2 triggers per tag and zone, a device per agent")
+    func announcements() throws {
+        var harness = try PipelineHarness()
+        let configs = announced(harness.pipeline.connected(now: start))
+        let map = harness.map
+        let node = harness.pipeline.topics.discoveryNode
+        let byComponent = Dictionary(grouping: configs, by: { $0.topic.levels[1] })
+        #expect(byComponent["event"]?.count == map.zones.count + map.knownTags.count)
+        #expect(byComponent["device_automation"]?.count == map.knownTags.count * map.zones.count * 2)
+        let agents = configs.filter { $0.topic.name.contains("/\(node)/agent_") }
+        #expect(agents.count == map.agents.count)
+        #expect(agents.allSatisfy { $0.topic.levels[1] == "binary_sensor" })
+    }
+
+    @Test("a tag taken out of the map and put back is announced again with the same topics and unique ids")
+    func tagComesBack() throws {
+        var harness = try PipelineHarness()
+        let original = harness.map
+        let first = announced(harness.pipeline.connected(now: start))
+        let tag = try alice().description
+        let aliceConfigs = first.filter { $0.topic.name.contains(tag) }
+        #expect(aliceConfigs.count == 3 + original.zones.count * 2)
+        let without = try HomeAssistantPipelineTests().demoMap { object in
+            object["tags"] = (object["tags"] as? [[String: Any]])?.filter { ($0["name"] as? String) != "Alice" }
+        }
+        let removal = harness.pipeline.replaceMap(without, now: start + 1)
+        let removed = removal.compactMap { action -> String? in
+            if case .publish(let publication) = action, publication.payload.isEmpty { return publication.topic.name }
+            return nil
+        }
+        #expect(Set(removed) == Set(aliceConfigs.map(\.topic.name)))
+        let back = announced(harness.pipeline.replaceMap(original, now: start + 2)).filter {
+            $0.topic.name.contains(tag)
+        }
+        #expect(back.map(\.topic) == aliceConfigs.map(\.topic))
+        #expect(back.map(\.payload) == aliceConfigs.map(\.payload), "same unique ids, names and device")
+    }
+}
