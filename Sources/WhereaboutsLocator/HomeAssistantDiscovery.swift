@@ -114,7 +114,7 @@ struct HomeAssistantDiscovery: Sendable {
     private func tagConfigs(_ tag: TagIdentity, name: String?) -> [DiscoveryConfig] {
         var configs: [DiscoveryConfig] = [
             .tagZone(topics: topics, tag: tag, tagName: name), .tagTracker(topics: topics, tag: tag, tagName: name),
-            .tagEvents(topics: topics, tag: tag, tagName: name),
+            .tagEvents(topics: topics, tag: tag, tagName: name), .tagBattery(topics: topics, tag: tag, tagName: name),
         ]
         for zone in map.zones {
             for kind in ZoneEvent.Kind.allCases {

@@ -18,7 +18,8 @@ public import WhereaboutsWire
 /// - ``TagPublisher``: each tag's position and zone summary, published when they are news, and what an earlier run
 ///   left cleared;
 /// - ``FloorArbiter``: which floors and tags this locator speaks for on a site split by floor;
-/// - ``HomeAssistantDiscovery``: the discovery configs, and the removal of those the map no longer has.
+/// - ``HomeAssistantDiscovery``: the discovery configs, and the removal of those the map no longer has;
+/// - ``TagBatteryPublisher``: the battery voltage named tags report, when it changes.
 ///
 /// After every (re)connection, all retained state is published again.
 public struct LocatorPipeline: Sendable {
@@ -54,6 +55,7 @@ public struct LocatorPipeline: Sendable {
     private var tags: TagPublisher
     private var arbiter: FloorArbiter
     private var discovery: HomeAssistantDiscovery
+    private var batteries: TagBatteryPublisher
 
     /// Makes a pipeline for a validated map.
     public init(map: FloorMap, configuration: Configuration = Configuration()) {
@@ -77,6 +79,7 @@ public struct LocatorPipeline: Sendable {
             positionMinimumMove: configuration.positionMinimumMove)
         discovery = HomeAssistantDiscovery(
             map: map, share: share, topics: topics, isEnabled: configuration.homeAssistantDiscovery)
+        batteries = TagBatteryPublisher(map: map, topics: topics)
     }
 
     // MARK: - Queries
@@ -199,7 +202,7 @@ public struct LocatorPipeline: Sendable {
         var actions = discovery.announcements
         if ownsSite { actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now))) }
         actions += occupancy.connected(engine: engine, now: now)
-        return actions + tags.connected()
+        return actions + tags.connected() + batteries.connected()
     }
 
     /// The last words at a stop: the final metrics. (The session then says `offline`, as the will would.)
@@ -230,6 +233,7 @@ public struct LocatorPipeline: Sendable {
         occupancy = OccupancyPublisher(
             map: newMap, share: share, topics: topics, warmUp: configuration.warmUp, startTime: now)
         tags.replaceMap(newMap, share: share, now: now)
+        batteries.replaceMap(newMap)
         var actions = discovery.replaceMap(newMap, share: share)
         actions += clearedOccupancy
         actions += discovery.announcements
@@ -323,7 +327,10 @@ public struct LocatorPipeline: Sendable {
         let taken = intake.take(
             result, agent: agent, map: map, now: now, engine: &engine, calibration: &calibration, monitor: &monitor,
             actions: &actions)
-        if taken { occupancy.batchTaken(now: now) }
+        if taken {
+            occupancy.batchTaken(now: now)
+            if let outcomes = result.batch?.outcomes { actions += batteries.batch(outcomes) }
+        }
         return actions
     }
 

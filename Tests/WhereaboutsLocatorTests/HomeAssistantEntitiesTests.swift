@@ -61,7 +61,7 @@ struct HomeAssistantEntitiesTests {
         let first = announced(harness.pipeline.connected(now: start))
         let tag = try alice().description
         let aliceConfigs = first.filter { $0.topic.name.contains(tag) }
-        #expect(aliceConfigs.count == 3 + original.zones.count * 2)
+        #expect(aliceConfigs.count == 4 + original.zones.count * 2)
         let without = try HomeAssistantPipelineTests().demoMap { object in
             object["tags"] = (object["tags"] as? [[String: Any]])?.filter { ($0["name"] as? String) != "Alice" }
         }
@@ -76,5 +76,47 @@ struct HomeAssistantEntitiesTests {
         }
         #expect(back.map(\.topic) == aliceConfigs.map(\.topic))
         #expect(back.map(\.payload) == aliceConfigs.map(\.payload), "same unique ids, names and device")
+    }
+}
+
+/// A named tag's battery voltage, from the readings' `battery_mv` to its retained topic.
+@Suite("Locator pipeline: tag batteries")
+struct TagBatteryTests {
+    let start = 1_764_000_000.0
+
+    /// One batch of the map's first agent, with one reading of `tag` carrying `millivolts`.
+    func batch(
+        _ harness: inout PipelineHarness, tag: TagIdentity, millivolts: Int?, seq: Int, now: Double
+    ) throws -> [ServiceAction<LocatorEffect>] {
+        let agent = try #require(AgentID(harness.map.agents[0].id))
+        let reading = ReadingBatch.Reading(tag: tag, time: now, rssi: -60, batteryMillivolts: millivolts)
+        let payload = ReadingBatch(agent: agent, epoch: 1, seq: seq, sent: now, readings: [reading]).payload
+        return harness.pipeline.receive(
+            topic: harness.pipeline.topics.readings(agent: agent).name, payload: Array(payload.utf8), now: now)
+    }
+
+    @Test("published retained in millivolts when first heard, again only after a change of 20 mV or more")
+    func publishedOnChange() throws {
+        var harness = try PipelineHarness()
+        let topic = harness.pipeline.topics.tagBattery(tag: try alice()).name
+        var published: [String] = []
+        for (seq, millivolts) in [2950, 2945, nil, 2931, 2930, 2990].enumerated() {
+            let actions = try batch(&harness, tag: try alice(), millivolts: millivolts, seq: seq, now: start + 1)
+            harness.perform(actions)
+            published += harness.publications.filter { $0.topic.name == topic }.map(\.payload).dropFirst(
+                published.count)
+        }
+        #expect(published == ["2950", "2930", "2990"])
+        #expect(harness.publications.filter { $0.topic.name == topic }.allSatisfy { $0.retain })
+        let last = try #require(harness.publications.last { $0.topic.name == topic })
+        #expect(harness.pipeline.connected(now: start + 2).contains(.publish(last)), "said again on a reconnection")
+    }
+
+    @Test("a tag the map does not name publishes no battery")
+    func unnamed() throws {
+        var harness = try PipelineHarness()
+        let stranger = try #require(TagIdentity("ibeacon-\(site)-1000-1"))
+        harness.perform(try batch(&harness, tag: stranger, millivolts: 3000, seq: 0, now: start))
+        #expect(!harness.publications.contains { $0.topic.name.hasSuffix("/battery") })
     }
 }

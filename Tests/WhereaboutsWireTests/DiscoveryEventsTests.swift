@@ -3,7 +3,7 @@ import WhereaboutsCore
 import WhereaboutsJSON
 import WhereaboutsWire
 
-@Suite("Home Assistant discovery: events, device triggers and agents")
+@Suite("Home Assistant discovery: events, device triggers, agents and batteries")
 struct DiscoveryEventsTests {
     let topics = WireFixtures.topics
     let node = "whereabouts_\(WireFixtures.siteHex)"
@@ -113,6 +113,22 @@ struct DiscoveryEventsTests {
             + #""payload_on":"ON","payload_off":"OFF","entity_category":"diagnostic","#
             + #""device":{"identifiers":["\#(node)_agent_hall-1"],"name":"Agent hall-1","manufacturer":"Whereabouts","#
             + #""model":"Agent on Ground floor, Office","via_device":"\#(node)"},"origin":{"name":"Whereabouts"}}"#
+        #expect(config.payload == golden)
+    }
+
+    @Test("battery: a voltage sensor in mV from the tag's plain-text battery topic, on the tag's device")
+    func battery() {
+        let config = DiscoveryConfig.tagBattery(topics: topics, tag: WireFixtures.tag, tagName: "Keys")
+        #expect(config.topic.name == "homeassistant/sensor/\(node)/\(WireFixtures.tagText)_battery/config")
+        #expect(topics.tagBattery(tag: WireFixtures.tag).name == "\(prefix)/tags/\(WireFixtures.tagText)/battery")
+        let golden =
+            #"{"name":"Battery","unique_id":"\#(node)_\#(WireFixtures.tagText)_battery","#
+            + #""state_topic":"\#(prefix)/tags/\#(WireFixtures.tagText)/battery","device_class":"voltage","#
+            + #""unit_of_measurement":"mV","state_class":"measurement","entity_category":"diagnostic","#
+            + #""device":{"identifiers":["\#(node)_\#(WireFixtures.tagText)"],"name":"Keys","#
+            + #""manufacturer":"Whereabouts","model":"BLE tag","via_device":"\#(node)"},"#
+            + #""availability_topic":"\#(prefix)/locator/status","payload_available":"online","#
+            + #""payload_not_available":"offline","origin":{"name":"Whereabouts"}}"#
         #expect(config.payload == golden)
     }
 }

@@ -221,6 +221,19 @@ public struct DiscoveryConfig: Sendable, Equatable {
         + "'accuracy': value_json.get('accuracy'), 'zone_probability': value_json.get('p')} | tojson }}"
         + "{% else %}{}{% endif %}"
 
+    /// A tag's battery voltage (`sensor.alice_battery`, device class `voltage`, in mV), from the plain-text
+    /// millivolts on ``Topics/tagBattery(tag:)``; `unknown` until the tag reports one (an Eddystone-TLM frame).
+    public static func tagBattery(topics: Topics, tag: TagIdentity, tagName: String?) -> DiscoveryConfig {
+        DiscoveryConfig(component: .sensor, topics: topics, object: "\(tag)_battery") { uniqueID in
+            [
+                ("name", "Battery"), ("unique_id", .string(uniqueID.rawValue)),
+                ("state_topic", .string(topics.tagBattery(tag: tag).name)), ("device_class", "voltage"),
+                ("unit_of_measurement", "mV"), ("state_class", "measurement"), ("entity_category", "diagnostic"),
+                ("device", tagDevice(topics: topics, tag: tag, name: tagName)),
+            ]
+        }
+    }
+
     // MARK: - Devices
 
     static func siteDevice(topics: Topics, name: String) -> JSONValue {

@@ -12,6 +12,7 @@ public import WhereaboutsCore
 /// | `…/tags/<tag>/position` | locator | retained |
 /// | `…/tags/<tag>/zone` | locator | retained, changes only with the tag's zone or its state |
 /// | `…/tags/<tag>/location` | locator | retained plain text for Home Assistant's device tracker |
+/// | `…/tags/<tag>/battery` | locator | retained millivolts, when a named tag reports its battery |
 /// | `…/events` | locator | QoS 1 |
 /// | `…/floors/<major>/zones/<minor>/events`, `…/tags/<tag>/events` | locator | QoS 1, the events of one zone or tag |
 /// | `…/locator/status` | locator | retained `online`/`offline`, last will |
@@ -98,6 +99,11 @@ public struct Topics: Sendable, Hashable {
     /// no zone), `not_home` (lost) or `None` (cannot be known: its agents are offline).
     public func tagLocation(tag: TagIdentity) -> Topic {
         tagTopic(tag, "location")
+    }
+
+    /// `…/tags/<tag>/battery`: a named tag's retained battery voltage, plain text in millivolts (Eddystone-TLM).
+    public func tagBattery(tag: TagIdentity) -> Topic {
+        tagTopic(tag, "battery")
     }
 
     /// `…/events`: zone enter and exit events (QoS 1, not retained).
