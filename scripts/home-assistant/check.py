@@ -170,6 +170,8 @@ logger:
             expected[self.unique(tag["id"] + "_tracker")] = (f"device_tracker.{slug(tag['name'])}", tag["name"])
             expected[self.unique(tag["id"] + "_events")] = (f"event.{slug(tag['name'])}_events",
                                                             f"{tag['name']} Events")
+            expected[self.unique(tag["id"] + "_battery")] = (f"sensor.{slug(tag['name'])}_battery",
+                                                             f"{tag['name']} Battery")
         for zone in zones:
             expected[self.unique(f"f{zone['floor']}_z{zone['minor']}_events")] = (
                 f"event.{slug(zone['name'])}_events", f"{zone['name']} Events")
@@ -387,6 +389,7 @@ logger:
             check("state writes per tag per minute stay far below one per position (< 30)", worst < 30,
                   f"worst {worst:.1f}/min")
             await presence.window_checks(home_readings)
+            await presence.battery("Alice")
 
             timeout = self.map.get("model", {}).get("tag_timeout", 30)
             print(f"== agents connected but silent for {timeout + 15} s (the tag timeout is {timeout} s)", flush=True)
@@ -469,7 +472,7 @@ logger:
                             self.unique(f"f{zone['floor']}_z{zone['minor']}_events")}
         for tag in (t for t in self.map["tags"] if t["name"] in tags):
             gone_unique |= {self.unique(tag["id"] + "_zone"), self.unique(tag["id"] + "_tracker"),
-                            self.unique(tag["id"] + "_events")}
+                            self.unique(tag["id"] + "_events"), self.unique(tag["id"] + "_battery")}
 
         async def removed():
             entities, devices, _ = await self.registry(ha)

@@ -7,8 +7,11 @@ locator published; silence of the agents longer than the tag timeout; the locato
 import asyncio
 import json
 import os
+import re
 import signal
 import time
+
+import yaml
 
 from harness import HomeAssistant, check, slug, wait_until
 
@@ -76,23 +79,19 @@ class Presence:
         entered = [t for t in triggers if t.get("domain") == "mqtt" and t.get("type") == "entered"]
         check("device triggers: Alice's device offers \"entered\" for every zone",
               len(entered) == len(self.run.map["zones"]), f"{len(entered)} of {len(self.run.map['zones'])}")
-        self.kitchen_trigger = next((t for t in entered if t.get("subtype") == "Kitchen"), None)
-        await self.automation("check_home_occupied", "Someone is home",
-                              [{"trigger": "numeric_state", "entity_id": "zone.home", "above": 0}],
-                              fire("home_occupied"))
-        await self.automation("check_alice_entered", "Alice entered a room", entered,
-                              fire("alice_entered", room="{{ trigger.description }}"))
-        await self.automation(
-            "check_alice_events", "Alice's enter/exit events",
-            [{"trigger": "state", "entity_id": "event.alice_events"}],
-            fire("alice_event", event_type="{{ trigger.to_state.attributes.event_type }}"),
-            [{"condition": "template",
-              "value_template": "{{ trigger.from_state is not none and trigger.from_state.state != 'unavailable' "
-                                "and trigger.to_state.state != 'unavailable' }}"}])
-        await self.automation("check_forklift_left", "Forklift 3 left home",
-                              [{"trigger": "state", "entity_id": "person.forklift_3", "from": "home",
-                                "to": "not_home"}],
-                              fire("forklift_left"))
+        readme = readme_automations("README.md")
+        check("README: its Home Assistant section holds the automations the check runs",
+              {"Someone is home", "Forklift 3 left home", "Alice's enter/exit events"} <= set(readme),
+              str(sorted(readme)))
+        for alias, key, actions in (
+                ("Someone is home", "check_home_occupied", fire("home_occupied")),
+                ("Alice's enter/exit events", "check_alice_events",
+                 fire("alice_event", event_type="{{ trigger.to_state.attributes.event_type }}")),
+                ("Forklift 3 left home", "check_forklift_left", fire("forklift_left"))):
+            automation = readme.get(alias, {})
+            await self.automation(key, alias, automation.get("triggers", []), actions,
+                                  automation.get("conditions", []))
+        await self.automation("check_alice_entered", "Alice entered a room", entered, fire("alice_entered"))
         states = await wait_until("the automations to load", 30, lambda: self.automations_on(4))
         check("automations made through the config API are loaded and on", bool(states))
         for name in self.people:
@@ -175,6 +174,20 @@ class Presence:
 
         check(f"the zone's event entity (event.{slug(zone['name'])}_events) shows its last event and who",
               bool(await wait_until("the zone's event entity", 10, shown, 0.25)))
+
+    async def battery(self, name: str):
+        """The tag's battery sensor shows the millivolts the locator published from its Eddystone-TLM frames."""
+        topic = self.tag_topic(name, "battery")
+
+        async def shown():
+            retained = self.run.mirror.last.get(topic)
+            state = (await self.ha.states()).get(f"sensor.{slug(name)}_battery", {})
+            unit = state.get("attributes", {}).get("unit_of_measurement")
+            return (retained and state.get("state") == retained and unit == "mV" and state) or None
+
+        state = await wait_until(f"sensor.{slug(name)}_battery", 30, shown)
+        check(f"battery: sensor.{slug(name)}_battery shows the voltage the tag reports (Eddystone-TLM)", bool(state),
+              f"{state.get('state')} mV" if state else f"retained {self.run.mirror.last.get(topic)!r}")
 
     # MARK: silence, availability, restart
 
@@ -289,6 +302,19 @@ class Presence:
     def summary_line(self) -> str:
         return ", ".join(f"{what}={self.count(what)}" for what in
                          ("home_occupied", "alice_entered", "alice_event", "forklift_left"))
+
+
+def readme_automations(path: str) -> dict[str, dict]:
+    """The automations in the README's Home Assistant section, by alias."""
+    text = open(path).read()
+    section = text[text.index("## Home Assistant\n"):]
+    section = section[:section.index("\n## ", 5)]
+    found = {}
+    for block in re.findall(r"```yaml\n(.*?)```", section, re.S):
+        document = yaml.safe_load(block)
+        if isinstance(document, dict) and isinstance(document.get("automation"), list):
+            found.update({automation["alias"]: automation for automation in document["automation"]})
+    return found
 
 
 def write_automations_file(config_dir: str):
