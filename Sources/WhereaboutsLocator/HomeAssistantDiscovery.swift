@@ -98,9 +98,14 @@ struct HomeAssistantDiscovery: Sendable {
         }
         for agent in map.agents where !ownedOnly || share.owns(floor: agent.floor) {
             guard let id = AgentID(agent.id) else { continue }
+            let floorName = map.floor(major: agent.floor)?.name
+            configs.append(.agentStatus(topics: topics, agent: id, floorName: floorName, siteName: siteName))
             configs.append(
-                .agentStatus(
-                    topics: topics, agent: id, floorName: map.floor(major: agent.floor)?.name, siteName: siteName))
+                .agentLastBatch(
+                    topics: topics, agent: id, floorName: floorName, siteName: siteName, availability: availability))
+            configs.append(
+                .agentReadings(
+                    topics: topics, agent: id, floorName: floorName, siteName: siteName, availability: availability))
         }
         for tag in map.knownTags where site {
             configs += tagConfigs(tag.identity, name: tag.name)

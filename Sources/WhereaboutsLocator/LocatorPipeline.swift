@@ -19,7 +19,8 @@ public import WhereaboutsWire
 ///   left cleared;
 /// - ``FloorArbiter``: which floors and tags this locator speaks for on a site split by floor;
 /// - ``HomeAssistantDiscovery``: the discovery configs, and the removal of those the map no longer has;
-/// - ``TagBatteryPublisher``: the battery voltage named tags report, when it changes.
+/// - ``TagBatteryPublisher``: the battery voltage named tags report, when it changes;
+/// - ``AgentActivityPublisher``: each agent's last batch and readings a second, once a minute.
 ///
 /// After every (re)connection, all retained state is published again.
 public struct LocatorPipeline: Sendable {
@@ -56,6 +57,7 @@ public struct LocatorPipeline: Sendable {
     private var arbiter: FloorArbiter
     private var discovery: HomeAssistantDiscovery
     private var batteries: TagBatteryPublisher
+    private var agentActivity: AgentActivityPublisher
 
     /// Makes a pipeline for a validated map.
     public init(map: FloorMap, configuration: Configuration = Configuration()) {
@@ -80,6 +82,7 @@ public struct LocatorPipeline: Sendable {
         discovery = HomeAssistantDiscovery(
             map: map, share: share, topics: topics, isEnabled: configuration.homeAssistantDiscovery)
         batteries = TagBatteryPublisher(map: map, topics: topics)
+        agentActivity = AgentActivityPublisher(map: map, share: share, topics: topics)
     }
 
     // MARK: - Queries
@@ -234,6 +237,7 @@ public struct LocatorPipeline: Sendable {
             map: newMap, share: share, topics: topics, warmUp: configuration.warmUp, startTime: now)
         tags.replaceMap(newMap, share: share, now: now)
         batteries.replaceMap(newMap)
+        agentActivity.replaceMap(newMap, share: share)
         var actions = discovery.replaceMap(newMap, share: share)
         actions += clearedOccupancy
         actions += discovery.announcements
@@ -329,7 +333,14 @@ public struct LocatorPipeline: Sendable {
             actions: &actions)
         if taken {
             occupancy.batchTaken(now: now)
-            if let outcomes = result.batch?.outcomes { actions += batteries.batch(outcomes) }
+            if let batch = result.batch, let index = map.agentIndex(of: batch.agent.rawValue) {
+                actions += batteries.batch(batch.outcomes)
+                let accepted = batch.outcomes.reduce(0) { count, outcome in
+                    if case .accepted = outcome { return count + 1 }
+                    return count
+                }
+                agentActivity.batchTaken(agentIndex: index, accepted: accepted, now: now)
+            }
         }
         return actions
     }
@@ -377,6 +388,7 @@ public struct LocatorPipeline: Sendable {
         actions += tags.clearStale(now: now)
         actions += monitor.tick(
             now: now, engine: engine, map: map, deduplicator: intake.deduplicator, topic: metricsTopic)
+        actions += agentActivity.tick(now: now)
         return actions
     }
 }

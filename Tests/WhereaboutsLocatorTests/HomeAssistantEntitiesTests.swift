@@ -50,8 +50,8 @@ struct HomeAssistantEntitiesTests {
         #expect(byComponent["event"]?.count == map.zones.count + map.knownTags.count)
         #expect(byComponent["device_automation"]?.count == map.knownTags.count * map.zones.count * 2)
         let agents = configs.filter { $0.topic.name.contains("/\(node)/agent_") }
-        #expect(agents.count == map.agents.count)
-        #expect(agents.allSatisfy { $0.topic.levels[1] == "binary_sensor" })
+        #expect(agents.count == map.agents.count * 3, "status, last batch, readings a second")
+        #expect(agents.filter { $0.topic.levels[1] == "binary_sensor" }.count == map.agents.count)
     }
 
     @Test("a tag taken out of the map and put back is announced again with the same topics and unique ids")
@@ -118,5 +118,35 @@ struct TagBatteryTests {
         let stranger = try #require(TagIdentity("ibeacon-\(site)-1000-1"))
         harness.perform(try batch(&harness, tag: stranger, millivolts: 3000, seq: 0, now: start))
         #expect(!harness.publications.contains { $0.topic.name.hasSuffix("/battery") })
+    }
+}
+
+/// What the locator sees of each agent, once a minute.
+@Suite("Locator pipeline: agent activity")
+struct AgentActivityTests {
+    let start = 1_764_000_000.0
+
+    @Test("once a minute, each agent's last batch and readings a second over that minute")
+    func everyMinute() throws {
+        var harness = try PipelineHarness()
+        harness.perform(harness.pipeline.connected(now: start))
+        harness.run(tag: try alice(), at: Point(x: 5, y: 4), from: start, seconds: 62)
+        let topics = harness.pipeline.topics
+        let agent = try #require(AgentID(harness.map.agents[0].id))
+        let reports = harness.publications.filter { $0.topic == topics.agentActivity(agent: agent) }
+        #expect(reports.count == 1, "the first tick starts the count, a report 60 s later")
+        let activity = try AgentActivity(payload: try #require(reports.first).payload)
+        #expect(activity.time == start + 60)
+        #expect(activity.lastBatch == start + 60)
+        // One reading a second from an agent that hears the tag: 60 in 60 s.
+        #expect(activity.readingsPerSecond == 1)
+        #expect(reports.allSatisfy { $0.retain })
+        let reported = harness.map.agents.indices.compactMap { index -> AgentActivity? in
+            guard let id = AgentID(harness.map.agents[index].id),
+                let report = harness.publications.last(where: { $0.topic == topics.agentActivity(agent: id) })
+            else { return nil }
+            return try? AgentActivity(payload: report.payload)
+        }
+        #expect(reported.count == harness.map.agents.count, "every agent reported")
     }
 }

@@ -131,4 +131,32 @@ struct DiscoveryEventsTests {
             + #""payload_not_available":"offline","origin":{"name":"Whereabouts"}}"#
         #expect(config.payload == golden)
     }
+
+    @Test("agent activity sensors: last batch as a timestamp and readings a second, on the agent's device")
+    func agentActivity() throws {
+        let last = try object(.agentLastBatch(topics: topics, agent: WireFixtures.agent, floorName: nil))
+        let rate = try object(.agentReadings(topics: topics, agent: WireFixtures.agent, floorName: nil))
+        let status = try object(.agentStatus(topics: topics, agent: WireFixtures.agent, floorName: nil))
+        for object in [last, rate] {
+            #expect(object["state_topic"] == .string("\(prefix)/locator/agents/hall-1/activity"))
+            #expect(object["device"] == status["device"])
+            #expect(object["entity_category"] == "diagnostic")
+            #expect(object["availability_topic"] == .string("\(prefix)/locator/status"), "the locator publishes it")
+        }
+        #expect(last["name"] == "Last batch" && last["unique_id"] == .string("\(node)_agent_hall-1_last_batch"))
+        #expect(last["device_class"] == "timestamp")
+        #expect(
+            last["value_template"]?.string
+                == "{{ (value_json.last_batch | float) | timestamp_custom('%Y-%m-%dT%H:%M:%S+00:00', false) "
+                + "if value_json is defined and value_json.last_batch is number else None }}")
+        #expect(rate["name"] == "Readings" && rate["unique_id"] == .string("\(node)_agent_hall-1_readings"))
+        #expect(rate["unit_of_measurement"] == "readings/s" && rate["state_class"] == "measurement")
+        #expect(
+            rate["value_template"]?.string
+                == "{{ value_json.readings_per_s if value_json is defined and value_json.readings_per_s is number "
+                + "else None }}")
+        #expect(
+            AgentActivity(agent: WireFixtures.agent, time: 0, lastBatch: nil, readingsPerSecond: 0).payload.contains(
+                #""last_batch":null"#), "what the template's `is number` guards against")
+    }
 }

@@ -106,6 +106,20 @@ struct LocatorOutputTests {
         #expect(throws: PayloadError.self) { try TagZone(payload: #"{"tag":"\#(tagText)","state":"away"}"#) }
     }
 
+    @Test("agent activity: golden encoding, null before the first batch, and round trip")
+    func agentActivity() throws {
+        let agent = WireFixtures.agent
+        let activity = AgentActivity(
+            agent: agent, time: 1_764_475_260, lastBatch: 1_764_475_259.5, readingsPerSecond: 12.4)
+        let golden = #"{"agent":"hall-1","t":1764475260,"last_batch":1764475259.5,"readings_per_s":12.4}"#
+        #expect(activity.payload == golden)
+        #expect(try AgentActivity(payload: golden) == activity)
+        let silent = AgentActivity(agent: agent, time: 1_764_475_260, lastBatch: nil, readingsPerSecond: 0)
+        #expect(silent.payload == #"{"agent":"hall-1","t":1764475260,"last_batch":null,"readings_per_s":0}"#)
+        #expect(try AgentActivity(payload: silent.payload) == silent)
+        #expect(throws: PayloadError.self) { try AgentActivity(payload: #"{"agent":"a/b","t":1,"readings_per_s":0}"#) }
+    }
+
     @Test("tag zone: where in the zone the tag was, when known, after the names; old payloads still decode")
     func tagZonePosition() throws {
         let zone = TagZone(

@@ -178,6 +178,10 @@ logger:
         for agent in self.map["agents"]:
             expected[self.unique(f"agent_{agent['id']}_status")] = (
                 f"binary_sensor.agent_{slug(agent['id'])}_status", f"Agent {agent['id']} Status")
+            expected[self.unique(f"agent_{agent['id']}_last_batch")] = (
+                f"sensor.agent_{slug(agent['id'])}_last_batch", f"Agent {agent['id']} Last batch")
+            expected[self.unique(f"agent_{agent['id']}_readings")] = (
+                f"sensor.agent_{slug(agent['id'])}_readings", f"Agent {agent['id']} Readings")
         return expected
 
     async def check_entities(self, ha: HomeAssistant):
@@ -390,6 +394,7 @@ logger:
                   f"worst {worst:.1f}/min")
             await presence.window_checks(home_readings)
             await presence.battery("Alice")
+            await presence.agent(self.map["agents"][0]["id"])
 
             timeout = self.map.get("model", {}).get("tag_timeout", 30)
             print(f"== agents connected but silent for {timeout + 15} s (the tag timeout is {timeout} s)", flush=True)

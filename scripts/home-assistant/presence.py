@@ -98,6 +98,13 @@ class Presence:
             await self.ha.command({"type": "person/create", "name": name,
                                    "device_trackers": [f"device_tracker.{slug(name)}"]})
 
+        async def counted():
+            home = (await self.ha.states()).get("zone.home", {}).get("state")
+            return (home == str(len(self.heard())) and home != "0") or None
+
+        # The people were just made: zone.home counts them up one by one before the window's flips are counted.
+        await wait_until("zone.home to count the people", 30, counted)
+
     async def automations_on(self, number: int):
         states = await self.ha.states()
         on = [e for e, s in states.items() if e.startswith("automation.") and s["state"] == "on"]
@@ -189,6 +196,28 @@ class Presence:
         check(f"battery: sensor.{slug(name)}_battery shows the voltage the tag reports (Eddystone-TLM)", bool(state),
               f"{state.get('state')} mV" if state else f"retained {self.run.mirror.last.get(topic)!r}")
 
+    async def agent(self, agent: str):
+        """An agent's device: connected, its last batch a time, its readings a second what the locator published."""
+        topic = f"{self.run.prefix}/locator/agents/{agent}/activity"
+        entity = f"agent_{slug(agent)}"
+
+        async def shown():
+            retained = self.run.mirror.last.get(topic)
+            states = await self.ha.states()
+            if not retained:
+                return None
+            activity = json.loads(retained)
+            status = states.get(f"binary_sensor.{entity}_status", {}).get("state")
+            rate = states.get(f"sensor.{entity}_readings", {}).get("state")
+            last = states.get(f"sensor.{entity}_last_batch", {}).get("state", "")
+            ok = (status == "on" and rate is not None and float(rate) == activity["readings_per_s"]
+                  and last.startswith(time.strftime("%Y-%m-%dT%H:%M", time.gmtime(activity["last_batch"]))))
+            return (ok and (status, rate, last)) or None
+
+        shown_states = await wait_until(f"agent {agent}'s device", 90, shown)
+        check(f"agent {agent}: connected, last batch and readings a second as the locator published them",
+              bool(shown_states), str(shown_states) if shown_states else f"retained {self.run.mirror.last.get(topic)!r}")
+
     # MARK: silence, availability, restart
 
     async def silence(self, sim, seconds: float):
@@ -203,8 +232,9 @@ class Presence:
         async def known_again():
             return len(self.heard()) == len(self.people) or None
 
-        back = await wait_until("every tag to be known again", 60, known_again)
-        await asyncio.sleep(10)
+        back = await wait_until("every tag to be known again", 60, known_again, 0.25)
+        back_after = time.monotonic() - resumed
+        await asyncio.sleep(10)  # and they stay known
         lost = [(t.split("/")[-2], json.loads(p)["state"]) for t, p in self.run.mirror.log[log_index:]
                 if t.endswith("/zone") and p and json.loads(p).get("state") == "lost"]
         away = [c for c in self.changes if c[0] >= started and c[3] == "not_home"]
@@ -212,7 +242,7 @@ class Presence:
               f"{len(lost)} lost: {lost[:3]}")
         check("silence: no tracker or person went not_home", not away, str([c[1:] for c in away[:4]]))
         check("silence: every tag known again after the agents came back", bool(back),
-              f"after {time.monotonic() - resumed:.1f} s" if back else f"heard {self.heard()}")
+              f"after {back_after:.1f} s" if back else f"heard {self.heard()}")
 
     async def locator_down(self, start_locator):
         """The locator killed: every entity it feeds goes unavailable, the agents' status stays; back on restart."""
@@ -251,7 +281,7 @@ class Presence:
         self.run.hass = self.run.spawn_hass()
 
         async def up():
-            async with self.ha.session.get(self.ha.base + "/api/") as response:
+            async with self.ha.session.get(self.ha.base + "/api/", headers=self.ha.headers) as response:
                 return response.status == 200
 
         if not check("Home Assistant restarted and answers", bool(await wait_until("Home Assistant", 240, up)),
@@ -284,20 +314,24 @@ class Presence:
               f"fired {self.count(what)} times")
 
     async def tag_back(self, name: str, expected: dict):
-        """A tag taken out of the map (and its entities removed) and put back: the same entity ids, and the person
-        made for it before follows it again."""
+        """A tag taken out of the map (its entities removed) and put back gets the same entity ids, and its tracker
+        says home again. Home Assistant itself takes a removed tracker off every person (the person integration
+        listens for registry removals), so the person made for it must be given it again: said, not asserted."""
         async def back():
             entities = await self.ha.command({"type": "config/entity_registry/list"})
             ids = {e["unique_id"]: e["entity_id"] for e in entities if e["platform"] == "mqtt"}
             states = await self.ha.states()
             tracker = states.get(f"device_tracker.{slug(name)}", {}).get("state")
-            person = states.get(f"person.{slug(name)}", {}).get("state")
-            same = all(ids.get(u) == e[0] for u, e in expected.items() if "_tracker" in u or "_zone" in u
-                       or "_events" in u)
-            return (same and tracker == person == "home") or None
+            same = all(ids.get(u) == e[0] for u, e in expected.items()
+                       if any(u.endswith(s) for s in ("_tracker", "_zone", "_events", "_battery")))
+            return (same and tracker == "home") or None
 
-        check(f"{name} back in the map: the same entity ids, and person.{slug(name)} is home again",
+        check(f"{name} back in the map: the same entity ids, and device_tracker.{slug(name)} is home again",
               bool(await wait_until(f"{name}'s entities to come back", 90, back)))
+        people = await self.ha.command({"type": "person/list"})
+        person = next((p for p in people.get("storage", []) if p["name"] == name), {})
+        print(f"  (person.{slug(name)} now tracks {person.get('device_trackers')}: Home Assistant dropped the "
+              "tracker from the person when the tag left the map)", flush=True)
 
     def summary_line(self) -> str:
         return ", ".join(f"{what}={self.count(what)}" for what in

@@ -17,6 +17,7 @@ public import WhereaboutsCore
 /// | `…/floors/<major>/zones/<minor>/events`, `…/tags/<tag>/events` | locator | QoS 1, the events of one zone or tag |
 /// | `…/locator/status` | locator | retained `online`/`offline`, last will |
 /// | `…/locator/metrics` | locator | every 10 s |
+/// | `…/locator/agents/<agent>/activity` | locator | retained ``AgentActivity``, once a minute |
 /// | `…/locator/lease` | locator (`--role auto`) | retained ``LocatorLease``: which locator is active |
 /// | `…/locator/floors-<a>-<b>/status`, `…/metrics` | a locator owning floors a, b of a split site | as above |
 /// | `…/calibration` | locator | retained |
@@ -131,6 +132,11 @@ public struct Topics: Sendable, Hashable {
 
     /// The subscription to ``locatorStatus`` (a locator of a pair answers the other's `offline`).
     public var locatorStatusFilter: TopicFilter { TopicFilter(prefixLevels + ["locator", "status"]) }
+
+    /// `…/locator/agents/<agent>/activity`: the retained ``AgentActivity`` of one agent, once a minute.
+    public func agentActivity(agent: AgentID) -> Topic {
+        Topic(prefixLevels + ["locator", "agents", agent.rawValue, "activity"])
+    }
 
     /// `…/locator/metrics`: counters published every 10 s.
     public var locatorMetrics: Topic { Topic(prefixLevels + ["locator", "metrics"]) }
