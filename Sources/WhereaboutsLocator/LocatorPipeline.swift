@@ -334,7 +334,11 @@ public struct LocatorPipeline: Sendable {
         if taken {
             occupancy.batchTaken(now: now)
             if let batch = result.batch, let index = map.agentIndex(of: batch.agent.rawValue) {
-                actions += batteries.batch(batch.outcomes)
+                // A split site's share speaks for the tags on its floors (``publishes(_:)``); the whole site's for all.
+                let (tags, share) = (tags, share)
+                actions += batteries.batch(batch.outcomes) { tag in
+                    share == nil || tags.floor(of: tag).map { share.owns(floor: $0) } == true
+                }
                 let accepted = batch.outcomes.reduce(0) { count, outcome in
                     if case .accepted = outcome { return count + 1 }
                     return count

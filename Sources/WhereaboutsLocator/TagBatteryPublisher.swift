@@ -27,11 +27,13 @@ struct TagBatteryPublisher: Sendable {
         map = newMap
     }
 
-    /// The publications due for the accepted readings of one batch: one per named tag whose voltage is new.
-    mutating func batch(_ outcomes: [ReadingOutcome]) -> [Action] {
+    /// The publications due for the accepted readings of one batch: one per named tag whose voltage is new, of the
+    /// tags `publishes` says are this locator's to speak for (on a split site, the share owning the tag's floor).
+    mutating func batch(_ outcomes: [ReadingOutcome], publishes: (TagIdentity) -> Bool) -> [Action] {
         var actions: [Action] = []
         for case .accepted(let reading) in outcomes {
-            guard let millivolts = reading.batteryMillivolts, map.knownTag(reading.tag) != nil else { continue }
+            guard let millivolts = reading.batteryMillivolts, map.knownTag(reading.tag) != nil, publishes(reading.tag)
+            else { continue }
             if let last = published[reading.tag], abs(last - millivolts) < Self.step { continue }
             published[reading.tag] = millivolts
             actions.append(
