@@ -354,120 +354,132 @@ logger:
             presence = Presence(self, ha)
             watcher = asyncio.create_task(presence.watch())
             await presence.set_up()
-
-            print(f"== {self.args.window:.0f} s of simulated tags at real time: consistency and state writes",
-                  flush=True)
-            person_states: set = set()
-            home_readings: list = []
-            presence.window_started()
-
-            async def during():
-                rounds = max(int(self.args.window // 20), 1)
-                for index in range(rounds):
-                    await asyncio.sleep(self.args.window / rounds - 3)
-                    await self.compare_zones(ha, f"moment {index + 1}")
-                    await self.compare_person(ha, f"moment {index + 1}", person_states)
-                    await presence.compare_home(f"moment {index + 1}", home_readings)
-
-            counts, rows, zone_messages, positions, elapsed = await self.count_writes(ha, self.args.window, during)
-            minutes = elapsed / 60
-            print(f"  state writes per tag per minute over {elapsed:.0f} s (recorder rows; state_changed events):",
-                  flush=True)
-            worst = 0.0
-            consistent = True
-            for tag in self.map["tags"]:
-                entities = [f"sensor.{slug(tag['name'])}_zone", f"device_tracker.{slug(tag['name'])}"]
-                recorded = sum(rows.get(e, 0) for e in entities)
-                events = sum(counts.get(e, 0) for e in entities)
-                rate = recorded / minutes
-                worst = max(worst, rate)
-                print(f"    {tag['name']:<12} {rate:5.1f}/min ({recorded} rows, {events} events; "
-                      f"{zone_messages[tag['name']]} zone changes, {positions[tag['name']]} positions published)",
-                      flush=True)
-                # Each entity writes at most once per zone summary published (plus one for a state that was
-                # already set when the window opened).
-                if any(rows.get(e, 0) > zone_messages[tag["name"]] + 1 for e in entities):
-                    consistent = False
-            check("state writes follow zone changes, not positions", consistent)
-            # The issue measured 1.3 rows a second per tag (78 a minute) when every position was a state.
-            check("state writes per tag per minute stay far below one per position (< 30)", worst < 30,
-                  f"worst {worst:.1f}/min")
-            await presence.window_checks(home_readings)
-            await presence.battery("Alice")
-            await presence.agent(self.map["agents"][0]["id"])
-
-            timeout = self.map.get("model", {}).get("tag_timeout", 30)
-            print(f"== agents connected but silent for {timeout + 15} s (the tag timeout is {timeout} s)", flush=True)
-            await presence.silence(self.sim, timeout + 15)
-            print("== the locator killed, then started again", flush=True)
-            await presence.locator_down(lambda: self.start_locator(self.live_map))
-            print("== Home Assistant restarted", flush=True)
-            await presence.restart_home_assistant(self.expected_entities(self.map["zones"], self.map["tags"]))
-
-            print("== agents silent (the simulator killed: the broker publishes their wills)", flush=True)
-            self.stop(self.sim, signal.SIGKILL)
-
-            async def unknown():
-                states = await ha.states()
-                names = [f"sensor.{slug(z['name'])}_count" for z in self.current_zones]
-                tags = [f"sensor.{slug(t['name'])}_zone" for t in self.map["tags"]]
-                return all(states.get(e, {}).get("state") == "unknown" for e in names + tags) and states
-
-            states = await wait_until("every zone and tag to turn unknown", 60, unknown)
-            check("agents silent: every zone count and tag zone is unknown", bool(states))
-            if states:
-                trackers = {states.get(f"device_tracker.{slug(t['name'])}", {}).get("state") for t in self.map["tags"]}
-                check("agents silent: device trackers unknown too", trackers == {"unknown"}, str(trackers))
-                await self.compare_zones(ha, "agents silent")
-
-            print("== a lost tag: the simulator back with 2 tags; Forklift 3 is no longer heard", flush=True)
-            self.start_sim(2)
-            forklift = next(t for t in self.map["tags"] if t["name"] == "Forklift 3")
-
-            async def lost():
-                states = await ha.states()
-                return (states.get("sensor.forklift_3_zone", {}).get("state") == "lost"
-                        and states.get("device_tracker.forklift_3", {}).get("state") == "not_home") and states
-
-            states = await wait_until("Forklift 3 to be lost", 90, lost)
-            check("lost tag: its sensor says lost and its tracker not_home", bool(states))
-            await presence.person_left("Forklift 3", "forklift_left")
-            check("lost tag: its retained position is cleared",
-                  self.mirror.last.get(f"{self.prefix}/tags/{forklift['id']}/position") == "")
-            await self.compare_zones(ha, "after the loss")
-
-            print("== removal: SIGHUP with a map without Server Room and Forklift 3", flush=True)
-            smaller = self.write_map("map-smaller.json", drop_zones=["Server Room"], drop_tags=["Forklift 3"])
-            shutil_copy(smaller, self.live_map)
-            self.locator.send_signal(signal.SIGHUP)
-            await self.check_removed(ha, "SIGHUP", ["Server Room"], ["Forklift 3"])
-
-            print("== removal: restart with a map also without Lab and Bob (learned from the broker at start)",
-                  flush=True)
-            self.stop(self.locator)
-            smallest = self.write_map("map-smallest.json", drop_zones=["Server Room", "Lab"],
-                                      drop_tags=["Forklift 3", "Bob"])
-            self.start_locator(smallest)
-            await self.check_removed(ha, "restart", ["Server Room", "Lab"], ["Forklift 3", "Bob"])
-            self.current_zones = [z for z in self.map["zones"] if z["name"] not in ("Server Room", "Lab")]
-            await asyncio.sleep(5)
-            await self.compare_zones(ha, "after the restart")
-
-            print("== Bob put back in the map: the same entities, and his person follows again", flush=True)
-            self.stop(self.locator)
-            self.start_locator(self.live_map)
-            await presence.tag_back("Bob", self.expected_entities([], [self.map["tags"][1]]))
+            await self.window(ha, presence)
+            await self.outages(ha, presence)
+            await self.removals(ha, presence)
             watcher.cancel()
             print(f"  automations fired: {presence.summary_line()}", flush=True)
+            self.log_check(hass_log)
 
-            print("== home-assistant.log (both runs)", flush=True)
-            log = "".join(open(path, errors="replace").read() for path in (hass_log + ".1", hass_log)
-                          if os.path.exists(path))
-            bad = [line for line in log.splitlines()
-                   if re.search(r"Template variable (error|warning)|Erroneous JSON|JSON result was not|"
-                                r"(ERROR|WARNING).*(mqtt|whereabouts)", line)]
-            check("no template, JSON or MQTT error or warning in home-assistant.log", not bad,
-                  f"{len(bad)} lines" + (f", first: {bad[0][:300]}" if bad else ""))
+    async def window(self, ha: HomeAssistant, presence: Presence):
+        """Tags moving at real time: zones, people and zone.home compared at moments; the recorder's writes."""
+        print(f"== {self.args.window:.0f} s of simulated tags at real time: consistency and state writes",
+              flush=True)
+        person_states: set = set()
+        home_readings: list = []
+        presence.window_started()
+
+        async def during():
+            rounds = max(int(self.args.window // 20), 1)
+            for index in range(rounds):
+                await asyncio.sleep(self.args.window / rounds - 3)
+                await self.compare_zones(ha, f"moment {index + 1}")
+                await self.compare_person(ha, f"moment {index + 1}", person_states)
+                await presence.compare_home(f"moment {index + 1}", home_readings)
+
+        counts, rows, zone_messages, positions, elapsed = await self.count_writes(ha, self.args.window, during)
+        minutes = elapsed / 60
+        print(f"  state writes per tag per minute over {elapsed:.0f} s (recorder rows; state_changed events):",
+              flush=True)
+        worst = 0.0
+        consistent = True
+        for tag in self.map["tags"]:
+            entities = [f"sensor.{slug(tag['name'])}_zone", f"device_tracker.{slug(tag['name'])}"]
+            recorded = sum(rows.get(e, 0) for e in entities)
+            events = sum(counts.get(e, 0) for e in entities)
+            rate = recorded / minutes
+            worst = max(worst, rate)
+            print(f"    {tag['name']:<12} {rate:5.1f}/min ({recorded} rows, {events} events; "
+                  f"{zone_messages[tag['name']]} zone changes, {positions[tag['name']]} positions published)",
+                  flush=True)
+            # Each entity writes at most once per zone summary published (plus one for a state that was
+            # already set when the window opened).
+            if any(rows.get(e, 0) > zone_messages[tag["name"]] + 1 for e in entities):
+                consistent = False
+        check("state writes follow zone changes, not positions", consistent)
+        # The issue measured 1.3 rows a second per tag (78 a minute) when every position was a state.
+        check("state writes per tag per minute stay far below one per position (< 30)", worst < 30,
+              f"worst {worst:.1f}/min")
+        await presence.window_checks(home_readings)
+        await presence.battery("Alice")
+        await presence.agent(self.map["agents"][0]["id"])
+
+    async def outages(self, ha: HomeAssistant, presence: Presence):
+        """Agents silent, the locator killed, Home Assistant restarted, agents offline, a tag lost."""
+        timeout = self.map.get("model", {}).get("tag_timeout", 30)
+        print(f"== agents connected but silent for {timeout + 15} s (the tag timeout is {timeout} s)", flush=True)
+        await presence.silence(self.sim, timeout + 15)
+        print("== the locator killed, then started again", flush=True)
+        await presence.locator_down(lambda: self.start_locator(self.live_map))
+        print("== Home Assistant restarted", flush=True)
+        await presence.restart_home_assistant(self.expected_entities(self.map["zones"], self.map["tags"]))
+
+        print("== agents silent (the simulator killed: the broker publishes their wills)", flush=True)
+        self.stop(self.sim, signal.SIGKILL)
+
+        async def unknown():
+            states = await ha.states()
+            names = [f"sensor.{slug(z['name'])}_count" for z in self.current_zones]
+            tags = [f"sensor.{slug(t['name'])}_zone" for t in self.map["tags"]]
+            return all(states.get(e, {}).get("state") == "unknown" for e in names + tags) and states
+
+        states = await wait_until("every zone and tag to turn unknown", 60, unknown)
+        check("agents silent: every zone count and tag zone is unknown", bool(states))
+        if states:
+            trackers = {states.get(f"device_tracker.{slug(t['name'])}", {}).get("state") for t in self.map["tags"]}
+            check("agents silent: device trackers unknown too", trackers == {"unknown"}, str(trackers))
+            await self.compare_zones(ha, "agents silent")
+
+        print("== a lost tag: the simulator back with 2 tags; Forklift 3 is no longer heard", flush=True)
+        self.start_sim(2)
+        forklift = next(t for t in self.map["tags"] if t["name"] == "Forklift 3")
+
+        async def lost():
+            states = await ha.states()
+            return (states.get("sensor.forklift_3_zone", {}).get("state") == "lost"
+                    and states.get("device_tracker.forklift_3", {}).get("state") == "not_home") and states
+
+        states = await wait_until("Forklift 3 to be lost", 90, lost)
+        check("lost tag: its sensor says lost and its tracker not_home", bool(states))
+        await presence.person_left("Forklift 3", "forklift_left")
+        check("lost tag: its retained position is cleared",
+              self.mirror.last.get(f"{self.prefix}/tags/{forklift['id']}/position") == "")
+        await self.compare_zones(ha, "after the loss")
+
+    async def removals(self, ha: HomeAssistant, presence: Presence):
+        """A zone and a tag removed by SIGHUP, more by a restart, and a tag put back."""
+        print("== removal: SIGHUP with a map without Server Room and Forklift 3", flush=True)
+        smaller = self.write_map("map-smaller.json", drop_zones=["Server Room"], drop_tags=["Forklift 3"])
+        shutil_copy(smaller, self.live_map)
+        self.locator.send_signal(signal.SIGHUP)
+        await self.check_removed(ha, "SIGHUP", ["Server Room"], ["Forklift 3"])
+
+        print("== removal: restart with a map also without Lab and Bob (learned from the broker at start)",
+              flush=True)
+        self.stop(self.locator)
+        smallest = self.write_map("map-smallest.json", drop_zones=["Server Room", "Lab"],
+                                  drop_tags=["Forklift 3", "Bob"])
+        self.start_locator(smallest)
+        await self.check_removed(ha, "restart", ["Server Room", "Lab"], ["Forklift 3", "Bob"])
+        self.current_zones = [z for z in self.map["zones"] if z["name"] not in ("Server Room", "Lab")]
+        await asyncio.sleep(5)
+        await self.compare_zones(ha, "after the restart")
+
+        print("== Bob put back in the map: the same entities", flush=True)
+        self.stop(self.locator)
+        self.start_locator(self.live_map)
+        await presence.tag_back("Bob", self.expected_entities([], [self.map["tags"][1]]))
+
+    def log_check(self, hass_log: str):
+        print("== home-assistant.log (both runs)", flush=True)
+        log = "".join(open(path, errors="replace").read() for path in (hass_log + ".1", hass_log)
+                      if os.path.exists(path))
+        bad = [line for line in log.splitlines()
+               if re.search(r"Template variable (error|warning)|Erroneous JSON|JSON result was not|"
+                            r"(ERROR|WARNING).*(mqtt|whereabouts)", line)]
+        check("no template, JSON or MQTT error or warning in home-assistant.log", not bad,
+              f"{len(bad)} lines" + (f", first: {bad[0][:300]}" if bad else ""))
+
 
     async def check_removed(self, ha: HomeAssistant, label: str, zones: list[str], tags: list[str]):
         gone_unique = set()
