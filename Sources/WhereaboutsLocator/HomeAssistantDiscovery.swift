@@ -2,8 +2,9 @@ import WhereaboutsCore
 import WhereaboutsSession
 import WhereaboutsWire
 
-/// The locator's Home Assistant discovery: the configs of the site, the map's zones and its known tags, announced on
-/// every connection and to Home Assistant's birth message, and the leftovers removed.
+/// The locator's Home Assistant discovery: the configs of the site, the map's zones, agents and known tags
+/// (``DiscoveryConfig``), announced on every connection and to Home Assistant's birth message, and the leftovers
+/// removed.
 ///
 /// Configs that the map no longer has are removed, whether the map changed under a running locator
 /// (``replaceMap(_:share:)``) or while it was stopped (an earlier run's retained config, read back at start:
@@ -70,9 +71,9 @@ struct HomeAssistantDiscovery: Sendable {
                     + "{\"id\": \"\(tag)\", \"name\": \"…\"} to the map and reload the locator (SIGHUP)"))
     }
 
-    /// The discovery configs of the site, the map's zones and known tags (none when discovery is off): those this
-    /// locator publishes, or with `ownedOnly` false those of every share of the site (to tell a leftover from another
-    /// share's config). A zone's entities are available while its locator is online.
+    /// The discovery configs of the site, the map's zones, agents and known tags (none when discovery is off): those
+    /// this locator publishes, or with `ownedOnly` false those of every share of the site (to tell a leftover from
+    /// another share's config). A zone's entities are available while its locator is online.
     private func configs(ownedOnly: Bool) -> [DiscoveryConfig] {
         guard isEnabled else { return [] }
         let siteName = map.site.name
@@ -81,18 +82,52 @@ struct HomeAssistantDiscovery: Sendable {
         var configs: [DiscoveryConfig] = site ? [.locator(topics: topics, siteName: siteName)] : []
         for zone in map.zones where !ownedOnly || share.owns(floor: zone.floor) {
             let floorName = map.floor(major: zone.floor)?.name
+            let (floor, minor, name) = (zone.floor, zone.minor, zone.name)
             configs.append(
                 .zoneCount(
-                    topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName,
+                    topics: topics, floor: floor, zone: minor, zoneName: name, floorName: floorName,
                     siteName: siteName, availability: availability))
             configs.append(
                 .zoneOccupied(
-                    topics: topics, floor: zone.floor, zone: zone.minor, zoneName: zone.name, floorName: floorName,
+                    topics: topics, floor: floor, zone: minor, zoneName: name, floorName: floorName,
+                    siteName: siteName, availability: availability))
+            configs.append(
+                .zoneEvents(
+                    topics: topics, floor: floor, zone: minor, zoneName: name, floorName: floorName,
                     siteName: siteName, availability: availability))
         }
+        for agent in map.agents where !ownedOnly || share.owns(floor: agent.floor) {
+            guard let id = AgentID(agent.id) else { continue }
+            let floorName = map.floor(major: agent.floor)?.name
+            configs.append(.agentStatus(topics: topics, agent: id, floorName: floorName, siteName: siteName))
+            configs.append(
+                .agentLastBatch(
+                    topics: topics, agent: id, floorName: floorName, siteName: siteName, availability: availability))
+            configs.append(
+                .agentReadings(
+                    topics: topics, agent: id, floorName: floorName, siteName: siteName, availability: availability))
+        }
         for tag in map.knownTags where site {
-            configs.append(.tagZone(topics: topics, tag: tag.identity, tagName: tag.name))
-            configs.append(.tagTracker(topics: topics, tag: tag.identity, tagName: tag.name))
+            configs += tagConfigs(tag.identity, name: tag.name)
+        }
+        return configs
+    }
+
+    /// A named tag's configs: its zone sensor, tracker and event entity, and its device triggers, one per zone and
+    /// way (its unique ids depend only on the site and the tag, so a tag taken out of the map and put back gets its
+    /// entities, and so its person, back).
+    private func tagConfigs(_ tag: TagIdentity, name: String?) -> [DiscoveryConfig] {
+        var configs: [DiscoveryConfig] = [
+            .tagZone(topics: topics, tag: tag, tagName: name), .tagTracker(topics: topics, tag: tag, tagName: name),
+            .tagEvents(topics: topics, tag: tag, tagName: name), .tagBattery(topics: topics, tag: tag, tagName: name),
+        ]
+        for zone in map.zones {
+            for kind in ZoneEvent.Kind.allCases {
+                configs.append(
+                    .tagZoneTrigger(
+                        topics: topics, tag: tag, tagName: name, floor: zone.floor, zone: zone.minor,
+                        zoneName: zone.name, kind: kind))
+            }
         }
         return configs
     }

@@ -18,7 +18,9 @@ public import WhereaboutsWire
 /// - ``TagPublisher``: each tag's position and zone summary, published when they are news, and what an earlier run
 ///   left cleared;
 /// - ``FloorArbiter``: which floors and tags this locator speaks for on a site split by floor;
-/// - ``HomeAssistantDiscovery``: the discovery configs, and the removal of those the map no longer has.
+/// - ``HomeAssistantDiscovery``: the discovery configs, and the removal of those the map no longer has;
+/// - ``TagBatteryPublisher``: the battery voltage named tags report, when it changes;
+/// - ``AgentActivityPublisher``: each agent's last batch and readings a second, once a minute.
 ///
 /// After every (re)connection, all retained state is published again.
 public struct LocatorPipeline: Sendable {
@@ -54,6 +56,8 @@ public struct LocatorPipeline: Sendable {
     private var tags: TagPublisher
     private var arbiter: FloorArbiter
     private var discovery: HomeAssistantDiscovery
+    private var batteries: TagBatteryPublisher
+    private var agentActivity: AgentActivityPublisher
 
     /// Makes a pipeline for a validated map.
     public init(map: FloorMap, configuration: Configuration = Configuration()) {
@@ -77,6 +81,8 @@ public struct LocatorPipeline: Sendable {
             positionMinimumMove: configuration.positionMinimumMove)
         discovery = HomeAssistantDiscovery(
             map: map, share: share, topics: topics, isEnabled: configuration.homeAssistantDiscovery)
+        batteries = TagBatteryPublisher(map: map, topics: topics)
+        agentActivity = AgentActivityPublisher(map: map, share: share, topics: topics)
     }
 
     // MARK: - Queries
@@ -199,7 +205,7 @@ public struct LocatorPipeline: Sendable {
         var actions = discovery.announcements
         if ownsSite { actions.append(.publish(calibration.publication(engine: engine, topics: topics, now: now))) }
         actions += occupancy.connected(engine: engine, now: now)
-        return actions + tags.connected()
+        return actions + tags.connected() + batteries.connected()
     }
 
     /// The last words at a stop: the final metrics. (The session then says `offline`, as the will would.)
@@ -230,6 +236,8 @@ public struct LocatorPipeline: Sendable {
         occupancy = OccupancyPublisher(
             map: newMap, share: share, topics: topics, warmUp: configuration.warmUp, startTime: now)
         tags.replaceMap(newMap, share: share, now: now)
+        batteries.replaceMap(newMap)
+        agentActivity.replaceMap(newMap, share: share)
         var actions = discovery.replaceMap(newMap, share: share)
         actions += clearedOccupancy
         actions += discovery.announcements
@@ -323,7 +331,21 @@ public struct LocatorPipeline: Sendable {
         let taken = intake.take(
             result, agent: agent, map: map, now: now, engine: &engine, calibration: &calibration, monitor: &monitor,
             actions: &actions)
-        if taken { occupancy.batchTaken(now: now) }
+        if taken {
+            occupancy.batchTaken(now: now)
+            if let batch = result.batch, let index = map.agentIndex(of: batch.agent.rawValue) {
+                // A split site's share speaks for the tags on its floors (``publishes(_:)``); the whole site's for all.
+                let (tags, share) = (tags, share)
+                actions += batteries.batch(batch.outcomes) { tag in
+                    share == nil || tags.floor(of: tag).map { share.owns(floor: $0) } == true
+                }
+                let accepted = batch.outcomes.reduce(0) { count, outcome in
+                    if case .accepted = outcome { return count + 1 }
+                    return count
+                }
+                agentActivity.batchTaken(agentIndex: index, accepted: accepted, now: now)
+            }
+        }
         return actions
     }
 
@@ -370,6 +392,7 @@ public struct LocatorPipeline: Sendable {
         actions += tags.clearStale(now: now)
         actions += monitor.tick(
             now: now, engine: engine, map: map, deduplicator: intake.deduplicator, topic: metricsTopic)
+        actions += agentActivity.tick(now: now)
         return actions
     }
 }

@@ -48,7 +48,7 @@ struct OccupancyPublisher: Sendable {
     mutating func tick(_ update: EngineUpdate, engine: LocatorEngine, now: Double) -> [Action] {
         var actions: [Action] = []
         for event in update.events where share.owns(floor: event.zone.floor) {
-            actions.append(.publish(eventPublication(event)))
+            actions += eventPublications(event)
         }
         // Events and occupancy first: they are what dashboards wait for; positions follow.
         if startTime == nil { startTime = now }
@@ -137,6 +137,17 @@ struct OccupancyPublisher: Sendable {
             retain: true,
             priority: .urgent
         )
+    }
+
+    /// An event on the site's events topic, then on its zone's and its tag's (what Home Assistant's event entities
+    /// and device triggers read).
+    private func eventPublications(_ event: ZoneTransition) -> [Action] {
+        let site = eventPublication(event)
+        let topics = [
+            site.topic, topics.zoneEvents(floor: event.zone.floor, zone: event.zone.minor),
+            topics.tagEvents(tag: event.tag),
+        ]
+        return topics.map { .publish(Publication(topic: $0, payload: site.payload, qos: .atLeastOnce, retain: false)) }
     }
 
     private func eventPublication(_ event: ZoneTransition) -> Publication {

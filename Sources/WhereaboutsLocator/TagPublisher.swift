@@ -333,13 +333,19 @@ struct TagPublisher: Sendable {
     }
 
     /// The summary of a tracked tag: its zone, `unknown` while the zone's (or, in no zone, the floor's) agents are
-    /// offline.
+    /// offline; a known one says where the tag was last published (positions go out before summaries), rounded.
     private func trackedSummary(_ tag: TagIdentity, placement: Placement) -> TagZone {
-        TagZone(
+        let position = placement.state == .known ? lastPositions[tag]?.payload : nil
+        return TagZone(
             tag: tag, name: map.knownTag(tag)?.name, state: placement.state, floor: placement.floor,
             floorName: map.floor(major: placement.floor)?.name, zone: placement.zone?.minor,
-            zoneName: placement.zone.flatMap { zoneNames[$0] })
+            zoneName: placement.zone.flatMap { zoneNames[$0] }, x: position.map { Self.rounded($0.x, 10) },
+            y: position.map { Self.rounded($0.y, 10) }, accuracy: position.map { Self.rounded($0.accuracy, 10) },
+            probability: position?.probability.map { Self.rounded($0, 100) })
     }
+
+    /// `value` to the nearest 1/`scale`: a tenth of a metre says enough for a room, and reads cleanly.
+    private static func rounded(_ value: Double, _ scale: Double) -> Double { (value * scale).rounded() / scale }
 
     /// The summary of a tag no longer heard: `lost`, or `unknown` (keeping its floor) when no agent could hear it.
     private func lostSummary(_ tag: TagIdentity, floor: UInt16?, unknown: Bool) -> TagZone {

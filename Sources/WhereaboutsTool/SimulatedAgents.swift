@@ -134,8 +134,8 @@ enum SimulatedAgents {
             let wait = clock.realSeconds(until: window.end)
             if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
             for (agentIndex, heard) in window.adverts.enumerated() where agentIndex < radios.count {
-                let events = heard.compactMap { advert in
-                    addresses.event(for: advert).map { HeardEvent(bytes: $0, time: advert.time) }
+                let events = heard.flatMap { advert in
+                    addresses.events(for: advert).map { HeardEvent(bytes: $0, time: advert.time) }
                 }
                 if !events.isEmpty { radios[agentIndex].yield(.events(events, framing: .bare)) }
                 radios[agentIndex].yield(.replayTime(window.end))
@@ -193,28 +193,44 @@ enum SimulatedAgents {
     }
 
     /// Writes each simulated advert as the HCI advertising report a controller would deliver, from one random static
-    /// address per tag.
+    /// address per tag; every ``telemetryEvery``-th advert of a tag is preceded by an Eddystone-TLM report from the
+    /// same address, with a battery voltage fixed per tag (2700-3199 mV), as a real tag interleaves its frames.
     struct AdvertAddresses {
+        static let telemetryEvery = 5
         private var addresses: [TagIdentity: DeviceAddress] = [:]
+        private var adverts: [TagIdentity: Int] = [:]
 
-        mutating func event(for advert: SimulatedAdvert) -> [UInt8]? {
-            guard case .iBeacon(let uuid, let major, let minor) = advert.tag else { return nil }
+        mutating func events(for advert: SimulatedAdvert) -> [[UInt8]] {
+            guard case .iBeacon(let uuid, let major, let minor) = advert.tag else { return [] }
+            // Random static addresses have their two top bits set; the rest comes from the identity.
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in advert.tag.description.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01b3 }
             let address: DeviceAddress
             if let known = addresses[advert.tag] {
                 address = known
             } else {
-                // Random static addresses have their two top bits set; the rest comes from the identity.
-                var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-                for byte in advert.tag.description.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0100_0000_01b3 }
-                guard let made = DeviceAddress(value: 0xC000_0000_0000 | (hash & 0x3FFF_FFFF_FFFF)) else { return nil }
+                guard let made = DeviceAddress(value: 0xC000_0000_0000 | (hash & 0x3FFF_FFFF_FFFF)) else { return [] }
                 addresses[advert.tag] = made
                 address = made
             }
             let power = Int8(clamping: advert.power ?? -59)
             let beacon = IBeaconAdvertisement(uuid: uuid, major: major, minor: minor, measuredPower: power)
-            return AdvertisingReportEvent.legacy(
-                address: address, addressType: .randomDevice, data: beacon.advertisingData,
-                rssi: Int8(clamping: advert.rssi))
+            let rssi = Int8(clamping: advert.rssi)
+            var frames: [[UInt8]] = []
+            let count = adverts[advert.tag, default: 0]
+            adverts[advert.tag] = count + 1
+            if count % Self.telemetryEvery == 0 {
+                let millivolts = UInt16(2700 + hash % 500)
+                // Eddystone service data: AA FE, TLM version 0, battery (big-endian), 20.0 °C, two counters.
+                frames.append(
+                    [0x03, 0x03, 0xAA, 0xFE, 0x11, 0x16, 0xAA, 0xFE, 0x20, 0x00]
+                        + [UInt8(millivolts >> 8), UInt8(millivolts & 0xFF), 0x14, 0x00]
+                        + [UInt8](repeating: 0, count: 8))
+            }
+            frames.append(beacon.advertisingData)
+            return frames.compactMap {
+                AdvertisingReportEvent.legacy(address: address, addressType: .randomDevice, data: $0, rssi: rssi)
+            }
         }
     }
 }

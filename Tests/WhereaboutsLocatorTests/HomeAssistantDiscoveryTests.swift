@@ -14,13 +14,17 @@ struct HomeAssistantDiscoveryTests {
         }
     }
 
-    @Test("the site, two entities per zone and two per known tag are announced retained; none when it is off")
+    @Test("the site, zones, agents, known tags and their device triggers are announced retained; none when it is off")
     func announcements() throws {
         let map = try PipelineHarness().map
         let topics = Topics(site: map.site.uuid)
         let on = HomeAssistantDiscovery(map: map, share: nil, topics: topics, isEnabled: true)
         let configs = published(on.announcements)
-        #expect(configs.count == 1 + 2 * map.zones.count + 2 * map.knownTags.count)
+        // The locator; count, occupied and events per zone; status, last batch and readings per agent; zone, tracker,
+        // events and battery per named tag, and its entered/left trigger per zone.
+        #expect(
+            configs.count
+                == 1 + 3 * map.zones.count + 3 * map.agents.count + map.knownTags.count * (4 + 2 * map.zones.count))
         #expect(configs.allSatisfy { $0.retain && $0.qos == .atLeastOnce && !$0.payload.isEmpty })
         let off = HomeAssistantDiscovery(map: map, share: nil, topics: topics, isEnabled: false)
         #expect(off.announcements.isEmpty)

@@ -239,8 +239,12 @@ struct LocatorPipelineTests {
             if case .publish(let publication) = action { return publication }
             return nil
         }
-        // The site's locator sensor, two entities per zone, a zone sensor and a device tracker per named tag.
-        #expect(configs.count == 1 + harness.map.zones.count * 2 + harness.map.knownTags.count * 2)
+        // The site's locator sensor, three entities per zone and per agent, four per named tag and two device
+        // triggers per named tag and zone.
+        let map = harness.map
+        #expect(
+            configs.count
+                == 1 + map.zones.count * 3 + map.agents.count * 3 + map.knownTags.count * (4 + 2 * map.zones.count))
         #expect(
             configs.allSatisfy {
                 $0.retain && $0.topic.name.hasPrefix("homeassistant/") && $0.topic.name.hasSuffix("/config")

@@ -48,7 +48,7 @@ struct OccupancyPublisherTests {
         #expect(published(publisher.connected(engine: engine, now: start + 60)).count == map.zones.count)
     }
 
-    @Test("events go out on the events topic, not retained, only for the floors this locator owns")
+    @Test("events go out on the events topic, the zone's and the tag's, not retained, only for the floors owned")
     func events() throws {
         let map = try FloorShareTests.fiveFloors()
         let engine = LocatorEngine(map: map)
@@ -64,8 +64,11 @@ struct OccupancyPublisherTests {
             ZoneTransition(time: start, tag: try alice(), zone: other, kind: .exit),
         ]
         let events = published(publisher.tick(update, engine: engine, now: start))
-        #expect(events.count == 1)
-        #expect(events.first?.topic == topics.events && events.first?.retain == false)
+        #expect(
+            events.map(\.topic) == [
+                topics.events, topics.zoneEvents(floor: own.floor, zone: own.minor), topics.tagEvents(tag: try alice()),
+            ])
+        #expect(events.allSatisfy { $0.retain == false && $0.payload == events.first?.payload })
         #expect(try events.first.map { try ZoneEvent(payload: $0.payload).zone } == own.minor)
     }
 

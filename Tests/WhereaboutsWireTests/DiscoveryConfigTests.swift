@@ -75,7 +75,7 @@ struct DiscoveryConfigTests {
         #expect(template.contains("'outside'") && template.contains("lost") && template.hasSuffix("None{% endif %}"))
     }
 
-    @Test("device tracker: plain-text location topic, named after its device, home/not_home/None payloads")
+    @Test("device tracker: home/not_home/None from the location topic, bluetooth_le, attributes from the zone topic")
     func tagTracker() throws {
         let config = DiscoveryConfig.tagTracker(topics: topics, tag: WireFixtures.tag, tagName: "Keys")
         #expect(config.topic.name == "homeassistant/device_tracker/\(node)/\(WireFixtures.tagText)_tracker/config")
@@ -85,11 +85,27 @@ struct DiscoveryConfigTests {
         #expect(object["value_template"] == nil, "Home Assistant's tracker takes the raw payload, not a template's")
         #expect(object["payload_home"] == "home" && object["payload_not_home"] == "not_home")
         #expect(object["payload_reset"] == "None")
-        #expect(object["source_type"] == "gps", "a person takes a room's name only from a GPS tracker")
-        #expect(object["json_attributes_topic"] == nil)
+        #expect(object["source_type"] == "bluetooth_le", "no coordinates: a gps tracker without them is skipped")
+        #expect(object["json_attributes_topic"] == .string(topics.tagZone(tag: WireFixtures.tag).name))
+        #expect(object["json_attributes_template"] == .string(DiscoveryConfig.trackerAttributesTemplate))
+        #expect(object["latitude"] == nil && object["longitude"] == nil)
         #expect(
             object["device"]
                 == (try self.object(.tagZone(topics: topics, tag: WireFixtures.tag, tagName: "Keys")))["device"])
+    }
+
+    @Test("device tracker attributes: room, floor, x, y, accuracy and zone probability, only while known")
+    func trackerAttributes() {
+        let template = DiscoveryConfig.trackerAttributesTemplate
+        #expect(template.hasPrefix("{% if value_json is defined and value_json.state == 'known' %}"))
+        for key in [
+            "'room': value_json.zone_name if value_json.zone_name else 'outside'",
+            "'floor': value_json.get('floor_name')", "'x': value_json.get('x')", "'y': value_json.get('y')",
+            "'accuracy': value_json.get('accuracy')", "'zone_probability': value_json.get('p')",
+        ] {
+            #expect(template.contains(key), "\(key)")
+        }
+        #expect(template.hasSuffix("| tojson }}{% else %}{}{% endif %}"))
     }
 
     @Test("the site's device carries the site name and the locator's connectivity, with no availability of its own")

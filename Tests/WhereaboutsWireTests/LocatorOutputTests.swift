@@ -106,10 +106,38 @@ struct LocatorOutputTests {
         #expect(throws: PayloadError.self) { try TagZone(payload: #"{"tag":"\#(tagText)","state":"away"}"#) }
     }
 
+    @Test("agent activity: golden encoding, null before the first batch, and round trip")
+    func agentActivity() throws {
+        let agent = WireFixtures.agent
+        let activity = AgentActivity(
+            agent: agent, time: 1_764_475_260, lastBatch: 1_764_475_259.5, readingsPerSecond: 12.4)
+        let golden = #"{"agent":"hall-1","t":1764475260,"last_batch":1764475259.5,"readings_per_s":12.4}"#
+        #expect(activity.payload == golden)
+        #expect(try AgentActivity(payload: golden) == activity)
+        let silent = AgentActivity(agent: agent, time: 1_764_475_260, lastBatch: nil, readingsPerSecond: 0)
+        #expect(silent.payload == #"{"agent":"hall-1","t":1764475260,"last_batch":null,"readings_per_s":0}"#)
+        #expect(try AgentActivity(payload: silent.payload) == silent)
+        #expect(throws: PayloadError.self) { try AgentActivity(payload: #"{"agent":"a/b","t":1,"readings_per_s":0}"#) }
+    }
+
+    @Test("tag zone: where in the zone the tag was, when known, after the names; old payloads still decode")
+    func tagZonePosition() throws {
+        let zone = TagZone(
+            tag: tag, name: "Keys", state: .known, floor: 1, floorName: nil, zone: 7, zoneName: "Kitchen", x: 4.2,
+            y: 7.9, accuracy: 1.5, probability: 0.87)
+        let golden =
+            #"{"tag":"\#(tagText)","name":"Keys","state":"known","floor":1,"floor_name":null,"zone":7,"#
+            + #""zone_name":"Kitchen","x":4.2,"y":7.9,"accuracy":1.5,"p":0.87}"#
+        #expect(zone.payload == golden)
+        #expect(try TagZone(payload: golden) == zone)
+        let old = try TagZone(payload: #"{"tag":"\#(tagText)","state":"known","zone":7}"#)
+        #expect(old.x == nil && old.y == nil && old.accuracy == nil && old.probability == nil)
+    }
+
     @Test(
-        "tag location: the zone's name, home in no zone, not_home when lost, None when it cannot be known",
+        "tag location: home while heard (in a zone or not), not_home when lost, None when it cannot be known",
         arguments: [
-            (TagZone.State.known, UInt16?(7), String?("Kitchen"), "Kitchen"), (.known, nil, nil, "home"),
+            (TagZone.State.known, UInt16?(7), String?("Kitchen"), "home"), (.known, nil, nil, "home"),
             (.known, 7, "", "home"), (.lost, nil, nil, "not_home"), (.unknown, 7, "Kitchen", "None"),
             (.unknown, nil, nil, "None"),
         ])

@@ -107,7 +107,7 @@ observe() { # observe NAME USER FILTERS...
 observe locator locator-2 "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" homeassistant/status \
     "$site/locator/lease"
 observe dashboard dashboard-2 "$site/floors/#" "$site/tags/#" "$site/events" "$site/agents/+/status" "$site/locator/#"
-observe ha homeassistant-2 'homeassistant/#'
+observe ha homeassistant-2 'homeassistant/#' "$site/agents/+/status" "$site/agents/+/readings"
 observe agent-a agent-spy '#' "$site/agents/+/readings" '$SYS/#'
 # The surveyor asks for everything; it may get the readings and nothing else.
 observe surveyor surveyor-2 '#' "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" "$site/tags/#" \
@@ -221,6 +221,7 @@ expect_seen dashboard ok-locb-lease
 expect_seen locator ok-locb-lease
 expect_seen dashboard ok-locb-floor
 expect_seen ha ok-loc-ha
+expect_seen ha ok-a-status
 expect_seen locator ok-ha-status
 expect_seen locator ok-c-after-reload
 expect_seen locator ok-c-tls-after-reload
@@ -232,6 +233,11 @@ for marker in bad-dash-as-agent bad-loc-as-agent bad-locb-as-agent bad-ha-as-age
     bad-surveyor-floor bad-surveyor-tag bad-surveyor-locator bad-surveyor-ha; do
     expect_unseen "$marker"
 done
+if grep -q " ok-a-readings\$" "$work/ha.seen"; then
+    fail "Home Assistant reads the agents' status but not their readings"
+else
+    pass "Home Assistant reads the agents' status but not their readings"
+fi
 if [ -s "$work/agent-a.seen" ]; then
     fail "an agent reads nothing (it got: $(head -c 200 "$work/agent-a.seen"))"
 else

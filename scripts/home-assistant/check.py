@@ -18,129 +18,9 @@ import sys
 import time
 
 import aiohttp
-import paho.mqtt.client as mqtt
 
-CHECKS: list[tuple[str, bool, str]] = []
-
-
-def check(name: str, ok: bool, detail: str = "") -> bool:
-    CHECKS.append((name, ok, detail))
-    print(f"  [{'ok' if ok else 'FAIL'}] {name}" + (f": {detail}" if detail else ""), flush=True)
-    return ok
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
-
-
-class Mirror:
-    """The broker's view: the last payload of every topic under the site and Home Assistant's discovery prefix."""
-
-    def __init__(self, port: int, site: str):
-        self.last: dict[str, str] = {}
-        self.count: dict[str, int] = {}
-        self.changed = time.monotonic()
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="check-ha-mirror")
-        self.client.on_message = self._message
-        self.client.connect("127.0.0.1", port)
-        self.client.subscribe([(f"whereabouts/v1/{site}/#", 1), ("homeassistant/#", 1)])
-        self.client.loop_start()
-
-    def _message(self, _client, _userdata, message):
-        payload = message.payload.decode("utf-8", "replace")
-        self.last[message.topic] = payload
-        self.count[message.topic] = self.count.get(message.topic, 0) + 1
-        self.changed = time.monotonic()
-
-    def snapshot(self, prefix: str) -> dict[str, str]:
-        return {topic: payload for topic, payload in list(self.last.items()) if topic.startswith(prefix)}
-
-    def stop(self):
-        self.client.loop_stop()
-        self.client.disconnect()
-
-
-class HomeAssistant:
-    def __init__(self, base: str, session: aiohttp.ClientSession):
-        self.base = base
-        self.session = session
-        self.token = ""
-        self.ws = None
-        self.next_id = 1
-
-    @property
-    def headers(self):
-        return {"Authorization": f"Bearer {self.token}"}
-
-    async def get(self, path: str):
-        async with self.session.get(self.base + path, headers=self.headers) as response:
-            response.raise_for_status()
-            return await response.json()
-
-    async def post(self, path: str, body: dict):
-        async with self.session.post(self.base + path, headers=self.headers, json=body) as response:
-            text = await response.text()
-            if response.status >= 300:
-                raise RuntimeError(f"POST {path}: {response.status} {text}")
-            return json.loads(text) if text else None
-
-    async def connect_ws(self):
-        ws = await self.session.ws_connect(self.base + "/api/websocket")
-        assert (await ws.receive_json())["type"] == "auth_required"
-        await ws.send_json({"type": "auth", "access_token": self.token})
-        reply = await ws.receive_json()
-        if reply["type"] != "auth_ok":
-            raise RuntimeError(f"websocket auth: {reply}")
-        return ws
-
-    async def command(self, message: dict):
-        if self.ws is None or self.ws.closed:
-            # A command connection left idle (while another one counts events) may have been closed: reconnect.
-            self.ws = await self.connect_ws()
-        message = dict(message, id=self.next_id)
-        self.next_id += 1
-        try:
-            await self.ws.send_json(message)
-        except (aiohttp.ClientError, ConnectionError):
-            self.ws = await self.connect_ws()
-            await self.ws.send_json(message)
-        while True:
-            reply = await asyncio.wait_for(self.ws.receive_json(), 30)
-            if reply.get("id") == message["id"] and reply.get("type") == "result":
-                if not reply.get("success"):
-                    raise RuntimeError(f"{message['type']}: {reply.get('error')}")
-                return reply.get("result")
-
-    async def states(self) -> dict[str, dict]:
-        return {state["entity_id"]: state for state in await self.get("/api/states")}
-
-
-async def wait_until(what: str, timeout: float, probe, interval: float = 1.0):
-    """Calls `probe` until it returns a truthy value; returns it, or None after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            value = await probe()
-        except (aiohttp.ClientError, ConnectionError, asyncio.TimeoutError):
-            value = None
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            print(f"  (gave up waiting for {what} after {timeout:.0f} s)", flush=True)
-            return None
-        await asyncio.sleep(interval)
-
-
-def expected_zone_view(occupancy: str | None):
-    """What Home Assistant must show for a zone, from its retained occupancy payload."""
-    if not occupancy:
-        return None
-    document = json.loads(occupancy)
-    known = document["state"] == "known"
-    who = [member.get("name") or member["id"] for member in document["tags"]]
-    count = str(document["count"]) if known else "unknown"
-    occupied = ("on" if document["count"] > 0 else "off") if known else "unknown"
-    return count, occupied, who
+from harness import CHECKS, HomeAssistant, Mirror, check, expected_zone_view, slug, wait_until
+from presence import Presence, write_automations_file
 
 
 class Run:
@@ -182,6 +62,9 @@ class Run:
         with open(path, "w") as file:
             json.dump(document, file, indent=1)
         return path
+
+    def spawn_hass(self):
+        return self.spawn("hass", [self.args.hass, "--config", self.config_dir, "--skip-pip", "--log-no-color"])
 
     def start_locator(self, map_path: str):
         empty = os.path.join(self.out, "locator.conf")
@@ -227,6 +110,7 @@ person:
 recorder:
   db_url: sqlite:///{config_dir}/home-assistant_v2.db
   commit_interval: 1
+automation: !include automations.yaml
 logger:
   default: warning
 """)
@@ -284,6 +168,20 @@ logger:
         for tag in tags:
             expected[self.unique(tag["id"] + "_zone")] = (f"sensor.{slug(tag['name'])}_zone", f"{tag['name']} Zone")
             expected[self.unique(tag["id"] + "_tracker")] = (f"device_tracker.{slug(tag['name'])}", tag["name"])
+            expected[self.unique(tag["id"] + "_events")] = (f"event.{slug(tag['name'])}_events",
+                                                            f"{tag['name']} Events")
+            expected[self.unique(tag["id"] + "_battery")] = (f"sensor.{slug(tag['name'])}_battery",
+                                                             f"{tag['name']} Battery")
+        for zone in zones:
+            expected[self.unique(f"f{zone['floor']}_z{zone['minor']}_events")] = (
+                f"event.{slug(zone['name'])}_events", f"{zone['name']} Events")
+        for agent in self.map["agents"]:
+            expected[self.unique(f"agent_{agent['id']}_status")] = (
+                f"binary_sensor.agent_{slug(agent['id'])}_status", f"Agent {agent['id']} Status")
+            expected[self.unique(f"agent_{agent['id']}_last_batch")] = (
+                f"sensor.agent_{slug(agent['id'])}_last_batch", f"Agent {agent['id']} Last batch")
+            expected[self.unique(f"agent_{agent['id']}_readings")] = (
+                f"sensor.agent_{slug(agent['id'])}_readings", f"Agent {agent['id']} Readings")
         return expected
 
     async def check_entities(self, ha: HomeAssistant):
@@ -431,7 +329,8 @@ logger:
         self.write_config(self.config_dir, port)
         hass_log = os.path.join(self.config_dir, "home-assistant.log")
         started = time.monotonic()
-        self.spawn("hass", [self.args.hass, "--config", self.config_dir, "--skip-pip", "--log-no-color"])
+        write_automations_file(self.config_dir)
+        self.hass = self.spawn_hass()
         self.mirror = Mirror(self.args.broker_port, self.site)
         async with aiohttp.ClientSession() as session:
             ha = HomeAssistant(base, session)
@@ -452,107 +351,145 @@ logger:
             self.start_sim(self.args.tags)
             print("== entities, names, devices, areas", flush=True)
             await self.check_entities(ha)
-            await ha.command({"type": "person/create", "name": "Alice", "device_trackers": ["device_tracker.alice"]})
+            presence = Presence(self, ha)
+            watcher = asyncio.create_task(presence.watch())
+            await presence.set_up()
+            await self.window(ha, presence)
+            await self.outages(ha, presence)
+            await self.removals(ha, presence)
+            watcher.cancel()
+            print(f"  automations fired: {presence.summary_line()}", flush=True)
+            self.log_check(hass_log)
 
-            print(f"== {self.args.window:.0f} s of simulated tags at real time: consistency and state writes",
+    async def window(self, ha: HomeAssistant, presence: Presence):
+        """Tags moving at real time: zones, people and zone.home compared at moments; the recorder's writes."""
+        print(f"== {self.args.window:.0f} s of simulated tags at real time: consistency and state writes",
+              flush=True)
+        person_states: set = set()
+        home_readings: list = []
+        presence.window_started()
+
+        async def during():
+            rounds = max(int(self.args.window // 20), 1)
+            for index in range(rounds):
+                await asyncio.sleep(self.args.window / rounds - 3)
+                await self.compare_zones(ha, f"moment {index + 1}")
+                await self.compare_person(ha, f"moment {index + 1}", person_states)
+                await presence.compare_home(f"moment {index + 1}", home_readings)
+
+        counts, rows, zone_messages, positions, elapsed = await self.count_writes(ha, self.args.window, during)
+        minutes = elapsed / 60
+        print(f"  state writes per tag per minute over {elapsed:.0f} s (recorder rows; state_changed events):",
+              flush=True)
+        worst = 0.0
+        consistent = True
+        for tag in self.map["tags"]:
+            entities = [f"sensor.{slug(tag['name'])}_zone", f"device_tracker.{slug(tag['name'])}"]
+            recorded = sum(rows.get(e, 0) for e in entities)
+            events = sum(counts.get(e, 0) for e in entities)
+            rate = recorded / minutes
+            worst = max(worst, rate)
+            print(f"    {tag['name']:<12} {rate:5.1f}/min ({recorded} rows, {events} events; "
+                  f"{zone_messages[tag['name']]} zone changes, {positions[tag['name']]} positions published)",
                   flush=True)
-            person_states: set = set()
+            # Each entity writes at most once per zone summary published (plus one for a state that was
+            # already set when the window opened).
+            if any(rows.get(e, 0) > zone_messages[tag["name"]] + 1 for e in entities):
+                consistent = False
+        check("state writes follow zone changes, not positions", consistent)
+        # The issue measured 1.3 rows a second per tag (78 a minute) when every position was a state.
+        check("state writes per tag per minute stay far below one per position (< 30)", worst < 30,
+              f"worst {worst:.1f}/min")
+        await presence.window_checks(home_readings)
+        await presence.battery("Alice")
+        await presence.agent(self.map["agents"][0]["id"])
 
-            async def during():
-                rounds = max(int(self.args.window // 20), 1)
-                for index in range(rounds):
-                    await asyncio.sleep(self.args.window / rounds - 3)
-                    await self.compare_zones(ha, f"moment {index + 1}")
-                    await self.compare_person(ha, f"moment {index + 1}", person_states)
+    async def outages(self, ha: HomeAssistant, presence: Presence):
+        """Agents silent, the locator killed, Home Assistant restarted, agents offline, a tag lost."""
+        timeout = self.map.get("model", {}).get("tag_timeout", 30)
+        print(f"== agents connected but silent for {timeout + 15} s (the tag timeout is {timeout} s)", flush=True)
+        await presence.silence(self.sim, timeout + 15)
+        print("== the locator killed, then started again", flush=True)
+        await presence.locator_down(lambda: self.start_locator(self.live_map))
+        print("== Home Assistant restarted", flush=True)
+        await presence.restart_home_assistant(self.expected_entities(self.map["zones"], self.map["tags"]))
 
-            counts, rows, zone_messages, positions, elapsed = await self.count_writes(ha, self.args.window, during)
-            minutes = elapsed / 60
-            print(f"  state writes per tag per minute over {elapsed:.0f} s (recorder rows; state_changed events):",
-                  flush=True)
-            worst = 0.0
-            consistent = True
-            for tag in self.map["tags"]:
-                entities = [f"sensor.{slug(tag['name'])}_zone", f"device_tracker.{slug(tag['name'])}"]
-                recorded = sum(rows.get(e, 0) for e in entities)
-                events = sum(counts.get(e, 0) for e in entities)
-                rate = recorded / minutes
-                worst = max(worst, rate)
-                print(f"    {tag['name']:<12} {rate:5.1f}/min ({recorded} rows, {events} events; "
-                      f"{zone_messages[tag['name']]} zone changes, {positions[tag['name']]} positions published)",
-                      flush=True)
-                # Each entity writes at most once per zone summary published (plus one for a state that was
-                # already set when the window opened).
-                if any(rows.get(e, 0) > zone_messages[tag["name"]] + 1 for e in entities):
-                    consistent = False
-            check("state writes follow zone changes, not positions", consistent)
-            # The issue measured 1.3 rows a second per tag (78 a minute) when every position was a state.
-            check("state writes per tag per minute stay far below one per position (< 30)", worst < 30,
-                  f"worst {worst:.1f}/min")
-            check("the person changed with the tag", len(person_states) >= 2, str(sorted(person_states)))
+        print("== agents silent (the simulator killed: the broker publishes their wills)", flush=True)
+        self.stop(self.sim, signal.SIGKILL)
 
-            print("== agents silent (the simulator killed: the broker publishes their wills)", flush=True)
-            self.stop(self.sim, signal.SIGKILL)
+        async def unknown():
+            states = await ha.states()
+            names = [f"sensor.{slug(z['name'])}_count" for z in self.current_zones]
+            tags = [f"sensor.{slug(t['name'])}_zone" for t in self.map["tags"]]
+            return all(states.get(e, {}).get("state") == "unknown" for e in names + tags) and states
 
-            async def unknown():
-                states = await ha.states()
-                names = [f"sensor.{slug(z['name'])}_count" for z in self.current_zones]
-                tags = [f"sensor.{slug(t['name'])}_zone" for t in self.map["tags"]]
-                return all(states.get(e, {}).get("state") == "unknown" for e in names + tags) and states
+        states = await wait_until("every zone and tag to turn unknown", 60, unknown)
+        check("agents silent: every zone count and tag zone is unknown", bool(states))
+        if states:
+            trackers = {states.get(f"device_tracker.{slug(t['name'])}", {}).get("state") for t in self.map["tags"]}
+            check("agents silent: device trackers unknown too", trackers == {"unknown"}, str(trackers))
+            await self.compare_zones(ha, "agents silent")
 
-            states = await wait_until("every zone and tag to turn unknown", 60, unknown)
-            check("agents silent: every zone count and tag zone is unknown", bool(states))
-            if states:
-                trackers = {states.get(f"device_tracker.{slug(t['name'])}", {}).get("state") for t in self.map["tags"]}
-                check("agents silent: device trackers unknown too", trackers == {"unknown"}, str(trackers))
-                await self.compare_zones(ha, "agents silent")
+        print("== a lost tag: the simulator back with 2 tags; Forklift 3 is no longer heard", flush=True)
+        self.start_sim(2)
+        forklift = next(t for t in self.map["tags"] if t["name"] == "Forklift 3")
 
-            print("== a lost tag: the simulator back with 2 tags; Forklift 3 is no longer heard", flush=True)
-            self.start_sim(2)
-            forklift = next(t for t in self.map["tags"] if t["name"] == "Forklift 3")
+        async def lost():
+            states = await ha.states()
+            return (states.get("sensor.forklift_3_zone", {}).get("state") == "lost"
+                    and states.get("device_tracker.forklift_3", {}).get("state") == "not_home") and states
 
-            async def lost():
-                states = await ha.states()
-                return (states.get("sensor.forklift_3_zone", {}).get("state") == "lost"
-                        and states.get("device_tracker.forklift_3", {}).get("state") == "not_home") and states
+        states = await wait_until("Forklift 3 to be lost", 90, lost)
+        check("lost tag: its sensor says lost and its tracker not_home", bool(states))
+        await presence.person_left("Forklift 3", "forklift_left")
+        check("lost tag: its retained position is cleared",
+              self.mirror.last.get(f"{self.prefix}/tags/{forklift['id']}/position") == "")
+        await self.compare_zones(ha, "after the loss")
 
-            states = await wait_until("Forklift 3 to be lost", 90, lost)
-            check("lost tag: its sensor says lost and its tracker not_home", bool(states))
-            check("lost tag: its retained position is cleared",
-                  self.mirror.last.get(f"{self.prefix}/tags/{forklift['id']}/position") == "")
-            await self.compare_zones(ha, "after the loss")
+    async def removals(self, ha: HomeAssistant, presence: Presence):
+        """A zone and a tag removed by SIGHUP, more by a restart, and a tag put back."""
+        print("== removal: SIGHUP with a map without Server Room and Forklift 3", flush=True)
+        smaller = self.write_map("map-smaller.json", drop_zones=["Server Room"], drop_tags=["Forklift 3"])
+        shutil_copy(smaller, self.live_map)
+        self.locator.send_signal(signal.SIGHUP)
+        await self.check_removed(ha, "SIGHUP", ["Server Room"], ["Forklift 3"])
 
-            print("== removal: SIGHUP with a map without Server Room and Forklift 3", flush=True)
-            smaller = self.write_map("map-smaller.json", drop_zones=["Server Room"], drop_tags=["Forklift 3"])
-            shutil_copy(smaller, self.live_map)
-            self.locator.send_signal(signal.SIGHUP)
-            await self.check_removed(ha, "SIGHUP", ["Server Room"], ["Forklift 3"])
+        print("== removal: restart with a map also without Lab and Bob (learned from the broker at start)",
+              flush=True)
+        self.stop(self.locator)
+        smallest = self.write_map("map-smallest.json", drop_zones=["Server Room", "Lab"],
+                                  drop_tags=["Forklift 3", "Bob"])
+        self.start_locator(smallest)
+        await self.check_removed(ha, "restart", ["Server Room", "Lab"], ["Forklift 3", "Bob"])
+        self.current_zones = [z for z in self.map["zones"] if z["name"] not in ("Server Room", "Lab")]
+        await asyncio.sleep(5)
+        await self.compare_zones(ha, "after the restart")
 
-            print("== removal: restart with a map also without Lab and Bob (learned from the broker at start)",
-                  flush=True)
-            self.stop(self.locator)
-            smallest = self.write_map("map-smallest.json", drop_zones=["Server Room", "Lab"],
-                                      drop_tags=["Forklift 3", "Bob"])
-            self.start_locator(smallest)
-            await self.check_removed(ha, "restart", ["Server Room", "Lab"], ["Forklift 3", "Bob"])
-            self.current_zones = [z for z in self.map["zones"] if z["name"] not in ("Server Room", "Lab")]
-            await asyncio.sleep(5)
-            await self.compare_zones(ha, "after the restart")
+        print("== Bob put back in the map: the same entities", flush=True)
+        self.stop(self.locator)
+        self.start_locator(self.live_map)
+        await presence.tag_back("Bob", self.expected_entities([], [self.map["tags"][1]]))
 
-            print("== home-assistant.log", flush=True)
-            log = open(hass_log, errors="replace").read()
-            bad = [line for line in log.splitlines()
-                   if re.search(r"Template variable (error|warning)|Erroneous JSON|JSON result was not|"
-                                r"(ERROR|WARNING).*(mqtt|whereabouts)", line)]
-            check("no template, JSON or MQTT error or warning in home-assistant.log", not bad,
-                  f"{len(bad)} lines" + (f", first: {bad[0][:300]}" if bad else ""))
+    def log_check(self, hass_log: str):
+        print("== home-assistant.log (both runs)", flush=True)
+        log = "".join(open(path, errors="replace").read() for path in (hass_log + ".1", hass_log)
+                      if os.path.exists(path))
+        bad = [line for line in log.splitlines()
+               if re.search(r"Template variable (error|warning)|Erroneous JSON|JSON result was not|"
+                            r"(ERROR|WARNING).*(mqtt|whereabouts)", line)]
+        check("no template, JSON or MQTT error or warning in home-assistant.log", not bad,
+              f"{len(bad)} lines" + (f", first: {bad[0][:300]}" if bad else ""))
+
 
     async def check_removed(self, ha: HomeAssistant, label: str, zones: list[str], tags: list[str]):
         gone_unique = set()
         for zone in (z for z in self.map["zones"] if z["name"] in zones):
             gone_unique |= {self.unique(f"f{zone['floor']}_z{zone['minor']}_count"),
-                            self.unique(f"f{zone['floor']}_z{zone['minor']}_occupied")}
+                            self.unique(f"f{zone['floor']}_z{zone['minor']}_occupied"),
+                            self.unique(f"f{zone['floor']}_z{zone['minor']}_events")}
         for tag in (t for t in self.map["tags"] if t["name"] in tags):
-            gone_unique |= {self.unique(tag["id"] + "_zone"), self.unique(tag["id"] + "_tracker")}
+            gone_unique |= {self.unique(tag["id"] + "_zone"), self.unique(tag["id"] + "_tracker"),
+                            self.unique(tag["id"] + "_events"), self.unique(tag["id"] + "_battery")}
 
         async def removed():
             entities, devices, _ = await self.registry(ha)

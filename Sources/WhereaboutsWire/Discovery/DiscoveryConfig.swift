@@ -14,7 +14,9 @@ public import WhereaboutsJSON
 /// - a device per zone, named after the zone and suggested to the area of that name, with `Count` (tags, a
 ///   sensor whose attributes list `who` is in the zone) and `Occupied` (a binary sensor);
 /// - a device per tag the map names, with `Zone` (a sensor: the zone's name, `outside`, `lost`) and a device
-///   tracker (the zone's name, `home`, `not_home`) that a `person` can follow.
+///   tracker (`home`, `not_home`; the room, floor and position as attributes) that a `person` can follow;
+/// - enter/exit `event` entities per zone and per tag, and device triggers per tag and zone (the `+Events` file);
+/// - a device per agent of the map with its connectivity (the `+Agents` file).
 ///
 /// Every template gives `None` (Home Assistant's `unknown`) unless the payload's `state` is `known`, and never reads
 /// `value_json` without checking it is defined, so an empty or foreign payload never raises a template error.
@@ -42,7 +44,9 @@ public struct DiscoveryConfig: Sendable, Equatable {
     /// The unit of the zone counts.
     public static let countUnit = "tags"
 
-    private init(
+    /// A config of `component` under the site's node; `body` gives its members from its `unique_id`, and the
+    /// availability (unless `followsLocator` is false) and `origin` members follow.
+    init(
         component: DiscoveryComponent, topics: Topics, object: String, followsLocator: Bool = true,
         availability: Topic? = nil, body: (_ uniqueID: DiscoveryID) -> [(key: String, value: JSONValue)]
     ) {
@@ -185,19 +189,46 @@ public struct DiscoveryConfig: Sendable, Equatable {
         }
     }
 
-    /// A `device_tracker` whose location is the tag's zone name (`home` in no zone, `not_home` when lost), read as
-    /// plain text from the tag's location topic; a `person` can follow it. It takes its device's name.
+    /// A `device_tracker` that says `home` while the tag is heard (in any zone, or in none) and `not_home` when lost,
+    /// read as plain text from the tag's location topic; `unknown` while its agents are offline. A `person` can
+    /// follow it, and Home Assistant counts that person in `zone.home` while it is `home`. It takes its device's name.
     ///
-    /// Its source type is `gps` although it has no coordinates: a `person` takes a location name only from a GPS
-    /// tracker, and only `home`/`not_home` from any other (Home Assistant's person integration).
+    /// Its source type is `bluetooth_le` and it has no coordinates: the locator knows where a tag is in the building,
+    /// not on the globe, and a lost tag has no position at all. Its attributes (from the tag's zone topic, which
+    /// changes only with the zone, so the recorder writes a row per zone change) are the `room` (`outside` in no
+    /// zone), the `floor`, and `x`, `y`, `accuracy` (metres) and `zone_probability` as of the moment it entered the
+    /// room; none while it is lost or unknown.
     public static func tagTracker(topics: Topics, tag: TagIdentity, tagName: String?) -> DiscoveryConfig {
         DiscoveryConfig(component: .deviceTracker, topics: topics, object: "\(tag)_tracker") { uniqueID in
             [
                 ("name", .null), ("unique_id", .string(uniqueID.rawValue)),
                 ("state_topic", .string(topics.tagLocation(tag: tag).name)),
-                ("payload_home", .string(TagZone.noZoneLocation)),
+                ("payload_home", .string(TagZone.homeLocation)),
                 ("payload_not_home", .string(TagZone.lostLocation)),
-                ("payload_reset", .string(TagZone.unknownLocation)), ("source_type", "gps"),
+                ("payload_reset", .string(TagZone.unknownLocation)), ("source_type", "bluetooth_le"),
+                ("json_attributes_topic", .string(topics.tagZone(tag: tag).name)),
+                ("json_attributes_template", .string(trackerAttributesTemplate)),
+                ("device", tagDevice(topics: topics, tag: tag, name: tagName)),
+            ]
+        }
+    }
+
+    /// The tracker's attributes while its tag is heard: `room`, `floor` and the position when it entered the room;
+    /// `{}` otherwise (lost or unknown), so that no old room stays shown.
+    public static let trackerAttributesTemplate =
+        "{% if \(knownGuard) %}{{ {'room': value_json.zone_name if value_json.zone_name else 'outside', "
+        + "'floor': value_json.get('floor_name'), 'x': value_json.get('x'), 'y': value_json.get('y'), "
+        + "'accuracy': value_json.get('accuracy'), 'zone_probability': value_json.get('p')} | tojson }}"
+        + "{% else %}{}{% endif %}"
+
+    /// A tag's battery voltage (`sensor.alice_battery`, device class `voltage`, in mV), from the plain-text
+    /// millivolts on ``Topics/tagBattery(tag:)``; `unknown` until the tag reports one (an Eddystone-TLM frame).
+    public static func tagBattery(topics: Topics, tag: TagIdentity, tagName: String?) -> DiscoveryConfig {
+        DiscoveryConfig(component: .sensor, topics: topics, object: "\(tag)_battery") { uniqueID in
+            [
+                ("name", "Battery"), ("unique_id", .string(uniqueID.rawValue)),
+                ("state_topic", .string(topics.tagBattery(tag: tag).name)), ("device_class", "voltage"),
+                ("unit_of_measurement", "mV"), ("state_class", "measurement"), ("entity_category", "diagnostic"),
                 ("device", tagDevice(topics: topics, tag: tag, name: tagName)),
             ]
         }
@@ -205,7 +236,7 @@ public struct DiscoveryConfig: Sendable, Equatable {
 
     // MARK: - Devices
 
-    private static func siteDevice(topics: Topics, name: String) -> JSONValue {
+    static func siteDevice(topics: Topics, name: String) -> JSONValue {
         .object(
             JSONObject([
                 ("identifiers", .array([.string(topics.discoveryNode.rawValue)])),
@@ -214,7 +245,7 @@ public struct DiscoveryConfig: Sendable, Equatable {
             ]))
     }
 
-    private static func zoneDevice(
+    static func zoneDevice(
         topics: Topics, floor: UInt16, zone: UInt16, name: String, floorName: String?, siteName: String
     ) -> JSONValue {
         let label = name.isEmpty ? "Zone \(floor)/\(zone)" : name
@@ -227,7 +258,7 @@ public struct DiscoveryConfig: Sendable, Equatable {
             ]))
     }
 
-    private static func tagDevice(topics: Topics, tag: TagIdentity, name: String?) -> JSONValue {
+    static func tagDevice(topics: Topics, tag: TagIdentity, name: String?) -> JSONValue {
         .object(
             JSONObject([
                 ("identifiers", .array([.string("\(topics.discoveryNode)_\(tag)")])),

@@ -12,9 +12,12 @@ public import WhereaboutsCore
 /// | `…/tags/<tag>/position` | locator | retained |
 /// | `…/tags/<tag>/zone` | locator | retained, changes only with the tag's zone or its state |
 /// | `…/tags/<tag>/location` | locator | retained plain text for Home Assistant's device tracker |
+/// | `…/tags/<tag>/battery` | locator | retained millivolts, when a named tag reports its battery |
 /// | `…/events` | locator | QoS 1 |
+/// | `…/floors/<major>/zones/<minor>/events`, `…/tags/<tag>/events` | locator | QoS 1, the events of one zone or tag |
 /// | `…/locator/status` | locator | retained `online`/`offline`, last will |
 /// | `…/locator/metrics` | locator | every 10 s |
+/// | `…/locator/agents/<agent>/activity` | locator | retained ``AgentActivity``, once a minute |
 /// | `…/locator/lease` | locator (`--role auto`) | retained ``LocatorLease``: which locator is active |
 /// | `…/locator/floors-<a>-<b>/status`, `…/metrics` | a locator owning floors a, b of a split site | as above |
 /// | `…/calibration` | locator | retained |
@@ -99,8 +102,24 @@ public struct Topics: Sendable, Hashable {
         tagTopic(tag, "location")
     }
 
+    /// `…/tags/<tag>/battery`: a named tag's retained battery voltage, plain text in millivolts (Eddystone-TLM).
+    public func tagBattery(tag: TagIdentity) -> Topic {
+        tagTopic(tag, "battery")
+    }
+
     /// `…/events`: zone enter and exit events (QoS 1, not retained).
     public var events: Topic { Topic(prefixLevels + ["events"]) }
+
+    /// `…/floors/<major>/zones/<minor>/events`: the same events of one zone, for Home Assistant's event entity of the
+    /// zone (a topic per zone, so that Home Assistant renders no template for the events of other zones).
+    public func zoneEvents(floor: UInt16, zone: UInt16) -> Topic {
+        Topic(prefixLevels + ["floors", String(floor), "zones", String(zone), "events"])
+    }
+
+    /// `…/tags/<tag>/events`: the same events of one tag, for its event entity and device triggers.
+    public func tagEvents(tag: TagIdentity) -> Topic {
+        tagTopic(tag, "events")
+    }
 
     /// `…/locator/status`: retained `online`/`offline`, `offline` being the locator's last will.
     public var locatorStatus: Topic { Topic(prefixLevels + ["locator", "status"]) }
@@ -113,6 +132,11 @@ public struct Topics: Sendable, Hashable {
 
     /// The subscription to ``locatorStatus`` (a locator of a pair answers the other's `offline`).
     public var locatorStatusFilter: TopicFilter { TopicFilter(prefixLevels + ["locator", "status"]) }
+
+    /// `…/locator/agents/<agent>/activity`: the retained ``AgentActivity`` of one agent, once a minute.
+    public func agentActivity(agent: AgentID) -> Topic {
+        Topic(prefixLevels + ["locator", "agents", agent.rawValue, "activity"])
+    }
 
     /// `…/locator/metrics`: counters published every 10 s.
     public var locatorMetrics: Topic { Topic(prefixLevels + ["locator", "metrics"]) }
@@ -247,4 +271,8 @@ public enum DiscoveryComponent: String, Sendable, Hashable, CaseIterable {
     case binarySensor = "binary_sensor"
     /// A tracked device.
     case deviceTracker = "device_tracker"
+    /// A stream of events (a zone's or a tag's enter and exit).
+    case event
+    /// A device trigger Home Assistant offers in its automation editor ("Alice: Kitchen entered").
+    case deviceAutomation = "device_automation"
 }
