@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, checks formatting, builds with warnings as errors, checks the shipped
 # deployment files (broker config, certificates, units), runs every test, then the map editor's browser tests
-# (Debian's chromium and firefox-esr, headless; the survey's with mosquitto) and the live page's (chromium).
+# (Debian's chromium and firefox-esr, headless; the survey's with mosquitto) and the live page's (chromium), the
+# packages in a clean Debian root, and Home Assistant against the locator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
@@ -40,3 +41,8 @@ CHECK_WEB_CONFIG=debug bash scripts/check-web.sh
 
 echo "== packages (built with the static Swift runtime, installed into a clean Debian 12 root, upgraded, purged)" >&2
 bash scripts/check-packages.sh
+
+echo "== Home Assistant (a real Home Assistant Core from PyPI against the locator; issue 49)" >&2
+# Installs Home Assistant into out/ha-venv on first use (10-17 min; about 5 min a run after). Required: where it cannot
+# run (no Python 3.13, no PyPI) the tests fail rather than pass without it.
+HA_CHECK_REQUIRED=1 bash scripts/check-home-assistant.sh
