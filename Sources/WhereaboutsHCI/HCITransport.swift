@@ -1,3 +1,4 @@
+import CBlueZ
 import Glibc
 import Synchronization
 import WhereaboutsAdvertising
