@@ -33,36 +33,11 @@ public final class RawSocketTransport: HCITransport {
     }
 
     public func write(_ packet: [UInt8]) throws(HCIError) {
-        guard !waiter.isWoken else { throw .closed }
-        // One send is one packet on an HCI socket; MSG_NOSIGNAL: a controller gone is an error, never a SIGPIPE.
-        while true {
-            let written = packet.withUnsafeBytes {
-                send(waiter.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if written >= 0 { return }
-            let error = Errno.current
-            if error.code == EINTR { continue }
-            // EPIPE/ENODEV: the controller was unregistered (unplugged) under the socket.
-            if error.code == EPIPE || error.code == ENODEV { throw .controllerVanished(name) }
-            throw error.hciError("write", controller: name)
-        }
+        try waiter.sendPacket(packet, controller: name)
     }
 
     public func read() throws(HCIError) -> [UInt8]? {
-        while true {
-            switch waiter.waitReadable() {
-            case .success(false): return nil
-            case .success(true): break
-            case .failure(let error): throw error.hciError("poll", controller: name)
-            }
-            switch BlueZ.read(waiter.descriptor) {
-            case .packet(let packet): return packet
-            case .again: continue
-            // The kernel unregistered the controller (unplugged): it went away.
-            case .failed(let code) where code == EPIPE || code == ENODEV: return nil
-            case .failed(let code): throw Errno(code: code).hciError("read", controller: name)
-            }
-        }
+        try waiter.receivePacket(controller: name)
     }
 
     public func close() { waiter.wake() }
