@@ -36,7 +36,7 @@ if ! printf '%s' "$agent_id" | LC_ALL=C grep -Eq '^[A-Za-z0-9_-]{1,64}$' \
     exit 2
 fi
 case $agent_id in
-    locator | locator-b | dashboard | homeassistant | surveyor)
+    locator | locator-b | dashboard | homeassistant | surveyor | operator)
         echo "error: refused agent id '$agent_id': it is a reserved account name in whereabouts.acl" >&2
         exit 2
         ;;

@@ -37,11 +37,12 @@ fail() {
 # Service accounts first, by hand as docs/broker.md says (the agent script refuses their reserved names);
 # the agent script then has to leave the file readable by the broker whatever state it found it in.
 (umask 077 && : >"$passwd")
-for id in locator locator-b dashboard homeassistant surveyor locator-2 dashboard-2 homeassistant-2 surveyor-2; do
+for id in locator locator-b dashboard homeassistant surveyor operator locator-2 dashboard-2 homeassistant-2 surveyor-2 \
+    operator-2; do
     openssl rand -base64 24 >"$work/$id.password"
     mosquitto_passwd -b "$passwd" "$id" "$(cat "$work/$id.password")"
 done
-for id in agent-a agent-b agent-spy; do
+for id in agent-a agent-b agent-spy agent-d; do
     WHEREABOUTS_PASSWORD_OUT="$work/$id.password" "$here/../create-agent-account.sh" "$id" "$passwd" >/dev/null
 done
 [ "$(stat -c %a "$work/agent-a.password")" = 600 ] && pass "agent password file is mode 600" \
@@ -51,7 +52,7 @@ case $(stat -c %a "$passwd") in
     *) fail "broker password file is unreadable to others ($(stat -c '%a %U:%G' "$passwd"))" ;;
 esac
 
-for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "locator-b" "dashboard" "surveyor" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
+for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "locator-b" "dashboard" "surveyor" "operator" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
     if WHEREABOUTS_PASSWORD_OUT="$work/refused" "$here/../create-agent-account.sh" "$bad" "$passwd" 2>/dev/null; then
         fail "create-agent-account.sh refuses '$bad'"
     else
@@ -72,7 +73,7 @@ SCRATCH_EXTRA='sys_interval 1' scratch_config
 # The shipped config allows one connection per account (use_username_as_clientid), and the observers below run
 # beside publishers of the same role. So each service role gets a second account for its observer, made the way
 # docs/broker.md says to add a second dashboard: a copy of the role's block under the new name.
-for role in locator dashboard homeassistant surveyor; do
+for role in locator dashboard homeassistant surveyor operator; do
     printf '\n'
     sed -n "/^user $role\$/,/^\$/p" "$etc_dir/whereabouts.acl" \
         | sed -e "s|^user $role\$|user $role-2|" -e "s|/agents/$role/#|/agents/$role-2/#|"
@@ -106,12 +107,17 @@ observe() { # observe NAME USER FILTERS...
 
 observe locator locator-2 "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" homeassistant/status \
     "$site/locator/lease"
-observe dashboard dashboard-2 "$site/floors/#" "$site/tags/#" "$site/events" "$site/agents/+/status" "$site/locator/#"
-observe ha homeassistant-2 'homeassistant/#' "$site/agents/+/status" "$site/agents/+/readings"
+observe dashboard dashboard-2 "$site/floors/#" "$site/tags/#" "$site/events" "$site/agents/+/status" "$site/locator/#" \
+    "$site/agents/+/gatt/results" "$site/agents/+/gatt/requests"
+observe ha homeassistant-2 'homeassistant/#' "$site/agents/+/status" "$site/agents/+/readings" \
+    "$site/agents/+/gatt/results" "$site/agents/+/gatt/requests"
 observe agent-a agent-spy '#' "$site/agents/+/readings" '$SYS/#'
 # The surveyor asks for everything; it may get the readings and nothing else.
 observe surveyor surveyor-2 '#' "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" "$site/tags/#" \
     "$site/events" "$site/locator/#" 'homeassistant/#' '$SYS/#'
+# GATT jobs: agent-d reads its own requests (and asks for every agent's); the operator reads the results.
+observe agent-d-jobs agent-d "$site/agents/agent-d/gatt/requests" "$site/agents/+/gatt/requests"
+observe operator operator-2 "$site/agents/+/gatt/results" "$site/agents/+/gatt/requests" "$site/agents/+/readings"
 sleep 1
 
 publish() { # publish USER TOPIC MARKER
@@ -146,6 +152,20 @@ publish surveyor "$site/floors/1/zones/7/occupancy" bad-surveyor-floor
 publish surveyor "$site/tags/mac-001122334455/position" bad-surveyor-tag
 publish surveyor "$site/locator/status" bad-surveyor-locator
 publish surveyor homeassistant/status bad-surveyor-ha
+publish operator "$site/agents/agent-d/gatt/requests" ok-op-request
+publish operator "$site/agents/agent-b/gatt/requests" ok-op-request-for-b
+publish agent-a "$site/agents/agent-d/gatt/requests" bad-agent-request
+publish agent-d "$site/agents/agent-d/gatt/requests" bad-agent-own-request
+publish dashboard "$site/agents/agent-d/gatt/requests" bad-dash-request
+publish locator "$site/agents/agent-d/gatt/requests" bad-loc-request
+publish homeassistant "$site/agents/agent-d/gatt/requests" bad-ha-request
+publish surveyor "$site/agents/agent-d/gatt/requests" bad-surveyor-request
+publish agent-d "$site/agents/agent-d/gatt/results" ok-d-result
+publish agent-a "$site/agents/agent-d/gatt/results" bad-a-result-as-d
+publish operator "$site/agents/agent-d/gatt/results" bad-op-result
+publish dashboard "$site/agents/agent-d/gatt/results" bad-dash-result
+publish operator "$site/agents/operator/readings" bad-op-as-agent
+publish operator "$site/agents/operator/gatt/results" bad-op-as-agent-result
 
 if mosquitto_pub -h 127.0.0.1 -p "$plain_port" -t "$site/agents/anon/readings" -m bad-anon 2>/dev/null; then
     fail "anonymous client refused"
@@ -175,6 +195,10 @@ v5() { "$1" -h 127.0.0.1 -p "$plain_port" -V mqttv5 -u agent-a -P "$(cat "$work/
 case $(v5 mosquitto_pub "$site/agents/agent-b/readings") in
     *"Not authorized"*) pass "v5 agent is told 'Not authorized' for another agent's topic" ;;
     *) fail "v5 agent is told 'Not authorized' for another agent's topic" ;;
+esac
+case $(v5 mosquitto_pub "$site/agents/agent-a/gatt/requests") in
+    *"Not authorized"*) pass "v5 agent is told 'Not authorized' for a GATT request, even to itself" ;;
+    *) fail "v5 agent is told 'Not authorized' for a GATT request, even to itself" ;;
 esac
 case $(v5 mosquitto_pub "$site/agents/agent-a/readings") in
     *"Not authorized"*) fail "v5 agent publishes to its own topic without complaint" ;;
@@ -228,15 +252,34 @@ expect_seen locator ok-c-tls-after-reload
 expect_seen surveyor ok-a-readings
 expect_seen surveyor ok-b-readings
 expect_seen surveyor ok-c-after-reload
+expect_seen agent-d-jobs ok-op-request
+expect_seen operator ok-d-result
 for marker in bad-dash-as-agent bad-loc-as-agent bad-locb-as-agent bad-ha-as-agent bad-a-as-b bad-a-dotdot bad-a-floor bad-a-tag bad-a-ha bad-a-hastatus bad-dash-floor bad-ha-floor \
     bad-anon bad-wrong-password bad-tls-no-ca bad-surveyor-as-agent bad-surveyor-as-a bad-surveyor-status \
-    bad-surveyor-floor bad-surveyor-tag bad-surveyor-locator bad-surveyor-ha; do
+    bad-surveyor-floor bad-surveyor-tag bad-surveyor-locator bad-surveyor-ha bad-agent-request bad-agent-own-request \
+    bad-dash-request bad-loc-request bad-ha-request bad-surveyor-request bad-a-result-as-d bad-op-result \
+    bad-dash-result bad-op-as-agent bad-op-as-agent-result; do
     expect_unseen "$marker"
 done
 if grep -q " ok-a-readings\$" "$work/ha.seen"; then
     fail "Home Assistant reads the agents' status but not their readings"
 else
     pass "Home Assistant reads the agents' status but not their readings"
+fi
+# Jobs and results go only where the ACL says: agent-d got its own job and not agent-b's; the operator got the
+# result and no readings or jobs; the dashboard and Home Assistant, which asked for both, got neither.
+for marker in ok-op-request-for-b ok-op-request ok-d-result; do
+    for observer in dashboard ha agent-a surveyor; do
+        grep -q " $marker\$" "$work/$observer.seen" && fail "$observer does not receive $marker" \
+            || pass "$observer does not receive $marker"
+    done
+done
+grep -q " ok-op-request-for-b\$" "$work/agent-d-jobs.seen" && fail "agent-d does not receive agent-b's job" \
+    || pass "agent-d does not receive agent-b's job"
+if grep -vE "^whereabouts/v1/[^/]+/agents/[^/]+/gatt/results " "$work/operator.seen" >/dev/null; then
+    fail "the operator reads results and nothing else (got: $(head -c 200 "$work/operator.seen"))"
+else
+    pass "the operator reads results and nothing else"
 fi
 if [ -s "$work/agent-a.seen" ]; then
     fail "an agent reads nothing (it got: $(head -c 200 "$work/agent-a.seen"))"

@@ -8,6 +8,8 @@ public import WhereaboutsCore
 /// |---|---|---|
 /// | `…/agents/<agent>/readings` | agent | QoS 1 |
 /// | `…/agents/<agent>/status` | agent | retained `online`/`degraded`/`offline`, `offline` is the last will |
+/// | `…/agents/<agent>/gatt/requests` | the operator account only | QoS 1 ``GATTJobRequest`` (Topics+GATT.swift) |
+/// | `…/agents/<agent>/gatt/results` | agent | QoS 1 ``GATTJobResult``, one per request |
 /// | `…/floors/<major>/zones/<minor>/occupancy` | locator | retained |
 /// | `…/tags/<tag>/position` | locator | retained |
 /// | `…/tags/<tag>/zone` | locator | retained, changes only with the tag's zone or its state |
