@@ -1,5 +1,6 @@
 import Testing
 import WhereaboutsAgent
+import WhereaboutsCore
 import WhereaboutsWire
 
 @Suite("GATT job queue")
@@ -7,6 +8,9 @@ struct GATTJobQueueTests {
     static func request(_ id: String, deadline: Double = 10) -> [UInt8] {
         Array(#"{"id":"\#(id)","tag":"mac-c01122334455","operation":"battery","deadline":\#(deadline)}"#.utf8)
     }
+
+    /// The tag every fixture request names; each result echoes it.
+    static let tag = TagIdentity.address(0xC011_2233_4455)
 
     static func id(_ text: String) -> GATTJobID {
         guard let id = GATTJobID(text) else { preconditionFailure("fixture job id must be valid") }
@@ -22,7 +26,7 @@ struct GATTJobQueueTests {
     }
 
     static func ok(_ id: String, battery: Int = 80) -> GATTJobResult {
-        GATTJobResult(id: Self.id(id), status: .ok, values: GATTJobValues(battery: battery))
+        GATTJobResult(id: Self.id(id), tag: Self.tag, status: .ok, values: GATTJobValues(battery: battery))
     }
 
     @Test("starts a job at once when the radio is idle, with its whole deadline")
@@ -60,7 +64,7 @@ struct GATTJobQueueTests {
         _ = queue.receive(Self.request("w1"), now: 0)
         _ = queue.receive(Self.request("w2"), now: 0)
         let full = queue.receive(Self.request("w3"), now: 0)
-        #expect(Self.published(full) == [GATTJobResult(id: Self.id("w3"), status: .busy)])
+        #expect(Self.published(full) == [GATTJobResult(id: Self.id("w3"), tag: Self.tag, status: .busy)])
         #expect(queue.waitingJobs == [Self.id("w1"), Self.id("w2")])
         #expect(queue.counters.busy == 1)
         _ = queue.finished(Self.id("run"), Self.ok("run"), now: 1)
@@ -83,12 +87,16 @@ struct GATTJobQueueTests {
         _ = queue.receive(Self.request("b", deadline: 60), now: 1)
         #expect(queue.tick(now: 5).isEmpty)
         let expired = queue.tick(now: 5.5)
-        #expect(expired == [.publish(GATTJobResult(id: Self.id("a"), status: .timeout)), .cancel(Self.id("a"))])
+        #expect(
+            expired == [
+                .publish(GATTJobResult(id: Self.id("a"), tag: Self.tag, status: .timeout)), .cancel(Self.id("a")),
+            ])
         // A second tick does not answer or cancel it again, and b waits for a to stop.
         #expect(queue.tick(now: 6).isEmpty)
         #expect(queue.runningJob == Self.id("a"))
         // The cancelled job's own late result is dropped; b starts.
-        let stopped = queue.finished(Self.id("a"), GATTJobResult(id: Self.id("a"), status: .linkLost), now: 7)
+        let stopped = queue.finished(
+            Self.id("a"), GATTJobResult(id: Self.id("a"), tag: Self.tag, status: .linkLost), now: 7)
         #expect(Self.published(stopped).isEmpty)
         #expect(Self.started(stopped) == ["b"])
         #expect(queue.counters.timedOut == 1)
@@ -100,7 +108,7 @@ struct GATTJobQueueTests {
         var queue = GATTJobQueue()
         _ = queue.receive(Self.request("a", deadline: 5), now: 0)
         let actions = queue.finished(Self.id("a"), Self.ok("a"), now: 6)
-        #expect(Self.published(actions) == [GATTJobResult(id: Self.id("a"), status: .timeout)])
+        #expect(Self.published(actions) == [GATTJobResult(id: Self.id("a"), tag: Self.tag, status: .timeout)])
     }
 
     @Test("times out waiting jobs whose deadline passed in the queue, without running them")
@@ -110,7 +118,7 @@ struct GATTJobQueueTests {
         _ = queue.receive(Self.request("short", deadline: 2), now: 0)
         _ = queue.receive(Self.request("long", deadline: 50), now: 0)
         let actions = queue.tick(now: 3)
-        #expect(actions == [.publish(GATTJobResult(id: Self.id("short"), status: .timeout))])
+        #expect(actions == [.publish(GATTJobResult(id: Self.id("short"), tag: Self.tag, status: .timeout))])
         #expect(queue.waitingJobs == [Self.id("long")])
         // One that expires between ticks is answered when its turn comes, and the next one runs.
         _ = queue.receive(Self.request("brief", deadline: 1), now: 40)
@@ -197,7 +205,7 @@ struct GATTJobQueueTests {
                     sent += 1
                 case 1:
                     if let id = queue.runningJob {
-                        record(queue.finished(id, GATTJobResult(id: id, status: .ok), now: now))
+                        record(queue.finished(id, GATTJobResult(id: id, tag: Self.tag, status: .ok), now: now))
                     }
                 default: record(queue.tick(now: now))
                 }
@@ -206,7 +214,7 @@ struct GATTJobQueueTests {
             now += 100
             record(queue.tick(now: now))
             while let id = queue.runningJob {
-                record(queue.finished(id, GATTJobResult(id: id, status: .ok), now: now))
+                record(queue.finished(id, GATTJobResult(id: id, tag: Self.tag, status: .ok), now: now))
             }
             #expect(answers.count == sent)
             #expect(answers.values.allSatisfy { $0 == 1 }, "\(answers)")

@@ -177,6 +177,7 @@ struct GATTJobPayloadTests {
             GATTJobResult(id: id, status: .linkLost),
             GATTJobResult(id: id, status: .busy),
             GATTJobResult(id: nil, status: .refused(reason: "no GATT central on this agent")),
+            GATTJobResult(id: id, tag: .address(0xC011_2233_4455), status: .ok, values: GATTJobValues(battery: 9)),
         ]
         for result in results {
             #expect(try GATTJobResult(payload: result.payload) == result)
@@ -186,6 +187,8 @@ struct GATTJobPayloadTests {
                 == #"{"id":"job-7","status":"attError","code":13,"handle":42,"uuid":"57484552-4541-424f-5554-530000000002"}"#
         )
         #expect(results[0].payload == #"{"id":"job-7","status":"ok","values":{"battery":87}}"#)
+        #expect(
+            results[11].payload == #"{"id":"job-7","tag":"mac-c01122334455","status":"ok","values":{"battery":9}}"#)
     }
 
     @Test(
@@ -196,6 +199,7 @@ struct GATTJobPayloadTests {
             #"{"id":"j","status":"attError","code":13,"handle":1,"uuid":"2a19/"}"#,
             #"{"id":"j","status":"done"}"#, #"{"id":"j","status":"ok","values":{"battery":101}}"#,
             #"{"id":"j","status":"ok","values":{"colour":"red"}}"#, #"{"id":"j","status":"refused"}"#,
+            #"{"id":"j","tag":"kitchen/#","status":"ok","values":{"battery":9}}"#,
         ])
     func refusesBadResults(text: String) {
         #expect(throws: PayloadError.self) { try GATTJobResult(payload: text) }

@@ -82,7 +82,7 @@ public struct GATTJobQueue: Sendable {
         }
         guard waiting.count < capacity else {
             counters.busy += 1
-            return [.publish(GATTJobResult(id: request.id, status: .busy))]
+            return [.publish(GATTJobResult(id: request.id, tag: request.tag, status: .busy))]
         }
         waiting.append(job)
         return []
@@ -100,10 +100,11 @@ public struct GATTJobQueue: Sendable {
         } else if now > job.deadline {
             // Ended after its deadline but before a tick noticed: the operator was promised a timeout by then.
             counters.timedOut += 1
-            actions.append(.publish(GATTJobResult(id: id, status: .timeout)))
+            actions.append(.publish(GATTJobResult(id: id, tag: job.request.tag, status: .timeout)))
         } else {
             counters.completed += 1
-            actions.append(.publish(GATTJobResult(id: id, status: result.status, values: result.values)))
+            actions.append(
+                .publish(GATTJobResult(id: id, tag: job.request.tag, status: result.status, values: result.values)))
         }
         running = nil
         cancelled = false
@@ -116,7 +117,10 @@ public struct GATTJobQueue: Sendable {
         if let job = running, !cancelled, now > job.deadline {
             counters.timedOut += 1
             cancelled = true
-            actions += [.publish(GATTJobResult(id: job.request.id, status: .timeout)), .cancel(job.request.id)]
+            actions += [
+                .publish(GATTJobResult(id: job.request.id, tag: job.request.tag, status: .timeout)),
+                .cancel(job.request.id),
+            ]
         }
         actions += expireWaiting(now: now)
         return actions
@@ -137,7 +141,7 @@ public struct GATTJobQueue: Sendable {
         waiting.removeAll { job in
             guard now > job.deadline else { return false }
             counters.timedOut += 1
-            actions.append(.publish(GATTJobResult(id: job.request.id, status: .timeout)))
+            actions.append(.publish(GATTJobResult(id: job.request.id, tag: job.request.tag, status: .timeout)))
             return true
         }
         return actions

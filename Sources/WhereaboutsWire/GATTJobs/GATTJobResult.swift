@@ -1,3 +1,4 @@
+public import WhereaboutsCore
 public import WhereaboutsJSON
 
 /// How a GATT job ended.
@@ -86,21 +87,26 @@ public struct GATTJobValues: Sendable, Hashable {
 /// The answer to one GATT job, the payload of `…/agents/<agent>/gatt/results`:
 ///
 /// ```json
-/// {"id":"job-7","status":"ok","values":{"battery":87}}
+/// {"id":"job-7","tag":"ibeacon-<uuid>-1-7","status":"ok","values":{"battery":87}}
 /// {"id":"job-8","status":"attError","code":13,"handle":42,"uuid":"0x2a19"}
 /// {"id":null,"status":"refused","reason":"missing field \"id\""}
 /// ```
 ///
-/// `id` is null only for a request so malformed that no job id could be read from it. `values` comes with `ok`;
+/// `id` is null only for a request so malformed that no job id could be read from it. `tag` is there when the
+/// request named one. `values` comes with `ok`;
 /// `code` with `notConnectable` (when the controller gave one) and `attError`; `handle` and `uuid` with `attError`;
 /// `reason` with `refused`.
 public struct GATTJobResult: JSONPayload, Hashable {
     public var id: GATTJobID?
+    /// The tag the request named, echoed so that a listener (the locator) can file a battery level under its tag
+    /// without having seen the request.
+    public var tag: TagIdentity?
     public var status: GATTJobStatus
     public var values: GATTJobValues?
 
-    public init(id: GATTJobID?, status: GATTJobStatus, values: GATTJobValues? = nil) {
+    public init(id: GATTJobID?, tag: TagIdentity? = nil, status: GATTJobStatus, values: GATTJobValues? = nil) {
         self.id = id
+        self.tag = tag
         self.status = status
         self.values = values
     }
@@ -115,8 +121,10 @@ public struct GATTJobResult: JSONPayload, Hashable {
 
     public var json: JSONValue {
         var members: [(key: String, value: JSONValue)] = [
-            ("id", .optionalString(id?.rawValue)), ("status", .string(status.name)),
+            ("id", .optionalString(id?.rawValue))
         ]
+        if let tag { members.append(("tag", .string(tag.description))) }
+        members.append(("status", .string(status.name)))
         switch status {
         case .ok, .timeout, .linkLost, .busy: break
         case .notConnectable(let code): if let code { members.append(("code", .number(Double(code)))) }
@@ -132,16 +140,20 @@ public struct GATTJobResult: JSONPayload, Hashable {
     public init(json: JSONValue) throws(PayloadError) {
         let reader = try FieldReader(json: json)
         self = try decodingMembers { () throws(FieldProblem) -> GATTJobResult in
-            try reader.onlyMembers(["id", "status", "code", "handle", "uuid", "reason", "values"])
+            try reader.onlyMembers(["id", "tag", "status", "code", "handle", "uuid", "reason", "values"])
             let id = try reader.optionalString("id").map { text throws(FieldProblem) -> GATTJobID in
                 guard let id = GATTJobID(text) else { throw .invalid("id") }
                 return id
+            }
+            let tag = try reader.optionalString("tag").map { text throws(FieldProblem) -> TagIdentity in
+                guard let tag = TagIdentity(wire: text) else { throw .invalid("tag") }
+                return tag
             }
             let status = try Self.status(reader)
             let values = try reader.optionalValue("values").map { _ throws(FieldProblem) in
                 try GATTJobValues(reader.nested("values"))
             }
-            return GATTJobResult(id: id, status: status, values: values)
+            return GATTJobResult(id: id, tag: tag, status: status, values: values)
         }
     }
 
