@@ -96,8 +96,8 @@ let package = Package(
         .target(
             name: "WhereaboutsRadio",
             dependencies: [
-                "WhereaboutsAgent", "WhereaboutsAdvertising", "WhereaboutsHCI", "WhereaboutsRuntime",
-                "CommandLineSupport",
+                "WhereaboutsAgent", "WhereaboutsAdvertising", "WhereaboutsHCI", "WhereaboutsGATT", "WhereaboutsRuntime",
+                "WhereaboutsWire", "WhereaboutsCore", "CommandLineSupport",
             ]
         ),
         // A small, strict HTTP/1.1 server over Glibc sockets and poll: GET only, bounded heads, connections and

@@ -49,7 +49,7 @@ public enum AgentRadio: ServiceSource {
             logger.info("advertising \(advertisement.tag) at \(advertisement.measuredPower) dBm")
         }
         logger.info("scanning on \(name) (\(LiveScan.describe(host, scan)))")
-        return .live(LiveScan(opener: opener, host: host, logger: logger), events)
+        return .live(LiveScan(opener: opener, host: host, logger: logger, takesJobs: settings.gatt), events)
     }
 
     /// Whether this is a live scan (windows close by the wall clock; a watchdog watches for silence).
@@ -71,6 +71,7 @@ public enum AgentRadio: ServiceSource {
 
     public func run(into feed: inout SourceFeed<AgentPipeline.Input>) async {
         switch self {
+        case .live(let scan, let stream) where scan.takesJobs: await scan.runWithJobs(firstStream: stream, into: &feed)
         case .live(let scan, let stream): await scan.run(firstStream: stream, into: &feed)
         case .replay(let replay): await replay.run(into: &feed)
         }
@@ -81,6 +82,8 @@ public enum AgentRadio: ServiceSource {
         switch effect {
         case .restartScan: await scan.restart()
         case .stopSource: await scan.stop()
+        case .runGATTJob(let job): scan.gattJobs.submit(job)
+        case .cancelGATTJob(let id): scan.gattJobs.cancel(id)
         }
     }
 }

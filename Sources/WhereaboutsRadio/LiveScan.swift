@@ -26,12 +26,19 @@ public final class LiveScan: Sendable {
     private let earlierDrops = Atomic<Int>(0)
     private let restartRequested = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
+    /// Whether the agent takes GATT jobs (`--gatt`), and what runs them.
+    let takesJobs: Bool
+    let gattJobs = GATTJobRunner()
 
-    init(opener: ControllerOpener, host: HCIHost, logger: Logger) {
+    init(opener: ControllerOpener, host: HCIHost, logger: Logger, takesJobs: Bool = false) {
         self.opener = opener
         self.host = Mutex(host)
         self.logger = logger
+        self.takesJobs = takesJobs
     }
+
+    /// The controller open now (a job runs on it beside the scan).
+    var currentHost: HCIHost { host.withLock { $0 } }
 
     /// "passive, legacy scanning" or the like, for the log.
     static func describe(_ host: HCIHost, _ scan: LEScanParameters) -> String {

@@ -66,6 +66,7 @@ enum AgentCommand {
         configuration.shutdownTimeout = settings.shutdownTimeout
         configuration.isLive = radio.isLive
         configuration.journaled = settings.stateDirectory != nil
+        configuration.gatt = settings.gatt
         let pipeline = AgentPipeline(
             configuration: configuration, at: ServiceTime(now: WallClock.now(), monotonic: WallClock.monotonic()))
         var state = ServiceState(pipeline: pipeline)

@@ -19,6 +19,8 @@ public struct AgentPipeline: ServicePipeline {
         case replayTime(Double)
         /// The source has no more events; `problem` says why, if not simply the end of a capture.
         case sourceEnded(problem: SourceProblem?)
+        /// The radio ended a GATT job (or stopped it after ``Effect/cancelGATTJob(_:)``).
+        case gattJobEnded(GATTJobResult)
     }
 
     /// What the agent asks of its source.
@@ -27,6 +29,10 @@ public struct AgentPipeline: ServicePipeline {
         case restartScan
         /// Stop the source for good.
         case stopSource
+        /// Run a GATT job beside the scan; its end comes back as ``Input/gattJobEnded(_:)``.
+        case runGATTJob(GATTJob)
+        /// Stop the running GATT job (its deadline passed; its `timeout` is already published).
+        case cancelGATTJob(GATTJobID)
     }
 
     /// Settings of the pipeline.
@@ -55,6 +61,8 @@ public struct AgentPipeline: ServicePipeline {
         public var shutdownTimeout: Double = 3
         /// Whether the shell keeps the outbox's batches in a journal (a state directory was given).
         public var journaled = false
+        /// Whether the agent takes GATT jobs (`--gatt`): it then subscribes to its requests topic.
+        public var gatt = false
 
         public init(agent: AgentID, topics: Topics, epoch: Int, filter: SightingFilter) {
             self.agent = agent
@@ -67,8 +75,8 @@ public struct AgentPipeline: ServicePipeline {
     /// The settings.
     public let configuration: Configuration
     public let session: BrokerSession.Configuration
-    /// The agent subscribes to nothing.
-    public var subscriptions: [Subscription] { [] }
+    /// The agent subscribes to its GATT requests with `--gatt`, and to nothing else.
+    public var subscriptions: [Subscription] { gattJobs.map { [$0.subscription] } ?? [] }
     /// The agent's counters (the outbox's are the session's).
     public private(set) var metrics = AgentMetrics()
     /// Why the source ended, when it ended with a problem.
@@ -80,6 +88,8 @@ public struct AgentPipeline: ServicePipeline {
     private var sequencer: BatchSequencer
     private var watchdog: ScanWatchdog?
     private var lastMetricsLog: Double
+    /// The GATT jobs, with `--gatt`.
+    public private(set) var gattJobs: GATTJobDesk?
     private var stopped = false
     /// The distinct addresses each published identity was heard from (bounded), to tell when several devices
     /// share an identity: their readings are merged into one tag's.
@@ -107,6 +117,7 @@ public struct AgentPipeline: ServicePipeline {
         sequencer = BatchSequencer(agent: configuration.agent, epoch: configuration.epoch)
         lastMetricsLog = time.monotonic
         metrics.journal = configuration.journaled ? .disk : .none
+        if configuration.gatt { gattJobs = GATTJobDesk(agent: configuration.agent, topics: configuration.topics) }
         if configuration.isLive {
             watchdog = ScanWatchdog(configuration: .init(timeout: configuration.watchdogTimeout), now: time.monotonic)
         }
@@ -125,7 +136,7 @@ public struct AgentPipeline: ServicePipeline {
     public mutating func connected(at time: ServiceTime) -> [ServiceAction<Effect>] { [] }
 
     public mutating func receive(topic: String, payload: [UInt8], at time: ServiceTime) -> [ServiceAction<Effect>] {
-        []
+        gattJobs?.receive(topic: topic, payload: payload, now: time.monotonic) ?? []
     }
 
     public mutating func take(_ input: Input, at time: ServiceTime) -> [ServiceAction<Effect>] {
@@ -145,11 +156,13 @@ public struct AgentPipeline: ServicePipeline {
                 return [.log(.error, "source failed: \(problem)"), .stop(failure: "source failed: \(problem)")]
             }
             return [.log(.warning, "replay stopped early: \(problem)"), .stop(failure: nil)]
+        case .gattJobEnded(let result):
+            return gattJobs?.finished(result, now: time.monotonic) ?? []
         }
     }
 
     public mutating func tick(at time: ServiceTime, outbox: Outbox) -> [ServiceAction<Effect>] {
-        var actions: [ServiceAction<Effect>] = []
+        var actions = gattJobs?.tick(now: time.monotonic) ?? []
         if !stopped, configuration.isLive {
             actions += publish(aggregator.advance(to: time.now), at: time)
             if watchdog?.shouldRestart(now: time.monotonic) == true {
@@ -226,6 +239,7 @@ public struct AgentPipeline: ServicePipeline {
             for sighting in sightings {
                 closed += aggregator.add(sighting, at: event.time)
                 if let line = noteAddress(of: sighting) { notes.append(.log(.warning, line)) }
+                gattJobs?.heard(sighting)
             }
             metrics.sightings += sightings.count
         }

@@ -73,6 +73,9 @@ public struct AgentSettings: Sendable {
     public var replaySpeed = ReplaySpeed.factor(1)
     /// Keep the capture's times instead of shifting them to now.
     public var keepTimes = false
+    /// Take GATT jobs from the operator (`--gatt`): subscribe to this agent's requests topic and run each job on
+    /// the controller beside the scan.
+    public var gatt = false
     /// What is published.
     public var filter: SightingFilter
     /// The batching window, seconds.
@@ -176,6 +179,8 @@ public struct AgentSettings: Sendable {
             replaySpeed = speed
         }
         keepTimes = try settings.switchValue("keep-times")
+        gatt = try settings.switchValue("gatt")
+        if gatt, case .btsnoop = source { throw .invalid("--gatt needs a live controller, not a btsnoop replay") }
 
         filter = try Self.filter(settings, site: site)
         window = try settings.number("window", in: 0.1...60) ?? 1
@@ -329,6 +334,7 @@ extension AgentSettings {
                     .value("watchdog-timeout", "S", "restart a scan silent this long, 5-3600", default: "30"),
                     .value("replay-speed", "SPEED", "fast, or a factor such as 1", default: "1"),
                     .switchFlag("keep-times", "keep a replay's recorded times"),
+                    .switchFlag("gatt", "take GATT jobs (battery, info, provision) from the operator's requests"),
                 ]),
             .init(
                 "what is published",

@@ -1,0 +1,212 @@
+import Synchronization
+import WhereaboutsAdvertising
+import WhereaboutsAgent
+import WhereaboutsCore
+import WhereaboutsGATT
+import WhereaboutsHCI
+import WhereaboutsRuntime
+import WhereaboutsWire
+
+/// Runs the agent's GATT jobs, one at a time, on the scanning controller: connect, do the job's reads and writes,
+/// disconnect, and say how it ended. The scan goes on meanwhile; the controller does both.
+///
+/// The queue (``GATTJobDesk``) decides what runs and keeps the deadlines; this only performs. A central is made
+/// for each job on the controller open at the time (LiveScan may have opened it again since the last one), with its
+/// ATT timeout cut to the job's deadline, so that a tag that goes silent mid-job ends it by itself soon after the
+/// queue has answered `timeout`. A cancelled job stops at its next step.
+final class GATTJobRunner: Sendable {
+    private let jobs: AsyncStream<GATTJob>
+    private let submissions: AsyncStream<GATTJob>.Continuation
+    private let cancelled = Mutex<GATTJobID?>(nil)
+
+    init() {
+        (jobs, submissions) = AsyncStream.makeStream(of: GATTJob.self)
+    }
+
+    /// Queues a job (the desk sends one only when the last one has ended).
+    func submit(_ job: GATTJob) { submissions.yield(job) }
+
+    /// Asks the running job to stop at its next step.
+    func cancel(_ id: GATTJobID) { cancelled.withLock { $0 = id } }
+
+    /// Runs the jobs submitted, on the controller `host` gives at each job's start, until the task is cancelled;
+    /// hands each end to `ended`.
+    func run(host: @Sendable () -> HCIHost, ended: @Sendable (GATTJobResult) -> Void) async {
+        for await job in jobs {
+            ended(await perform(job, on: host()))
+        }
+    }
+
+    private func isCancelled(_ id: GATTJobID) -> Bool { cancelled.withLock { $0 == id } }
+
+    /// One job, start to end; every failure is a result.
+    func perform(_ job: GATTJob, on host: HCIHost) async -> GATTJobResult {
+        let request = job.request
+        func failed(_ status: GATTJobStatus) -> GATTJobResult {
+            GATTJobResult(id: request.id, tag: request.tag, status: status)
+        }
+        let central: GATTCentral
+        do {
+            central = try await GATTCentral(host: host, transactionTimeout: min(30, max(1, job.remaining)))
+        } catch {
+            return failed(.linkLost)
+        }
+        let link: ConnectionComplete
+        do {
+            link = try await central.connect(
+                to: job.address, type: job.addressType, timeout: .seconds(min(10, max(1, job.remaining))))
+        } catch {
+            return failed(Self.status(error, asking: nil))
+        }
+        let result: GATTJobResult
+        do {
+            let values = try await Steps(central: central, handle: link.handle, id: request.id, runner: self)
+                .values(for: request.operation)
+            result = GATTJobResult(id: request.id, tag: request.tag, status: .ok, values: values)
+        } catch let error as Steps.Failure {
+            result = failed(error.status)
+        } catch {
+            result = failed(.timeout)  // cancelled: the queue has answered `timeout` already
+        }
+        await central.disconnect(link.handle)
+        return result
+    }
+
+    /// A central's error as a job's status; `uuid` is what was asked for, when the error does not name it.
+    static func status(_ error: GATTCentralError, asking uuid: AttributeUUID?) -> GATTJobStatus {
+        switch error {
+        case .connectionFailed(let status, _): return .notConnectable(code: status)
+        case .connectTimedOut: return .timeout
+        case .controller: return .linkLost
+        case .gatt(let gatt):
+            switch gatt {
+            case .attribute(let code, _, let handle, let named):
+                return .attError(
+                    code: code.rawValue, handle: handle, uuid: (named ?? uuid).map { "\($0)".lowercased() })
+            case .timedOut: return .timeout
+            case .linkLost: return .linkLost
+            default: return .refused(reason: "\(gatt)")
+            }
+        }
+    }
+
+    /// The procedures of one job on one link.
+    private struct Steps {
+        let central: GATTCentral
+        let handle: UInt16
+        let id: GATTJobID
+        let runner: GATTJobRunner
+
+        struct Failure: Error {
+            var status: GATTJobStatus
+        }
+
+        func values(for operation: GATTOperation) async throws -> GATTJobValues {
+            switch operation {
+            case .battery:
+                guard let value = try await read(.batteryLevel), let level = value.first, level <= 100 else {
+                    throw Failure(status: .refused(reason: "the tag's Battery Level (0x2a19) is not a percentage"))
+                }
+                return GATTJobValues(battery: Int(level))
+            case .info:
+                let texts = try await [AttributeUUID.manufacturerName, .modelNumber, .firmwareRevision].asyncMap {
+                    try await read($0, optional: true).map { String(decoding: $0.prefix(128), as: UTF8.self) }
+                }
+                return GATTJobValues(manufacturer: texts[0], model: texts[1], firmware: texts[2])
+            case .provision(let wanted):
+                return GATTJobValues(provisioned: try await provision(wanted))
+            }
+        }
+
+        /// Writes the configuration characteristic and reads it back.
+        private func provision(_ wanted: BeaconProvisioning) async throws -> BeaconProvisioning {
+            let uuid = BeaconConfiguration.characteristic
+            guard
+                case .values(let found) = try await step(.readByType(uuid, start: 1, end: 0xFFFF), uuid),
+                let attribute = found.first,
+                let configuration = BeaconConfiguration(
+                    proximityUUID: wanted.uuid.bytes, major: wanted.major, minor: wanted.minor,
+                    measuredPower: wanted.power)
+            else { throw Failure(status: .refused(reason: "the tag has no configuration characteristic (\(uuid))")) }
+            _ = try await step(.write(attribute.handle, configuration.value), uuid)
+            guard case .value(let bytes) = try await step(.read(attribute.handle), uuid),
+                let back = BeaconConfiguration(value: bytes), let backUUID = BeaconUUID(bytes: back.proximityUUID)
+            else {
+                throw Failure(
+                    status: .refused(reason: "the configuration read back is not \(BeaconConfiguration.length) bytes"))
+            }
+            return BeaconProvisioning(uuid: backUUID, major: back.major, minor: back.minor, power: back.measuredPower)
+        }
+
+        /// A characteristic's value by its UUID; nil when `optional` and the tag has none.
+        private func read(_ uuid: AttributeUUID, optional: Bool = false) async throws -> [UInt8]? {
+            do {
+                guard case .values(let values) = try await step(.readByType(uuid, start: 1, end: 0xFFFF), uuid),
+                    let first = values.first
+                else { return nil }
+                // Read By Type gives at most MTU - 4 bytes: read the whole value by its handle.
+                guard case .value(let whole) = try await step(.read(first.handle), uuid) else { return first.value }
+                return whole
+            } catch let failure as Failure {
+                if optional, case .attError(let code, _, _) = failure.status,
+                    code == ATTErrorCode.attributeNotFound.rawValue
+                {
+                    return nil
+                }
+                throw failure
+            }
+        }
+
+        private func step(_ procedure: GATTProcedure, _ uuid: AttributeUUID) async throws -> GATTResult {
+            if runner.isCancelled(id) { throw CancellationError() }
+            do {
+                return try await central.perform(procedure, on: handle)
+            } catch {
+                throw Failure(status: GATTJobRunner.status(error, asking: uuid))
+            }
+        }
+    }
+}
+
+extension Array {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var mapped: [T] = []
+        for element in self { mapped.append(try await transform(element)) }
+        return mapped
+    }
+}
+
+extension LiveScan {
+    /// The scan's inputs and the GATT jobs' ends in one feed: the scan forwards through a feed of its own, whose
+    /// credits come back as the service takes its inputs, so back-pressure on the scan is what it was alone.
+    func runWithJobs(firstStream: AsyncStream<[UInt8]>, into feed: inout SourceFeed<AgentPipeline.Input>) async {
+        enum Merged: Sendable {
+            case scan(AgentPipeline.Input)
+            case scanEnded
+        }
+        let (merged, sink) = AsyncStream.makeStream(of: Merged.self)
+        let (credits, creditSink) = AsyncStream.makeStream(of: Void.self)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var inner = SourceFeed(credits: credits) { sink.yield(.scan($0)) }
+                await self.run(firstStream: firstStream, into: &inner)
+                sink.yield(.scanEnded)
+            }
+            group.addTask {
+                await self.gattJobs.run(host: { self.currentHost }) { sink.yield(.scan(.gattJobEnded($0))) }
+            }
+            loop: for await item in merged {
+                switch item {
+                case .scan(let input):
+                    guard await feed.send(input) else { break loop }
+                    if case .gattJobEnded = input { continue }
+                    creditSink.yield()
+                case .scanEnded:
+                    break loop
+                }
+            }
+            creditSink.finish()
+            group.cancelAll()
+        }
+    }
+}
