@@ -272,7 +272,8 @@ let package = Package(
             name: "AgentEndToEndTests",
             dependencies: [
                 "BrokerFixture", "TestFixtures", "WhereaboutsWire", "WhereaboutsMQTT", "WhereaboutsAdvertising",
-                "WhereaboutsCore", "ControllerEmulator", "WhereaboutsSession", "WhereaboutsHCI",
+                "WhereaboutsCore", "ControllerEmulator", "WhereaboutsSession", "WhereaboutsHCI", "WhereaboutsGATT",
+                "GATTPeripheral",
             ]
         ),
     ],

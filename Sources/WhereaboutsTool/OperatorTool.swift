@@ -20,6 +20,8 @@ let usage = """
       free-port           print a free TCP port on 127.0.0.1 (for scripts)
       calibrate           fit agents' and tags' radio constants from a walk with known positions
       survey              record a survey from the broker (points on standard input), then report and calibrate
+      tag                 GATT jobs on a tag through the agent that hears it best: tag battery|info|provision TAG,
+                          tag battery --all [--spread SECONDS] (agents run with --gatt)
 
     exit status: 0 ok, 1 runtime failure, 2 bad usage or bad input
     """
@@ -67,6 +69,8 @@ public enum OperatorTool {
                 status = try FreePortCommand.run(settings(FreePortCommand.interface))
             case "calibrate":
                 status = try CalibrateCommand.run(settings(CalibrateCommand.interface))
+            case "tag":
+                status = try await TagCommand.run(settings(TagCommand.interface))
             case "survey":
                 status = try await SurveyCommand.run(settings(SurveyCommand.interface))
             case "help", "--help", nil:

@@ -27,7 +27,7 @@ public struct AttributeServer: Sendable {
 
     public init(
         battery: UInt8, manufacturer: String, model: String, firmware: String, name: String,
-        configuration: BeaconConfiguration
+        configuration: BeaconConfiguration, configurationLength: Int = BeaconConfiguration.length
     ) {
         service(0x0001, AttributeUUID(0x1800))
         characteristic(0x0002, properties: [.read], AttributeUUID(0x2A00), Array(name.utf8))
@@ -42,7 +42,8 @@ public struct AttributeServer: Sendable {
         service(0x0030, BeaconConfiguration.service)
         characteristic(0x0031, properties: [.read, .write], BeaconConfiguration.characteristic, configuration.value)
         attributes[attributes.count - 1].writable = true
-        attributes[attributes.count - 1].length = BeaconConfiguration.length
+        // Another length stands for a tag whose firmware has another layout: our 21-byte write gets 0x0D.
+        attributes[attributes.count - 1].length = configurationLength
     }
 
     private mutating func service(_ handle: UInt16, _ uuid: AttributeUUID) {

@@ -22,8 +22,11 @@ public final class GATTPeripheral: Sendable {
         var stopped = false
     }
 
-    /// Sets the controller up (its buffers, the advertising data) and starts advertising connectable.
-    public init(host: HCIHost, server: AttributeServer, name: String = "WB tag") async throws {
+    /// Sets the controller up (its buffers, the advertising data) and starts advertising connectable: `advertising`
+    /// when given (an iBeacon's, so that an agent files the peripheral under a tag), else flags, services and `name`.
+    public init(
+        host: HCIHost, server: AttributeServer, name: String = "WB tag", advertising: [UInt8]? = nil
+    ) async throws {
         self.host = host
         guard let address = try await host.identity().address else { throw PeripheralError("no BD_ADDR") }
         self.address = address
@@ -33,7 +36,9 @@ public final class GATTPeripheral: Sendable {
         state = Mutex(State(link: LinkLayer(buffers: buffers), server: server))
         // Flags (LE general discoverable, no BR/EDR), 16-bit services 0x180F and 0x180A, the short name.
         let data: [UInt8] =
-            [0x02, 0x01, 0x06, 0x05, 0x03, 0x0F, 0x18, 0x0A, 0x18, UInt8(name.utf8.count + 1), 0x08] + Array(name.utf8)
+            advertising
+            ?? [0x02, 0x01, 0x06, 0x05, 0x03, 0x0F, 0x18, 0x0A, 0x18, UInt8(name.utf8.count + 1), 0x08]
+            + Array(name.utf8)
         guard let setData = HCICommand.leSetAdvertisingData(data) else { throw PeripheralError("name too long") }
         try await host.require(.leSetConnectableAdvertisingParameters())
         try await host.require(setData)
@@ -103,6 +108,30 @@ public final class GATTPeripheral: Sendable {
             }
         }
         for bytes in writes { try? host.writeData(bytes) }
+    }
+
+    /// Turns advertising off and on: btvirt reports an advertiser to scanners once, when it enables advertising.
+    public func readvertise() async throws {
+        try await host.require(.leSetAdvertisingEnable(false))
+        try await host.require(.leSetAdvertisingEnable(true))
+    }
+
+    /// Opens an emulated controller and resets it; btvirt now and then ends a connection at once, so it tries thrice.
+    public static func initializedHost(at path: String) async throws -> HCIHost {
+        var attempt = 1
+        while true {
+            let host = HCIHost(transport: try H4StreamTransport(path: path))
+            let failure: HCIError
+            do {
+                try await host.initialize()
+                return host
+            } catch {
+                failure = error
+            }
+            host.close()
+            guard case .controllerVanished = failure, attempt < 3 else { throw failure }
+            attempt += 1
+        }
     }
 
     /// Ends ``serve()``.
