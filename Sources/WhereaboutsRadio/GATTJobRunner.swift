@@ -121,6 +121,8 @@ final class GATTJobRunner: Sendable {
         /// Writes the configuration characteristic and reads it back.
         private func provision(_ wanted: BeaconProvisioning) async throws -> BeaconProvisioning {
             let uuid = BeaconConfiguration.characteristic
+            // The 21-byte value needs an MTU above the default 23 (a Write Request carries MTU - 3 bytes).
+            _ = try await step(.exchangeMTU(247), uuid)
             guard
                 case .values(let found) = try await step(.readByType(uuid, start: 1, end: 0xFFFF), uuid),
                 let attribute = found.first,

@@ -213,10 +213,11 @@ final class Observer: Sendable {
 /// Subscribes to one agent's topics on `broker` while `body` runs.
 func observing<Result>(
     _ broker: MosquittoBroker, agent: String, persistent: Bool = false, account: (String, String)? = nil,
+    name: String? = nil,
     _ body: (Observer) async throws -> Result
 ) async throws -> Result {
     let configuration = MQTTClientConfiguration(
-        host: broker.host, port: broker.port, clientID: "observer-\(agent)", username: account?.0,
+        host: broker.host, port: broker.port, clientID: "observer-\(name ?? agent)", username: account?.0,
         password: account?.1, tls: broker.certificates.map { MQTTTLSConfiguration(caFile: $0.caFile) },
         keepAlive: .seconds(5),
         cleanStart: !persistent, sessionExpiry: .seconds(600),

@@ -62,7 +62,10 @@ public final class GATTPeripheral: Sendable {
                     case .write(let bytes): writes.append(bytes)
                     case .command(let command): commands.append(command)
                     case .connected(let complete): state.handle = complete.handle
-                    case .disconnected: state.handle = nil
+                    case .disconnected:
+                        // As tags do: advertise again, to be found and connected to again.
+                        state.handle = nil
+                        commands.append(.leSetAdvertisingEnable(true))
                     case .attribute(let handle, let pdu):
                         guard let response = state.server.respond(to: pdu) else { continue }
                         for write in state.link.sendAttribute(response, on: handle) {
