@@ -18,7 +18,7 @@ struct CommandLineTests {
 
     static let services = [Program(executable: "whereabouts-agent"), Program(executable: "whereabouts-locator")]
     static let tool =
-        ["sim", "replay", "evaluate", "render", "watch", "web", "free-port", "calibrate"].map {
+        ["sim", "replay", "evaluate", "render", "watch", "web", "free-port", "calibrate", "tag"].map {
             Program(executable: "whereabouts", words: [$0])
         } + [Program(executable: "whereabouts", words: ["map", "check"])]
     /// The programs that read an `--env-file`.

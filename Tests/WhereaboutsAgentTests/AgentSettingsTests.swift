@@ -47,6 +47,15 @@ struct AgentSettingsTests {
         }
     }
 
+    @Test("--gatt (or WHEREABOUTS_GATT) takes GATT jobs on a live controller; a replay cannot run them")
+    func gatt() throws {
+        #expect(try !parse(Self.required).gatt)
+        #expect(try parse(Self.required + ["--gatt"]).gatt)
+        #expect(try parse(Self.required, environment: ["WHEREABOUTS_GATT": "yes"]).gatt)
+        let refused = refusal(Self.required + ["--gatt", "--source", "btsnoop:/tmp/capture.btsnoop"])
+        #expect(refused?.contains("--gatt needs a live controller") == true, "\(refused ?? "accepted")")
+    }
+
     @Test("--constraint any selects every beacon, whatever its UUID; beside others it still selects all")
     func constraintAny() throws {
         let any = try parse(Self.required + ["--constraint", "any"])
