@@ -30,11 +30,15 @@ struct ControllerOpener: Sendable {
 }
 
 extension ControllerOpener {
-    /// The controller's name and how to reach it, for a live source (nil for a btsnoop replay).
-    static func transport(for source: AgentSettings.Source)
+    /// The controller's name and how to reach it, for a live source (nil for a btsnoop replay). With
+    /// `userChannel` (the agent's `--gatt`) an `hciN` adapter is opened on the exclusive user channel: on the shared
+    /// raw socket the kernel's own host would take every connection and its ACL data.
+    static func transport(for source: AgentSettings.Source, userChannel: Bool = false)
         -> (name: String, make: @Sendable () throws(HCIError) -> any HCITransport)?
     {
         switch source {
+        case .hci(let device) where userChannel:
+            (device, { () throws(HCIError) in try UserChannelTransport(device: device) })
         case .hci(let device): (device, { () throws(HCIError) in try RawSocketTransport(device: device) })
         case .h4(let path): ("h4:\(path)", { () throws(HCIError) in try H4StreamTransport(path: path) })
         case .btsnoop: nil
