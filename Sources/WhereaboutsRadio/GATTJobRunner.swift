@@ -160,7 +160,7 @@ final class GATTJobRunner: Sendable {
         }
 
         private func step(_ procedure: GATTProcedure, _ uuid: AttributeUUID) async throws -> GATTResult {
-            if runner.isCancelled(id) { throw CancellationError() }
+            if runner.isCancelled(id) || Task.isCancelled { throw CancellationError() }
             do {
                 return try await central.perform(procedure, on: handle)
             } catch {
