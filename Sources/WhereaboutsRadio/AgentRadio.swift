@@ -21,7 +21,8 @@ public enum AgentRadio: ServiceSource {
             }
             return .replay(BtsnoopReplay(path: path, speed: settings.replaySpeed, keepsTimes: settings.keepTimes))
         }
-        guard let (name, makeTransport) = ControllerOpener.transport(for: settings.source, userChannel: settings.gatt) else {
+        guard let (name, makeTransport) = ControllerOpener.transport(for: settings.source, userChannel: settings.gatt)
+        else {
             throw RuntimeError("no controller to open for \(settings.source)")
         }
         guard
