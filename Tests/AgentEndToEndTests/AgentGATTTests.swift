@@ -216,6 +216,20 @@ struct AgentGATTTests {
             _ = try await air.send(try Self.job("beacon-battery", .battery, tag: try Self.plainBeacon.tag))
             let beacon = try await air.result(observer, try #require(GATTJobID("beacon-battery")))
             #expect(beacon.status == .notConnectable(code: 0x3E), "\(agent.output)")
+            // The tool says so in words, with exit status 1 (here with --agent: no locator runs).
+            let outputPath = air.scratch.path + "/tool.out"
+            let tool = try ChildProcess(
+                executable: try Self.sibling("whereabouts"),
+                arguments: [
+                    "tag", "battery", "\(try Self.plainBeacon.tag)", "--agent", air.agentID, "--site", site, "--broker",
+                    "mqtt://\(air.broker.host):\(air.broker.port)",
+                ], outputPath: outputPath)
+            #expect(await tool.waitForExit(timeout: .seconds(60)))
+            let printed = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            #expect(tool.exitCode == 1, "\(printed)")
+            #expect(
+                printed.contains("the tag did not take a connection (HCI status 0x3E) (agent \(air.agentID))"),
+                "\(printed)")
 
             // A tag the agent never heard: nothing to connect to.
             let stranger = try Self.beacon(minor: 99).tag
