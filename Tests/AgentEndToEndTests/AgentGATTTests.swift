@@ -158,6 +158,7 @@ struct AgentGATTTests {
                 try await body(observer, agent)
                 agent.process.send(SIGTERM)
                 #expect(try await agent.exitCode(within: .seconds(30)) == 0, "\(agent.output)")
+                #expect(agent.summary["gatt[received"] != nil, "the summary counts the jobs: \(agent.summary)")
             }
             outcome = .success(())
         } catch {

@@ -35,6 +35,8 @@ public struct AgentMetrics: Sendable, Hashable {
     public var identities = 0
     /// Identities heard from more than one address (several devices, or one rotating its address), with how many.
     public var sharedIdentities: [SharedIdentity] = []
+    /// The GATT jobs' counters, with `--gatt`.
+    public var gatt: GATTJobQueue.Counters?
     /// Problems reading the source (a truncated btsnoop tail, say), in words; the last one.
     public var sourceProblem: String?
     /// Where the outbox is kept now.
@@ -74,6 +76,11 @@ public struct AgentMetrics: Sendable, Hashable {
         }
         let reasons = drops.description
         if !reasons.isEmpty { parts.append("drops[\(reasons)]") }
+        if let gatt {
+            parts.append(
+                "gatt[received=\(gatt.received),completed=\(gatt.completed),timed-out=\(gatt.timedOut),"
+                    + "busy=\(gatt.busy),refused=\(gatt.refused)]")
+        }
         if let sourceProblem { parts.append("source-problem=\"\(sourceProblem)\"") }
         return parts.joined(separator: " ")
     }

@@ -216,6 +216,7 @@ public struct AgentPipeline: ServicePipeline {
         metrics.sourceProblem = sourceProblem?.message
         metrics.identities = addressesByTag.count
         metrics.sharedIdentities = sharedIdentities
+        metrics.gatt = gattJobs?.counters
         return metrics.line
     }
 
