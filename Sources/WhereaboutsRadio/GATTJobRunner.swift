@@ -33,7 +33,10 @@ final class GATTJobRunner: Sendable {
     /// hands each end to `ended`.
     func run(host: @Sendable () -> HCIHost, ended: @Sendable (GATTJobResult) -> Void) async {
         for await job in jobs {
-            ended(await perform(job, on: host()))
+            let result = await perform(job, on: host())
+            // A later job may reuse the id: the cancel was for this one.
+            cancelled.withLock { if $0 == job.request.id { $0 = nil } }
+            ended(result)
         }
     }
 
