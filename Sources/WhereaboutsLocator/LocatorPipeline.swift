@@ -114,14 +114,12 @@ public struct LocatorPipeline: Sendable {
     /// Where the metrics go: `…/locator/metrics`, or the share's own, like ``statusTopic``.
     public var metricsTopic: Topic { share.metricsTopic(topics) }
 
-    /// The subscriptions the shell makes (and remakes after every reconnect): the readings and statuses of the agents
-    /// it hears (one topic per agent for a share of the floors). The tags' positions and zone summaries, and our
+    /// The subscriptions the shell makes (and remakes after every reconnect): the readings, statuses and GATT job
+    /// results (the battery levels jobs read) of the agents it hears (one topic per agent for a share of the floors). The tags' positions and zone summaries, and our
     /// discovery configs, are read back (without our own publications) to learn what an earlier run left retained.
-    /// The agents' GATT job results carry the battery levels jobs read.
     public var subscriptions: [Subscription] {
         var list = arbiter.agentSubscriptions(map: map, topics: topics)
         list += [
-            Subscription(filter: topics.allGATTResults, qos: .atLeastOnce),
             Subscription(filter: topics.allPositions, qos: .atMostOnce, noLocal: true),
             Subscription(filter: topics.allTagZones, qos: .atMostOnce, noLocal: true),
             Subscription(filter: topics.allOccupancy, qos: .atMostOnce, noLocal: true),
@@ -355,8 +353,8 @@ public struct LocatorPipeline: Sendable {
     }
 
     /// Takes an agent's GATT job result: a named tag's battery level, published by the locator that hears the agent
-    /// (on a split site; for an agent the map does not have, the one owning the site), so that one level is said
-    /// once. A malformed result is dropped and counted like a bad reading.
+    /// (on a split site, whose shares subscribe agent by agent; a whole-site locator also takes an agent the map does
+    /// not have), so that one level is said once. A malformed result is dropped and counted like a bad reading.
     private mutating func gattResult(_ payload: [UInt8], agent: AgentID, now: Double) -> [Action] {
         if let index = map.agentIndex(of: agent.rawValue) {
             guard hears(agentIndex: index) else { return [] }
