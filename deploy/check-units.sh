@@ -9,6 +9,9 @@
 # - `systemd-analyze security --offline=true` on every unit: the exposure score, printed, at most 2.5 ("OK").
 # - `systemd-sysusers --root` on deploy/sysusers.d/whereabouts.conf in a scratch root: it creates every User= and
 #   Group= that the units name.
+# - Every timer: `systemd-analyze verify` beside the service it starts (same name, same folder), and it says
+#   Persistent=yes (a run missed while the machine was off comes when it is back) and RandomizedDelaySec= (sites'
+#   servers do not all start their rounds at the same instant).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,6 +63,28 @@ for unit in "$here"/*/*.service; do
         -* | "") ;;
         *) fail "$name: EnvironmentFile is optional (EnvironmentFile=-…): a missing file must not stop the service" ;;
     esac
+done
+
+for timer in "$here"/*/*.timer; do
+    [ -e "$timer" ] || continue
+    name=$(basename "$timer")
+    service=${name%.timer}.service
+    if [ ! -e "$(dirname "$timer")/$service" ]; then
+        fail "$name: its service $service is beside it"
+        continue
+    fi
+    # The service's copy (its executables in BUILD_DIR) was made above.
+    cp "$timer" "$work/$name"
+    if output=$(cd "$work" && systemd-analyze verify "$work/$name" 2>&1) && [ -z "$output" ]; then
+        pass "$name passes systemd-analyze verify (with $service)"
+    else
+        fail "$name passes systemd-analyze verify (with $service): $output"
+    fi
+    grep -q '^Persistent=yes$' "$timer" && pass "$name: Persistent=yes" || fail "$name: Persistent=yes"
+    grep -q '^RandomizedDelaySec=.' "$timer" && pass "$name: RandomizedDelaySec set" \
+        || fail "$name: RandomizedDelaySec set"
+    grep -q '^\[Install\]' "$(dirname "$timer")/$service" \
+        && fail "$service: no [Install] section (its timer starts it)" || true
 done
 
 echo

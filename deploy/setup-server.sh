@@ -1,8 +1,9 @@
 #!/bin/sh
 # Sets up the server of a site in one go, after `apt-get install mosquitto ./whereabouts-locator_*.deb`: the site's
-# CA and the broker's certificate, the broker's config and ACL, an account for the locator, the live page and Home
-# Assistant, one per agent, the settings the locator and the page read, and for each agent a bundle its board takes
-# with `whereabouts-enroll-agent`. Packaged as /usr/sbin/whereabouts-setup-server.
+# CA and the broker's certificate, the broker's config and ACL, an account for the locator, the live page, Home
+# Assistant and the operator (GATT jobs: `whereabouts tag`, the daily battery round), one per agent, the settings
+# the locator, the page and the operator's tools read, and for each agent a bundle its board takes with
+# `whereabouts-enroll-agent`. Packaged as /usr/sbin/whereabouts-setup-server.
 #
 # Usage: whereabouts-setup-server --name HOST_OR_IP [--name ...] --map FILE [--agent ID]... [--out DIR] [--no-start]
 #
@@ -18,8 +19,9 @@
 #
 # What it writes: /etc/whereabouts/ca/ (the CA; its key never leaves this machine), /etc/whereabouts/ca.crt and
 # map.json; /etc/mosquitto/conf.d/whereabouts.conf, whereabouts.acl, whereabouts.passwd and certs/; the accounts'
-# passwords in /etc/whereabouts/{locator,web,homeassistant}.password; and /etc/whereabouts/locator.env and web.env
-# (which the units read over locator.conf and web.conf). An env file it did not write is never overwritten.
+# passwords in /etc/whereabouts/{locator,web,homeassistant,operator}.password; and /etc/whereabouts/locator.env and
+# web.env (which the units read over locator.conf and web.conf), and operator.env (whereabouts-battery.service's
+# settings; an administrator runs `whereabouts tag` with them: `set -a; . /etc/whereabouts/operator.env; set +a`). An env file it did not write is never overwritten.
 # Running it again is safe: the CA, accounts and passwords are kept; the broker's certificate is made anew for the
 # names given.
 #
@@ -68,7 +70,7 @@ for tool in mosquitto_passwd openssl whereabouts tar; do
     command -v "$tool" >/dev/null 2>&1 || fail "$tool not found (apt-get install mosquitto openssl ./whereabouts-locator_*.deb)"
 done
 [ -d "$mosquitto_etc/conf.d" ] || fail "no $mosquitto_etc/conf.d: install Debian's mosquitto first"
-for user in mosquitto whereabouts whereabouts-web; do
+for user in mosquitto whereabouts whereabouts-web whereabouts-operator; do
     id "$user" >/dev/null 2>&1 || fail "no user '$user' (install mosquitto and the whereabouts-locator package)"
 done
 
@@ -115,6 +117,7 @@ service_account() {
 service_account locator "$etc/locator.password" whereabouts
 service_account dashboard "$etc/web.password" whereabouts-web
 service_account homeassistant "$etc/homeassistant.password" root
+service_account operator "$etc/operator.password" whereabouts-operator
 chown mosquitto: "$passwd_file" && chmod 600 "$passwd_file"
 
 # write_env FILE USERNAME PASSWORD_FILE: the settings a service reads over its .conf, unless the file is not ours.
@@ -136,6 +139,7 @@ write_env() {
 }
 write_env "$etc/locator.env" locator "$etc/locator.password"
 write_env "$etc/web.env" dashboard "$etc/web.password"
+write_env "$etc/operator.env" operator "$etc/operator.password"
 
 # One bundle per agent: its settings, password and the CA, for `whereabouts-enroll-agent` on the board.
 install -d -m 700 "$out"
@@ -163,9 +167,10 @@ done
 
 if [ "$start" = yes ] && [ -d /run/systemd/system ]; then
     systemctl restart mosquitto
-    systemctl enable --now whereabouts-locator whereabouts-web >/dev/null 2>&1
+    systemctl enable --now whereabouts-locator whereabouts-web whereabouts-battery.timer >/dev/null 2>&1
     systemctl restart whereabouts-locator whereabouts-web
-    echo "restarted mosquitto; started whereabouts-locator and whereabouts-web (site $site)"
+    echo "restarted mosquitto; started whereabouts-locator, whereabouts-web and the daily battery timer (site $site)"
 else
-    echo "now: systemctl restart mosquitto && systemctl enable --now whereabouts-locator whereabouts-web (site $site)"
+    echo "now: systemctl restart mosquitto && systemctl enable --now whereabouts-locator whereabouts-web" \
+        "whereabouts-battery.timer (site $site)"
 fi

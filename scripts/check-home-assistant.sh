@@ -5,11 +5,12 @@
 # locator with `whereabouts sim --broker`, and checks through Home Assistant's REST and websocket APIs: entities,
 # names, devices and areas; counts and who is in each zone against the retained occupancy; zone.home counting the
 # people whose tags are heard; the README's automations, a device trigger and an event entity counted against the
-# events published; the battery and agent sensors; agents silent past the tag timeout without a tag lost; the
-# locator killed (unavailable) and Home Assistant restarted (entities kept); unknown when the agents go offline; a
-# lost tag without errors in home-assistant.log; a person following a tag's device tracker and leaving home;
-# nothing left after a zone and a tag are removed (SIGHUP, and a restart), and a tag put back with its entity ids;
-# state writes per tag per minute.
+# events published; the battery sensors (the TLM voltage, and a GATT job's level in percent from a result published
+# as an agent would) and the agent sensors; agents silent past the tag timeout without a tag lost; the locator killed
+# (unavailable) and Home Assistant restarted (entities kept); unknown when the agents go offline; a lost tag without
+# errors in home-assistant.log; a person following a tag's device tracker and leaving home; nothing left after a zone
+# and a tag are removed (SIGHUP, and a restart), and a tag put back with its entity ids; state writes per tag per
+# minute.
 #
 # Slow (the first install took 17 minutes on a loaded machine; a run about 5), so it is not part of `swift test`
 # nor of scripts/test.sh. Exits 0 when every check passed, 1 when one failed. Where it cannot run at all (no Python

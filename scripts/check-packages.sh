@@ -84,12 +84,19 @@ for binary in whereabouts-agent whereabouts-locator whereabouts; do
     in_root "/usr/bin/$binary" --help >/dev/null 2>&1 && pass "/usr/bin/$binary runs without Swift installed" \
         || fail "/usr/bin/$binary runs without Swift installed: $(in_root "/usr/bin/$binary" --help 2>&1 | head -2)"
 done
-for user in whereabouts-agent whereabouts whereabouts-web; do
+for user in whereabouts-agent whereabouts whereabouts-web whereabouts-operator; do
     in_root getent passwd "$user" >/dev/null && pass "the user $user exists" || fail "the user $user exists"
 done
 mode=$(in_root stat -c '%U:%G %a' /etc/whereabouts/agent.conf)
 [ "$mode" = "root:whereabouts-agent 640" ] && pass "agent.conf is root:whereabouts-agent 640" \
     || fail "agent.conf is root:whereabouts-agent 640 (got $mode)"
+for unit in whereabouts-battery.service whereabouts-battery.timer; do
+    [ -f "$root/lib/systemd/system/$unit" ] && pass "the daily battery round's $unit is installed" \
+        || fail "the daily battery round's $unit is installed"
+done
+grep -q '^ExecStart=/usr/bin/whereabouts tag battery --all ' "$root/lib/systemd/system/whereabouts-battery.service" \
+    && pass "whereabouts-battery.service runs the packaged /usr/bin/whereabouts" \
+    || fail "whereabouts-battery.service runs the packaged /usr/bin/whereabouts"
 cp maps/demo-office.json "$root/tmp/map.json"
 in_root /usr/bin/whereabouts map check /tmp/map.json >/dev/null && pass "the packaged tool checks a map" \
     || fail "the packaged tool checks a map"
@@ -196,6 +203,10 @@ grep -Eq '"readings_accepted":[1-9]' "$work/path-locator.txt" && grep -Eq '^(onl
 mode=$(in_root stat -c "%U:%G %a" /etc/whereabouts/agent.password)
 [ "$mode" = "root:whereabouts-agent 640" ] && pass "the enrolled password is root:whereabouts-agent 640" \
     || fail "the enrolled password is root:whereabouts-agent 640 (got $mode)"
+mode=$(in_root stat -c "%U:%G %a" /etc/whereabouts/operator.password)
+[ "$mode" = "root:whereabouts-operator 640" ] && grep -q '^WHEREABOUTS_USERNAME=operator$' "$root/etc/whereabouts/operator.env" \
+    && pass "setup made the operator account for the battery round (operator.env; its password root:whereabouts-operator 640)" \
+    || fail "setup made the operator account for the battery round (password $mode; $(cat "$root/etc/whereabouts/operator.env" 2>&1 | head -c 200))"
 
 # Bundles that are not what the server makes are refused before anything is written: a setting the server never
 # writes (here one that would point the agent at another source), and a member that climbs out of the directory.

@@ -9,8 +9,9 @@
 #
 # whereabouts-agent:   /usr/bin/whereabouts-agent, its unit, a commented /etc/whereabouts/agent.conf (a conffile:
 #                      an upgrade never overwrites a changed one), its system user (sysusers.d).
-# whereabouts-locator: /usr/bin/whereabouts-locator and /usr/bin/whereabouts, the units of the locator and of
-#                      `whereabouts web`, commented locator.conf and web.conf, their users, and in
+# whereabouts-locator: /usr/bin/whereabouts-locator and /usr/bin/whereabouts, the units of the locator, of
+#                      `whereabouts web` and of the daily battery round (whereabouts-battery.service and .timer),
+#                      commented locator.conf and web.conf, their users, and in
 #                      /usr/share/whereabouts the broker's config and ACL, the account and certificate scripts and
 #                      the Grafana dashboard.
 # The Swift runtime is linked statically, so a machine needs no Swift; the C libraries (libmosquitto, libbluetooth,
@@ -129,9 +130,11 @@ binary whereabouts-locator
 binary whereabouts
 unit deploy/locator/whereabouts-locator.service
 unit deploy/web/whereabouts-web.service
+unit deploy/operator/whereabouts-battery.service
+unit deploy/operator/whereabouts-battery.timer
 conffile deploy/locator/locator.conf locator.conf
 conffile deploy/web/web.conf web.conf
-grep -E '^u *whereabouts(-web)? ' deploy/sysusers.d/whereabouts.conf >"$root/usr/lib/sysusers.d/whereabouts-locator.conf"
+grep -E '^u *whereabouts(-web|-operator)? ' deploy/sysusers.d/whereabouts.conf >"$root/usr/lib/sysusers.d/whereabouts-locator.conf"
 install -d "$root/usr/share/whereabouts/mosquitto"
 install -m 644 deploy/mosquitto/whereabouts.conf deploy/mosquitto/whereabouts.acl deploy/mosquitto/whereabouts-bridge.conf \
     "$root/usr/share/whereabouts/mosquitto/"
@@ -139,7 +142,11 @@ install -m 755 deploy/create-agent-account.sh deploy/make-certs.sh "$root/usr/sh
 install -D -m 755 deploy/setup-server.sh "$root/usr/sbin/whereabouts-setup-server"
 install -d "$root/usr/share/whereabouts/grafana"
 install -m 644 deploy/grafana/whereabouts.json "$root/usr/share/whereabouts/grafana/"
-maintainer whereabouts-locator "whereabouts:/etc/whereabouts/locator.conf whereabouts-web:/etc/whereabouts/web.conf" \
-    "whereabouts-locator.service whereabouts-web.service" "/var/lib/whereabouts /var/lib/whereabouts-web"
+# The operator's user has no conffile of its own (its settings are operator.env, which whereabouts-setup-server
+# writes); the timer is the unit enabled, and the round it starts is skipped until operator.env exists.
+maintainer whereabouts-locator \
+    "whereabouts:/etc/whereabouts/locator.conf whereabouts-web:/etc/whereabouts/web.conf whereabouts-operator:" \
+    "whereabouts-locator.service whereabouts-web.service whereabouts-battery.timer" \
+    "/var/lib/whereabouts /var/lib/whereabouts-web"
 # whereabouts-setup-server makes the certificates and passwords with openssl.
 control whereabouts-locator "Whereabouts locator, live page and tools (positions and zones from BLE readings)" openssl

@@ -126,6 +126,7 @@ struct FloorArbiter: Sendable {
             return [
                 Subscription(filter: topics.allReadings, qos: .atLeastOnce),
                 Subscription(filter: topics.allAgentStatuses, qos: .atLeastOnce),
+                Subscription(filter: topics.allGATTResults, qos: .atLeastOnce),
             ]
         }
         var list: [Subscription] = []
@@ -133,6 +134,7 @@ struct FloorArbiter: Sendable {
             guard let id = AgentID(agent.id) else { continue }
             list.append(Subscription(filter: TopicFilter(exactly: topics.readings(agent: id)), qos: .atLeastOnce))
             list.append(Subscription(filter: TopicFilter(exactly: topics.agentStatus(agent: id)), qos: .atLeastOnce))
+            list.append(Subscription(filter: TopicFilter(exactly: topics.gattResults(agent: id)), qos: .atLeastOnce))
         }
         return list
     }

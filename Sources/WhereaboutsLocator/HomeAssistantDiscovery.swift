@@ -113,13 +113,14 @@ struct HomeAssistantDiscovery: Sendable {
         return configs
     }
 
-    /// A named tag's configs: its zone sensor, tracker and event entity, and its device triggers, one per zone and
+    /// A named tag's configs: its zone sensor, tracker, event entity and battery sensors, and its device triggers, one per zone and
     /// way (its unique ids depend only on the site and the tag, so a tag taken out of the map and put back gets its
     /// entities, and so its person, back).
     private func tagConfigs(_ tag: TagIdentity, name: String?) -> [DiscoveryConfig] {
         var configs: [DiscoveryConfig] = [
             .tagZone(topics: topics, tag: tag, tagName: name), .tagTracker(topics: topics, tag: tag, tagName: name),
             .tagEvents(topics: topics, tag: tag, tagName: name), .tagBattery(topics: topics, tag: tag, tagName: name),
+            .tagBatteryLevel(topics: topics, tag: tag, tagName: name),
         ]
         for zone in map.zones {
             for kind in ZoneEvent.Kind.allCases {

@@ -88,7 +88,8 @@ struct LocatorMonitor: Sendable {
         let more = suppressed.removeValue(forKey: reason).map { " (\($0) more since the last report)" } ?? ""
         lastLogged[reason] = now
         let from = agent.map { "agent \($0)" } ?? "a topic with an invalid agent id"
-        actions.append(.log(.warning, "dropped a reading from \(from): \(reason)\(more)"))
+        let what = reason == .badGATTResult ? "a GATT job result" : "a reading"
+        actions.append(.log(.warning, "dropped \(what) from \(from): \(reason)\(more)"))
     }
 
     /// The ledger came back from the last run: the gaps it knew were reported then, and only new ones are now.

@@ -19,7 +19,8 @@ public import WhereaboutsWire
 ///   left cleared;
 /// - ``FloorArbiter``: which floors and tags this locator speaks for on a site split by floor;
 /// - ``HomeAssistantDiscovery``: the discovery configs, and the removal of those the map no longer has;
-/// - ``TagBatteryPublisher``: the battery voltage named tags report, when it changes;
+/// - ``TagBatteryPublisher``: the battery voltage named tags report, when it changes, and the battery level GATT
+///   jobs read;
 /// - ``AgentActivityPublisher``: each agent's last batch and readings a second, once a minute.
 ///
 /// After every (re)connection, all retained state is published again.
@@ -113,8 +114,8 @@ public struct LocatorPipeline: Sendable {
     /// Where the metrics go: `…/locator/metrics`, or the share's own, like ``statusTopic``.
     public var metricsTopic: Topic { share.metricsTopic(topics) }
 
-    /// The subscriptions the shell makes (and remakes after every reconnect): the readings and statuses of the agents
-    /// it hears (one topic per agent for a share of the floors). The tags' positions and zone summaries, and our
+    /// The subscriptions the shell makes (and remakes after every reconnect): the readings, statuses and GATT job
+    /// results (the battery levels jobs read) of the agents it hears (one topic per agent for a share of the floors). The tags' positions and zone summaries, and our
     /// discovery configs, are read back (without our own publications) to learn what an earlier run left retained.
     public var subscriptions: [Subscription] {
         var list = arbiter.agentSubscriptions(map: map, topics: topics)
@@ -281,6 +282,8 @@ public struct LocatorPipeline: Sendable {
             engine.setAgentStatus(index, online: availability.isAvailable)
             if availability.isAvailable { engine.agentHeard(index, at: now) }
             return []
+        case .gattResult(let agent):
+            return gattResult(payload, agent: agent, now: now)
         case .locatorLease, .locatorStatus:
             return []  // the service's, when it is one of a pair (LeaseKeeper)
         case .homeAssistantStatus:
@@ -347,6 +350,24 @@ public struct LocatorPipeline: Sendable {
             }
         }
         return actions
+    }
+
+    /// Takes an agent's GATT job result: a named tag's battery level, published by the locator that hears the agent
+    /// (on a split site, whose shares subscribe agent by agent; a whole-site locator also takes an agent the map does
+    /// not have), so that one level is said once. A malformed result is dropped and counted like a bad reading.
+    private mutating func gattResult(_ payload: [UInt8], agent: AgentID, now: Double) -> [Action] {
+        if let index = map.agentIndex(of: agent.rawValue) {
+            guard hears(agentIndex: index) else { return [] }
+        } else {
+            guard ownsSite else { return [] }
+        }
+        switch batteries.gattResult(payload) {
+        case .success(let actions): return actions
+        case .failure(let reason):
+            var actions: [Action] = []
+            monitor.reject(reason, agent: agent, now: now, actions: &actions)
+            return actions
+        }
     }
 
     /// Takes one reading of a readings recording, as ``LocatorReplay`` feeds them: through the same way into the

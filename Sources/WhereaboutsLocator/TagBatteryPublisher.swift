@@ -2,20 +2,29 @@ import WhereaboutsCore
 import WhereaboutsSession
 import WhereaboutsWire
 
-/// The battery voltage the map's named tags report (an Eddystone-TLM frame from the tag's address, which the agent
-/// sends on as a reading's `battery_mv`), published retained as plain text (millivolts) on `…/tags/<tag>/battery`
-/// for Home Assistant's battery sensor.
+/// The batteries of the map's named tags, published retained as plain text for Home Assistant's battery sensors:
+/// - the voltage a tag reports in its Eddystone-TLM frames (which the agent sends on as a reading's `battery_mv`),
+///   in millivolts on `…/tags/<tag>/battery`;
+/// - the level a GATT job read from the tag's Battery Level characteristic (an agent's ``GATTJobResult``, which
+///   echoes the job's tag), in percent on `…/tags/<tag>/battery_level`.
 ///
-/// Published when first heard and then only when it moved by ``step`` millivolts or more: a cell's voltage wanders by
-/// a few millivolts with temperature and load, and Home Assistant's recorder writes a row per change.
+/// A voltage is published when first heard and then only when it moved by ``step`` millivolts or more: a cell's
+/// voltage wanders by a few millivolts with temperature and load, and Home Assistant's recorder writes a row per
+/// change. A level comes at most once a day per tag (the operator's timer), so each one is published.
 struct TagBatteryPublisher: Sendable {
     /// The smallest change republished, millivolts.
     static let step = 20
+
+    /// The longest GATT job result read, bytes: a result is a few hundred bytes at most (its longest members are a
+    /// refusal's reason and three Device Information strings).
+    static let maximumResultBytes = 4096
 
     private let topics: Topics
     private var map: FloorMap
     /// The voltage last published for each tag.
     private var published: [TagIdentity: Int] = [:]
+    /// The level last published for each tag, percent.
+    private var levels: [TagIdentity: Int] = [:]
 
     init(map: FloorMap, topics: Topics) {
         self.map = map
@@ -36,22 +45,40 @@ struct TagBatteryPublisher: Sendable {
             else { continue }
             if let last = published[reading.tag], abs(last - millivolts) < Self.step { continue }
             published[reading.tag] = millivolts
-            actions.append(
-                .publish(
-                    Publication(
-                        topic: topics.tagBattery(tag: reading.tag), payload: String(millivolts), qos: .atLeastOnce,
-                        retain: true, priority: .background)))
+            actions.append(.publish(voltage(millivolts, of: reading.tag)))
         }
         return actions
     }
 
-    /// Every (re)connection: each tag's voltage again.
+    /// What a GATT job result comes to: the level of a named tag for an `ok` result that read one, nothing for any
+    /// other result (a failed job, an identity or provisioning job, a tag the map does not name). A payload that is
+    /// not a valid result is ``RejectionReason/badGATTResult``.
+    mutating func gattResult(_ payload: [UInt8]) -> Result<[Action], RejectionReason> {
+        guard payload.count <= Self.maximumResultBytes, let text = String(validating: payload, as: UTF8.self),
+            let result = try? GATTJobResult(payload: text)
+        else { return .failure(.badGATTResult) }
+        guard case .ok = result.status, let tag = result.tag, let percent = result.values?.battery,
+            map.knownTag(tag) != nil
+        else { return .success([]) }
+        levels[tag] = percent
+        return .success([.publish(level(percent, of: tag))])
+    }
+
+    /// Every (re)connection: each tag's voltage and level again.
     func connected() -> [Action] {
-        published.sorted { $0.key < $1.key }.map { tag, millivolts in
-            .publish(
-                Publication(
-                    topic: topics.tagBattery(tag: tag), payload: String(millivolts), qos: .atLeastOnce, retain: true,
-                    priority: .background))
-        }
+        published.sorted { $0.key < $1.key }.map { .publish(voltage($0.value, of: $0.key)) }
+            + levels.sorted { $0.key < $1.key }.map { .publish(level($0.value, of: $0.key)) }
+    }
+
+    private func voltage(_ millivolts: Int, of tag: TagIdentity) -> Publication {
+        Publication(
+            topic: topics.tagBattery(tag: tag), payload: String(millivolts), qos: .atLeastOnce, retain: true,
+            priority: .background)
+    }
+
+    private func level(_ percent: Int, of tag: TagIdentity) -> Publication {
+        Publication(
+            topic: topics.tagBatteryLevel(tag: tag), payload: String(percent), qos: .atLeastOnce, retain: true,
+            priority: .background)
     }
 }

@@ -85,8 +85,10 @@ struct FloorShareTests {
             let heard = agent.floor >= 3
             #expect(filters.contains(topics.readings(agent: id).name) == heard, "\(agent.id)")
             #expect(filters.contains(topics.agentStatus(agent: id).name) == heard, "\(agent.id)")
+            #expect(filters.contains(topics.gattResults(agent: id).name) == heard, "\(agent.id)")
         }
         #expect(!filters.contains(topics.allReadings.filter))
+        #expect(!filters.contains(topics.allGATTResults.filter))
         #expect(!filters.contains(topics.allAgentStatuses.filter))
         #expect(top.statusTopic.name == "\(topics.prefix)/locator/floors-5/status")
         #expect(top.metricsTopic.name == "\(topics.prefix)/locator/floors-5/metrics")

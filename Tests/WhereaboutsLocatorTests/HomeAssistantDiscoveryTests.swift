@@ -21,10 +21,10 @@ struct HomeAssistantDiscoveryTests {
         let on = HomeAssistantDiscovery(map: map, share: nil, topics: topics, isEnabled: true)
         let configs = published(on.announcements)
         // The locator; count, occupied and events per zone; status, last batch and readings per agent; zone, tracker,
-        // events and battery per named tag, and its entered/left trigger per zone.
+        // events, battery voltage and battery level per named tag, and its entered/left trigger per zone.
         #expect(
             configs.count
-                == 1 + 3 * map.zones.count + 3 * map.agents.count + map.knownTags.count * (4 + 2 * map.zones.count))
+                == 1 + 3 * map.zones.count + 3 * map.agents.count + map.knownTags.count * (5 + 2 * map.zones.count))
         #expect(configs.allSatisfy { $0.retain && $0.qos == .atLeastOnce && !$0.payload.isEmpty })
         let off = HomeAssistantDiscovery(map: map, share: nil, topics: topics, isEnabled: false)
         #expect(off.announcements.isEmpty)

@@ -61,7 +61,7 @@ struct HomeAssistantEntitiesTests {
         let first = announced(harness.pipeline.connected(now: start))
         let tag = try alice().description
         let aliceConfigs = first.filter { $0.topic.name.contains(tag) }
-        #expect(aliceConfigs.count == 4 + original.zones.count * 2)
+        #expect(aliceConfigs.count == 5 + original.zones.count * 2)
         let without = try HomeAssistantPipelineTests().demoMap { object in
             object["tags"] = (object["tags"] as? [[String: Any]])?.filter { ($0["name"] as? String) != "Alice" }
         }
@@ -118,6 +118,58 @@ struct TagBatteryTests {
         let stranger = try #require(TagIdentity("ibeacon-\(site)-1000-1"))
         harness.perform(try batch(&harness, tag: stranger, millivolts: 3000, seq: 0, now: start))
         #expect(!harness.publications.contains { $0.topic.name.hasSuffix("/battery") })
+    }
+
+    /// An agent's GATT job result, as the pipeline receives it.
+    func gattResult(
+        _ harness: inout PipelineHarness, _ payload: String, now: Double
+    ) throws -> [ServiceAction<LocatorEffect>] {
+        let agent = try #require(AgentID(harness.map.agents[0].id))
+        return harness.pipeline.receive(
+            topic: harness.pipeline.topics.gattResults(agent: agent).name, payload: Array(payload.utf8), now: now)
+    }
+
+    @Test("a GATT battery level of a named tag is published retained in percent, and said again on a reconnection")
+    func gattLevel() throws {
+        var harness = try PipelineHarness()
+        #expect(harness.pipeline.subscriptions.contains { $0.filter == harness.pipeline.topics.allGATTResults })
+        let tag = try alice()
+        let stranger = try #require(TagIdentity("ibeacon-\(site)-1000-1"))
+        let ok = { (tag: TagIdentity, battery: Int) in
+            #"{"id":"j","tag":"\#(tag)","status":"ok","values":{"battery":\#(battery)}}"#
+        }
+        for payload in [
+            ok(stranger, 40), #"{"id":"j","tag":"\#(tag)","status":"timeout"}"#,
+            #"{"id":"j","tag":"\#(tag)","status":"ok","values":{"manufacturer":"Acme"}}"#, ok(tag, 87),
+        ] {
+            harness.perform(try gattResult(&harness, payload, now: start))
+        }
+        let topic = harness.pipeline.topics.tagBatteryLevel(tag: tag)
+        let levels = harness.publications.filter { $0.topic.name.hasSuffix("/battery_level") }
+        #expect(
+            levels == [Publication(topic: topic, payload: "87", qos: .atLeastOnce, retain: true, priority: .background)]
+        )
+        #expect(
+            harness.pipeline.connected(now: start + 1).contains(.publish(levels[0])), "said again on a reconnection")
+        #expect(harness.pipeline.counters.rejected.isEmpty, "valid results, all but one not a named tag's level")
+    }
+
+    @Test("a malformed GATT result is dropped and counted as bad_gatt_result, and logged")
+    func malformedResult() throws {
+        var harness = try PipelineHarness()
+        let bad = [
+            #"{"id":"j","tag":"\#(try alice())","status":"ok","values":{"battery":101}}"#, "not json", "",
+            #"{"id":"j","status":"ok","values":{"battery":50},"extra":1}"#,
+            String(repeating: " ", count: 5000) + #"{"id":"j","status":"ok"}"#,
+        ]
+        var logged: [String] = []
+        for payload in bad {
+            for case .log(_, let line) in try gattResult(&harness, payload, now: start) { logged.append(line) }
+        }
+        #expect(harness.pipeline.counters.rejected == [.badGATTResult: bad.count])
+        #expect(logged.count == 1, "once a minute per reason")
+        #expect(logged.first?.contains("dropped a GATT job result from agent") == true)
+        #expect(!harness.publications.contains { $0.topic.name.hasSuffix("/battery_level") })
     }
 }
 

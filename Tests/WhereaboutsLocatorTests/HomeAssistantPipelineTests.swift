@@ -177,9 +177,9 @@ struct HomeAssistantPipelineTests {
         #expect(emptied.contains("homeassistant/device_automation/\(node)/\(forklift)_f1_z1_enter/config"))
         #expect(emptied.contains("homeassistant/device_automation/\(node)/ibeacon-\(site)-100-1_f2_z7_exit/config"))
         #expect(emptied.allSatisfy { $0.contains(forklift) || $0.contains("f2_z7") || $0.contains("floors/2/zones/7") })
-        // The zone's 3 configs, the tag's 4, its 14 × 2 triggers, the other 2 tags' 2 triggers of the zone, and the
-        // occupancy.
-        #expect(emptied.count == 3 + 4 + 28 + 2 * 2 + 1)
+        // The zone's 3 configs, the tag's 5 (zone, tracker, events, battery voltage and level), its 14 × 2 triggers,
+        // the other 2 tags' 2 triggers of the zone, and the occupancy.
+        #expect(emptied.count == 3 + 5 + 28 + 2 * 2 + 1)
         #expect(emptied.last == "whereabouts/v1/\(site)/floors/2/zones/7/occupancy")
         // What was removed is not announced again.
         #expect(!topics.contains { !$0.payload.isEmpty && $0.topic.name.contains(forklift) })

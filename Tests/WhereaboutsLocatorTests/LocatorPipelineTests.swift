@@ -239,12 +239,12 @@ struct LocatorPipelineTests {
             if case .publish(let publication) = action { return publication }
             return nil
         }
-        // The site's locator sensor, three entities per zone and per agent, four per named tag and two device
+        // The site's locator sensor, three entities per zone and per agent, five per named tag and two device
         // triggers per named tag and zone.
         let map = harness.map
         #expect(
             configs.count
-                == 1 + map.zones.count * 3 + map.agents.count * 3 + map.knownTags.count * (4 + 2 * map.zones.count))
+                == 1 + map.zones.count * 3 + map.agents.count * 3 + map.knownTags.count * (5 + 2 * map.zones.count))
         #expect(
             configs.allSatisfy {
                 $0.retain && $0.topic.name.hasPrefix("homeassistant/") && $0.topic.name.hasSuffix("/config")

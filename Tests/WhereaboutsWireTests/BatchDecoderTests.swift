@@ -230,9 +230,10 @@ struct BatchDecoderTests {
     @Test("the corpus has at least 20 kinds and, with the named cases below, reaches every rejection reason")
     func corpusCoversEveryReason() {
         #expect(BadPayloads.all.count >= 20)
-        // untracked_tag and too_old_to_track are the engine's verdicts after decoding; the locator's tests reach them.
+        // untracked_tag and too_old_to_track are the engine's verdicts after decoding, and bad_gatt_result is of
+        // another message (a GATT job's result); the locator's tests reach them.
         let reached = Set(BadPayloads.all.map(\.expected.reason)).union([
-            .duplicateBatch, .supersededEpoch, .untrackedTag, .tooOldToTrack,
+            .duplicateBatch, .supersededEpoch, .untrackedTag, .tooOldToTrack, .badGATTResult,
         ])
         #expect(reached == Set(RejectionReason.allCases))
     }

@@ -132,6 +132,27 @@ struct DiscoveryEventsTests {
         #expect(config.payload == golden)
     }
 
+    @Test("battery level: a battery sensor in % from the tag's plain-text battery_level topic, on the tag's device")
+    func batteryLevel() {
+        let config = DiscoveryConfig.tagBatteryLevel(topics: topics, tag: WireFixtures.tag, tagName: "Keys")
+        #expect(config.topic.name == "homeassistant/sensor/\(node)/\(WireFixtures.tagText)_battery_level/config")
+        #expect(
+            topics.tagBatteryLevel(tag: WireFixtures.tag).name
+                == "\(prefix)/tags/\(WireFixtures.tagText)/battery_level")
+        let golden =
+            #"{"name":"Battery level","unique_id":"\#(node)_\#(WireFixtures.tagText)_battery_level","#
+            + #""state_topic":"\#(prefix)/tags/\#(WireFixtures.tagText)/battery_level","device_class":"battery","#
+            + #""unit_of_measurement":"%","state_class":"measurement","entity_category":"diagnostic","#
+            + #""device":{"identifiers":["\#(node)_\#(WireFixtures.tagText)"],"name":"Keys","#
+            + #""manufacturer":"Whereabouts","model":"BLE tag","via_device":"\#(node)"},"#
+            + #""availability_topic":"\#(prefix)/locator/status","payload_available":"online","#
+            + #""payload_not_available":"offline","origin":{"name":"Whereabouts"}}"#
+        #expect(config.payload == golden)
+        // The same device as the voltage sensor's, so Home Assistant shows both on the tag.
+        let voltage = DiscoveryConfig.tagBattery(topics: topics, tag: WireFixtures.tag, tagName: "Keys")
+        #expect(config.json.object?["device"] == voltage.json.object?["device"])
+    }
+
     @Test("agent activity sensors: last batch as a timestamp and readings a second, on the agent's device")
     func agentActivity() throws {
         let last = try object(.agentLastBatch(topics: topics, agent: WireFixtures.agent, floorName: nil))

@@ -24,8 +24,12 @@ struct GATTJobPayloadTests {
         #expect(topics.gattRequests(agent: WireFixtures.agent).name == "\(prefix)/agents/hall-1/gatt/requests")
         #expect(topics.gattResults(agent: WireFixtures.agent).name == "\(prefix)/agents/hall-1/gatt/results")
         #expect(topics.allGATTResults.filter == "\(prefix)/agents/+/gatt/results")
-        // A received request topic is none the locator handles.
+        // A received request topic is none the locator handles; a result's is (it carries battery levels), under a
+        // valid agent id only.
         #expect(topics.parse("\(prefix)/agents/hall-1/gatt/requests") == nil)
+        #expect(topics.parse("\(prefix)/agents/hall-1/gatt/results") == .gattResult(WireFixtures.agent))
+        #expect(topics.parse("\(prefix)/agents/hall+1/gatt/results") == nil)
+        #expect(topics.parse("\(prefix)/agents/hall-1/gatt/results/x") == nil)
     }
 
     @Test("reads a battery request by tag identity with the default deadline and random address type")

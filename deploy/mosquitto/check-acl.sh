@@ -37,8 +37,8 @@ fail() {
 # Service accounts first, by hand as docs/broker.md says (the agent script refuses their reserved names);
 # the agent script then has to leave the file readable by the broker whatever state it found it in.
 (umask 077 && : >"$passwd")
-for id in locator locator-b dashboard homeassistant surveyor operator locator-2 dashboard-2 homeassistant-2 surveyor-2 \
-    operator-2; do
+for id in locator locator-b dashboard homeassistant surveyor operator locator-2 locator-b-2 dashboard-2 \
+    homeassistant-2 surveyor-2 operator-2; do
     openssl rand -base64 24 >"$work/$id.password"
     mosquitto_passwd -b "$passwd" "$id" "$(cat "$work/$id.password")"
 done
@@ -73,7 +73,7 @@ SCRATCH_EXTRA='sys_interval 1' scratch_config
 # The shipped config allows one connection per account (use_username_as_clientid), and the observers below run
 # beside publishers of the same role. So each service role gets a second account for its observer, made the way
 # docs/broker.md says to add a second dashboard: a copy of the role's block under the new name.
-for role in locator dashboard homeassistant surveyor operator; do
+for role in locator locator-b dashboard homeassistant surveyor operator; do
     printf '\n'
     sed -n "/^user $role\$/,/^\$/p" "$etc_dir/whereabouts.acl" \
         | sed -e "s|^user $role\$|user $role-2|" -e "s|/agents/$role/#|/agents/$role-2/#|"
@@ -106,7 +106,9 @@ observe() { # observe NAME USER FILTERS...
 }
 
 observe locator locator-2 "$site/agents/+/readings" "$site/agents/+/status" "$site/floors/#" homeassistant/status \
-    "$site/locator/lease"
+    "$site/locator/lease" "$site/agents/+/gatt/results" "$site/agents/+/gatt/requests"
+# The pair's second locator reads the GATT results too (the battery levels), and no jobs.
+observe locator-b locator-b-2 "$site/agents/+/gatt/results" "$site/agents/+/gatt/requests"
 observe dashboard dashboard-2 "$site/floors/#" "$site/tags/#" "$site/events" "$site/agents/+/status" "$site/locator/#" \
     "$site/agents/+/gatt/results" "$site/agents/+/gatt/requests"
 observe ha homeassistant-2 'homeassistant/#' "$site/agents/+/status" "$site/agents/+/readings" \
@@ -164,6 +166,8 @@ publish agent-d "$site/agents/agent-d/gatt/results" ok-d-result
 publish agent-a "$site/agents/agent-d/gatt/results" bad-a-result-as-d
 publish operator "$site/agents/agent-d/gatt/results" bad-op-result
 publish dashboard "$site/agents/agent-d/gatt/results" bad-dash-result
+publish locator "$site/agents/agent-d/gatt/results" bad-loc-result
+publish locator-b "$site/agents/agent-d/gatt/results" bad-locb-result
 publish operator "$site/agents/operator/readings" bad-op-as-agent
 publish operator "$site/agents/operator/gatt/results" bad-op-as-agent-result
 
@@ -254,11 +258,13 @@ expect_seen surveyor ok-b-readings
 expect_seen surveyor ok-c-after-reload
 expect_seen agent-d-jobs ok-op-request
 expect_seen operator ok-d-result
+expect_seen locator ok-d-result
+expect_seen locator-b ok-d-result
 for marker in bad-dash-as-agent bad-loc-as-agent bad-locb-as-agent bad-ha-as-agent bad-a-as-b bad-a-dotdot bad-a-floor bad-a-tag bad-a-ha bad-a-hastatus bad-dash-floor bad-ha-floor \
     bad-anon bad-wrong-password bad-tls-no-ca bad-surveyor-as-agent bad-surveyor-as-a bad-surveyor-status \
     bad-surveyor-floor bad-surveyor-tag bad-surveyor-locator bad-surveyor-ha bad-agent-request bad-agent-own-request \
     bad-dash-request bad-loc-request bad-ha-request bad-surveyor-request bad-a-result-as-d bad-op-result \
-    bad-dash-result bad-op-as-agent bad-op-as-agent-result; do
+    bad-dash-result bad-op-as-agent bad-op-as-agent-result bad-loc-result bad-locb-result; do
     expect_unseen "$marker"
 done
 if grep -q " ok-a-readings\$" "$work/ha.seen"; then
@@ -274,6 +280,18 @@ for marker in ok-op-request-for-b ok-op-request ok-d-result; do
             || pass "$observer does not receive $marker"
     done
 done
+# The locators read the results for the battery levels, never the jobs.
+for marker in ok-op-request-for-b ok-op-request; do
+    for observer in locator locator-b; do
+        grep -q " $marker\$" "$work/$observer.seen" && fail "$observer does not receive $marker" \
+            || pass "$observer does not receive $marker"
+    done
+done
+if grep -vE "^whereabouts/v1/[^/]+/agents/[^/]+/gatt/results " "$work/locator-b.seen" >/dev/null; then
+    fail "locator-b, asking for results and jobs, reads results only (got: $(head -c 200 "$work/locator-b.seen"))"
+else
+    pass "locator-b, asking for results and jobs, reads results only"
+fi
 grep -q " ok-op-request-for-b\$" "$work/agent-d-jobs.seen" && fail "agent-d does not receive agent-b's job" \
     || pass "agent-d does not receive agent-b's job"
 if grep -vE "^whereabouts/v1/[^/]+/agents/[^/]+/gatt/results " "$work/operator.seen" >/dev/null; then

@@ -172,6 +172,8 @@ logger:
                                                             f"{tag['name']} Events")
             expected[self.unique(tag["id"] + "_battery")] = (f"sensor.{slug(tag['name'])}_battery",
                                                              f"{tag['name']} Battery")
+            expected[self.unique(tag["id"] + "_battery_level")] = (f"sensor.{slug(tag['name'])}_battery_level",
+                                                                   f"{tag['name']} Battery level")
         for zone in zones:
             expected[self.unique(f"f{zone['floor']}_z{zone['minor']}_events")] = (
                 f"event.{slug(zone['name'])}_events", f"{zone['name']} Events")
@@ -402,6 +404,7 @@ logger:
               f"worst {worst:.1f}/min")
         await presence.window_checks(home_readings)
         await presence.battery("Alice")
+        await presence.battery_level("Alice", self.map["agents"][0]["id"])
         await presence.agent(self.map["agents"][0]["id"])
 
     async def outages(self, ha: HomeAssistant, presence: Presence):
@@ -489,7 +492,8 @@ logger:
                             self.unique(f"f{zone['floor']}_z{zone['minor']}_events")}
         for tag in (t for t in self.map["tags"] if t["name"] in tags):
             gone_unique |= {self.unique(tag["id"] + "_zone"), self.unique(tag["id"] + "_tracker"),
-                            self.unique(tag["id"] + "_events"), self.unique(tag["id"] + "_battery")}
+                            self.unique(tag["id"] + "_events"), self.unique(tag["id"] + "_battery"),
+                            self.unique(tag["id"] + "_battery_level")}
 
         async def removed():
             entities, devices, _ = await self.registry(ha)

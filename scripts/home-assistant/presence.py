@@ -196,6 +196,28 @@ class Presence:
         check(f"battery: sensor.{slug(name)}_battery shows the voltage the tag reports (Eddystone-TLM)", bool(state),
               f"{state.get('state')} mV" if state else f"retained {self.run.mirror.last.get(topic)!r}")
 
+    async def battery_level(self, name: str, agent: str):
+        """A GATT job's battery level (an agent's result, as `whereabouts tag battery` gets one) reaches the tag's
+        battery sensor in percent through the locator, beside the voltage sensor, which keeps its value."""
+        tag, voltage = self.tags[name]["id"], self.run.mirror.last.get(self.tag_topic(name, "battery"))
+        result = {"id": "check-ha-1", "tag": tag, "status": "ok", "values": {"battery": 87}}
+        self.run.mirror.client.publish(f"{self.run.prefix}/agents/{agent}/gatt/results", json.dumps(result), qos=1)
+        entity = f"sensor.{slug(name)}_battery_level"
+
+        async def shown():
+            states = await self.ha.states()
+            state, attributes = states.get(entity, {}), states.get(entity, {}).get("attributes", {})
+            ok = (state.get("state") == "87" and attributes.get("unit_of_measurement") == "%"
+                  and attributes.get("device_class") == "battery"
+                  and self.run.mirror.last.get(self.tag_topic(name, "battery_level")) == "87")
+            return (ok and (state, states.get(f"sensor.{slug(name)}_battery", {}).get("state"))) or None
+
+        shown_states = await wait_until(entity, 30, shown)
+        check(f"battery level: {entity} shows 87 % from a GATT job's result (device class battery), and "
+              f"sensor.{slug(name)}_battery still the TLM voltage", bool(shown_states) and shown_states[1] == voltage,
+              f"voltage {shown_states[1]} mV (published {voltage})" if shown_states
+              else f"{(await self.ha.states()).get(entity)}")
+
     async def agent(self, agent: str):
         """An agent's device: connected, its last batch a time, its readings a second what the locator published."""
         topic = f"{self.run.prefix}/locator/agents/{agent}/activity"
@@ -323,7 +345,7 @@ class Presence:
             states = await self.ha.states()
             tracker = states.get(f"device_tracker.{slug(name)}", {}).get("state")
             same = all(ids.get(u) == e[0] for u, e in expected.items()
-                       if any(u.endswith(s) for s in ("_tracker", "_zone", "_events", "_battery")))
+                       if any(u.endswith(s) for s in ("_tracker", "_zone", "_events", "_battery", "_battery_level")))
             return (same and tracker == "home") or None
 
         check(f"{name} back in the map: the same entity ids, and device_tracker.{slug(name)} is home again",

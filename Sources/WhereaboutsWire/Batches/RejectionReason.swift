@@ -65,6 +65,13 @@ public enum RejectionReason: String, Error, Sendable, Hashable, CaseIterable, Co
     /// it. Decided after decoding, by the engine, not by ``BatchDecoder``.
     case untrackedTag = "untracked_tag"
 
+    // MARK: Other messages
+
+    /// A GATT job result (`…/agents/<agent>/gatt/results`) that is not a valid ``GATTJobResult``: too long, not
+    /// UTF-8, not JSON, or a member missing or out of range. The locator reads these for the battery levels they
+    /// carry; a bad one is dropped and counted like a bad reading.
+    case badGATTResult = "bad_gatt_result"
+
     /// The metric name.
     public var description: String { rawValue }
 

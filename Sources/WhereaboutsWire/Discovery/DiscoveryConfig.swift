@@ -14,7 +14,8 @@ public import WhereaboutsJSON
 /// - a device per zone, named after the zone and suggested to the area of that name, with `Count` (tags, a
 ///   sensor whose attributes list `who` is in the zone) and `Occupied` (a binary sensor);
 /// - a device per tag the map names, with `Zone` (a sensor: the zone's name, `outside`, `lost`) and a device
-///   tracker (`home`, `not_home`; the room, floor and position as attributes) that a `person` can follow;
+///   tracker (`home`, `not_home`; the room, floor and position as attributes) that a `person` can follow, and
+///   its `Battery` (voltage, Eddystone-TLM) and `Battery level` (percent, a GATT job's) diagnostic sensors;
 /// - enter/exit `event` entities per zone and per tag, and device triggers per tag and zone (the `+Events` file);
 /// - a device per agent of the map with its connectivity (the `+Agents` file).
 ///
@@ -229,6 +230,22 @@ public struct DiscoveryConfig: Sendable, Equatable {
                 ("name", "Battery"), ("unique_id", .string(uniqueID.rawValue)),
                 ("state_topic", .string(topics.tagBattery(tag: tag).name)), ("device_class", "voltage"),
                 ("unit_of_measurement", "mV"), ("state_class", "measurement"), ("entity_category", "diagnostic"),
+                ("device", tagDevice(topics: topics, tag: tag, name: tagName)),
+            ]
+        }
+    }
+
+    /// A tag's battery level (`sensor.alice_battery_level`, device class `battery`, in %), from the plain-text
+    /// percent on ``Topics/tagBatteryLevel(tag:)``; `unknown` until a GATT job reads the tag's Battery Level
+    /// (`whereabouts tag battery`, or the daily timer). Beside ``tagBattery(topics:tag:tagName:)``'s voltage, which
+    /// a tag with only Eddystone-TLM keeps showing; the voltage sensor is left as it was, so that no existing
+    /// entity changes.
+    public static func tagBatteryLevel(topics: Topics, tag: TagIdentity, tagName: String?) -> DiscoveryConfig {
+        DiscoveryConfig(component: .sensor, topics: topics, object: "\(tag)_battery_level") { uniqueID in
+            [
+                ("name", "Battery level"), ("unique_id", .string(uniqueID.rawValue)),
+                ("state_topic", .string(topics.tagBatteryLevel(tag: tag).name)), ("device_class", "battery"),
+                ("unit_of_measurement", "%"), ("state_class", "measurement"), ("entity_category", "diagnostic"),
                 ("device", tagDevice(topics: topics, tag: tag, name: tagName)),
             ]
         }

@@ -15,6 +15,7 @@ public import WhereaboutsCore
 /// | `…/tags/<tag>/zone` | locator | retained, changes only with the tag's zone or its state |
 /// | `…/tags/<tag>/location` | locator | retained plain text for Home Assistant's device tracker |
 /// | `…/tags/<tag>/battery` | locator | retained millivolts, when a named tag reports its battery |
+/// | `…/tags/<tag>/battery_level` | locator | retained percent, from a GATT job's result for a named tag |
 /// | `…/events` | locator | QoS 1 |
 /// | `…/floors/<major>/zones/<minor>/events`, `…/tags/<tag>/events` | locator | QoS 1, the events of one zone or tag |
 /// | `…/locator/status` | locator | retained `online`/`offline`, last will |
@@ -107,6 +108,13 @@ public struct Topics: Sendable, Hashable {
     /// `…/tags/<tag>/battery`: a named tag's retained battery voltage, plain text in millivolts (Eddystone-TLM).
     public func tagBattery(tag: TagIdentity) -> Topic {
         tagTopic(tag, "battery")
+    }
+
+    /// `…/tags/<tag>/battery_level`: a named tag's retained battery level, plain text in percent (0-100), from the
+    /// Battery Level characteristic a GATT job read (``GATTJobResult``). Beside ``tagBattery(tag:)``, which keeps
+    /// the Eddystone-TLM voltage: a tag may report either, or both.
+    public func tagBatteryLevel(tag: TagIdentity) -> Topic {
+        tagTopic(tag, "battery_level")
     }
 
     /// `…/events`: zone enter and exit events (QoS 1, not retained).
@@ -223,6 +231,12 @@ public struct Topics: Sendable, Hashable {
             default: return nil
             }
         }
+        if levels.count == 7, levels[0] == Self.root, levels[1] == Self.version, levels[2] == siteLevel,
+            levels[3] == "agents", levels[5] == "gatt", levels[6] == "results"
+        {
+            // The agent level is checked like a readings topic's; a result under an invalid one is nothing ours.
+            return AgentID(String(levels[4])).map { .gattResult($0) }
+        }
         guard levels.count == 6, levels[0] == Self.root, levels[1] == Self.version, levels[2] == siteLevel
         else { return nil }
         // Only the spelling this side writes (lower-case hex): another spelling names the same tag on a topic nobody
@@ -249,6 +263,8 @@ public enum ReceivedTopic: Sendable, Hashable {
     case readings(AgentID)
     /// An agent's `online`/`offline` status.
     case agentStatus(AgentID)
+    /// An agent's answer to a GATT job (the locator takes the battery levels from it).
+    case gattResult(AgentID)
     /// A tag's retained position (the locator reads back what an earlier run left).
     case position(TagIdentity)
     /// A tag's retained zone summary (read back at start, like the positions).
