@@ -14,9 +14,9 @@ enum TagCommand {
     static let interface = CommandInterface(
         program: "whereabouts tag",
         synopsis: """
-            whereabouts tag battery|info TAG --site UUID --broker URL [options]
+            whereabouts tag battery|info TAG --site UUID|--map FILE --broker URL [options]
                    whereabouts tag provision TAG --uuid UUID --major N --minor N --power DBM --site UUID --broker URL
-                   whereabouts tag battery --all [--spread SECONDS] --site UUID --broker URL
+                   whereabouts tag battery --all [--spread SECONDS] --map FILE --broker URL
             """,
         introduction: """
               Sends a GATT job to the agent that hears TAG best (from the locator's retained position), waits for
@@ -25,7 +25,10 @@ enum TagCommand {
             """,
         sections: [
             .init(
-                [.value("site", "UUID", "the site's proximity UUID")]
+                [
+                    .value("site", "UUID", "the site's proximity UUID"),
+                    .value("map", "FILE", "the floor map, whose UUID is the site (when --site is not given)"),
+                ]
                     + Setting.flagsOnly([
                         .switchFlag("all", "battery only: every tag with a retained position, one after another"),
                         .value("spread", "SECONDS", "with --all: spread the jobs evenly over this long", default: "0"),
@@ -52,8 +55,7 @@ enum TagCommand {
 
     static func run(_ settings: Settings) async throws -> ExitStatus {
         let plan = try Self.plan(settings)
-        let site = try settings.required("site", "the site's proximity UUID")
-        guard let uuid = BeaconUUID(site) else { throw SettingsError.invalid("--site \"\(site)\" is not a UUID") }
+        let uuid = try site(settings)
         let broker = try BrokerSettings(settings, defaultUsername: "operator")
         let topics = Topics(site: uuid)
         let client = try MQTTClient(
@@ -73,6 +75,19 @@ enum TagCommand {
                 return status
             }
         }
+    }
+
+    /// The site: `--site`, or else the UUID of `--map` (the daily battery round's settings give the map, as the
+    /// locator's do).
+    static func site(_ settings: Settings) throws -> BeaconUUID {
+        if let site = settings.value("site") {
+            guard let uuid = BeaconUUID(site) else { throw SettingsError.invalid("--site \"\(site)\" is not a UUID") }
+            return uuid
+        }
+        guard let path = settings.value("map") else {
+            throw SettingsError.invalid("give the site: --site UUID, or --map FILE whose UUID is the site")
+        }
+        return try RecordingFiles.map(path).site.uuid
     }
 
     /// Reads the operation, the tag and the options; throws a usage error for anything inconsistent.

@@ -71,11 +71,23 @@ extension AgentGATTTests {
                 #expect(output.contains("no agent hears \(tag)"), "\(output)")
             }
             #expect(output == "battery 87 % (agent \(air.agentID))\n", "\(agent.output)")
-            // The daily timer's command: every tag with a retained position, a line each.
+            // The locator heard the agent's result too: the level is on the tag's topic, retained, for Home Assistant.
+            let levelPath = air.scratch.path + "/battery-level.out"
+            let level = try ChildProcess(
+                executable: "/usr/bin/mosquitto_sub",
+                arguments: [
+                    "-h", air.broker.host, "-p", "\(air.broker.port)", "-C", "1", "-W", "30",
+                    "-t", "whereabouts/v1/\(site)/tags/\(tag)/battery_level",
+                ],
+                outputPath: levelPath)
+            #expect(await level.waitForExit(timeout: .seconds(60)))
+            #expect((try? String(contentsOfFile: levelPath, encoding: .utf8)) == "87\n")
+            // The daily timer's command, with the site from the map as its settings (operator.env) give it: every
+            // tag with a retained position, a line each.
             let allPath = air.scratch.path + "/tool-all.out"
             let all = try ChildProcess(
                 executable: try Self.sibling("whereabouts"),
-                arguments: ["tag", "battery", "--all", "--spread", "1", "--site", site, "--broker", broker],
+                arguments: ["tag", "battery", "--all", "--spread", "1", "--map", mapPath, "--broker", broker],
                 outputPath: allPath)
             #expect(await all.waitForExit(timeout: .seconds(60)))
             #expect(all.exitCode == 0)

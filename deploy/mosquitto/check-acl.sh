@@ -119,7 +119,8 @@ observe surveyor surveyor-2 '#' "$site/agents/+/readings" "$site/agents/+/status
     "$site/events" "$site/locator/#" 'homeassistant/#' '$SYS/#'
 # GATT jobs: agent-d reads its own requests (and asks for every agent's); the operator reads the results.
 observe agent-d-jobs agent-d "$site/agents/agent-d/gatt/requests" "$site/agents/+/gatt/requests"
-observe operator operator-2 "$site/agents/+/gatt/results" "$site/agents/+/gatt/requests" "$site/agents/+/readings"
+observe operator operator-2 "$site/agents/+/gatt/results" "$site/agents/+/gatt/requests" "$site/agents/+/readings" \
+    "$site/tags/#"
 sleep 1
 
 publish() { # publish USER TOPIC MARKER
@@ -155,6 +156,9 @@ publish surveyor "$site/tags/mac-001122334455/position" bad-surveyor-tag
 publish surveyor "$site/locator/status" bad-surveyor-locator
 publish surveyor homeassistant/status bad-surveyor-ha
 publish operator "$site/agents/agent-d/gatt/requests" ok-op-request
+publish locator "$site/tags/mac-001122334455/position" ok-loc-position
+publish locator "$site/tags/mac-001122334455/battery" ok-loc-battery
+publish operator "$site/tags/mac-001122334455/position" bad-op-position
 publish operator "$site/agents/agent-b/gatt/requests" ok-op-request-for-b
 publish agent-a "$site/agents/agent-d/gatt/requests" bad-agent-request
 publish agent-d "$site/agents/agent-d/gatt/requests" bad-agent-own-request
@@ -258,6 +262,7 @@ expect_seen surveyor ok-b-readings
 expect_seen surveyor ok-c-after-reload
 expect_seen agent-d-jobs ok-op-request
 expect_seen operator ok-d-result
+expect_seen operator ok-loc-position
 expect_seen locator ok-d-result
 expect_seen locator-b ok-d-result
 for marker in bad-dash-as-agent bad-loc-as-agent bad-locb-as-agent bad-ha-as-agent bad-a-as-b bad-a-dotdot bad-a-floor bad-a-tag bad-a-ha bad-a-hastatus bad-dash-floor bad-ha-floor \
@@ -294,10 +299,11 @@ else
 fi
 grep -q " ok-op-request-for-b\$" "$work/agent-d-jobs.seen" && fail "agent-d does not receive agent-b's job" \
     || pass "agent-d does not receive agent-b's job"
-if grep -vE "^whereabouts/v1/[^/]+/agents/[^/]+/gatt/results " "$work/operator.seen" >/dev/null; then
-    fail "the operator reads results and nothing else (got: $(head -c 200 "$work/operator.seen"))"
+if grep -vE "^whereabouts/v1/[^/]+/(agents/[^/]+/gatt/results|tags/[^/]+/position) " "$work/operator.seen" >/dev/null
+then
+    fail "the operator reads results and tag positions, nothing else (got: $(head -c 200 "$work/operator.seen"))"
 else
-    pass "the operator reads results and nothing else"
+    pass "the operator reads results and tag positions, nothing else"
 fi
 if [ -s "$work/agent-a.seen" ]; then
     fail "an agent reads nothing (it got: $(head -c 200 "$work/agent-a.seen"))"
