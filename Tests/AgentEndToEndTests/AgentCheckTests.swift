@@ -37,7 +37,7 @@ struct AgentCheckEmulatorTests {
         /// A new controller on the air advertising `uuid:major:minor` at -59 dBm, until the air is gone.
         ///
         /// btvirt now and then ends a controller's connection just after it starts on a loaded machine (see
-        /// HCIHostEmulatorTests.initializedHost); this opens it again, at most twice more.
+        /// GATTPeripheral.initializedHost); this opens it again, at most twice more.
         func advertise(_ uuid: String, major: UInt16, minor: UInt16) async throws {
             let beacon = IBeaconAdvertisement(
                 uuid: try #require(BeaconUUID(uuid)), major: major, minor: minor, measuredPower: -59)

@@ -119,7 +119,11 @@ public final class GATTPeripheral: Sendable {
         try await host.require(.leSetAdvertisingEnable(true))
     }
 
-    /// Opens an emulated controller and resets it; btvirt now and then ends a connection at once, so it tries thrice.
+    /// Opens an emulated controller and resets it: a host on a new controller of the emulator at `path`, initialised.
+    ///
+    /// On a loaded machine btvirt now and then ends a controller's connection just after it starts (the agent
+    /// emulator tests saw it 17 ms in, btvirt running and its log empty; d4bbf8a). An agent then exits for systemd
+    /// to start it again; this opens the controller again, at most twice more, and says so.
     public static func initializedHost(at path: String) async throws -> HCIHost {
         var attempt = 1
         while true {
@@ -132,7 +136,8 @@ public final class GATTPeripheral: Sendable {
                 failure = error
             }
             host.close()
-            guard case .controllerVanished = failure, attempt < 3 else { throw failure }
+            guard case .controllerVanished(let name) = failure, attempt < 3 else { throw failure }
+            print("btvirt ended controller \(name) at start (attempt \(attempt)); opening it again")
             attempt += 1
         }
     }

@@ -33,9 +33,9 @@ struct GATTCentralEmulatorTests {
         _ body: (GATTCentral, GATTPeripheral, ConnectionComplete) async throws -> Void
     ) async throws {
         let emulator = try BtvirtEmulator()
-        let peripheralHost = try await HCIHostEmulatorTests.initializedHost(at: emulator.lowEnergy)
+        let peripheralHost = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
         defer { peripheralHost.close() }
-        let centralHost = try await HCIHostEmulatorTests.initializedHost(at: emulator.lowEnergy)
+        let centralHost = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
         defer { centralHost.close() }
         let peripheral = try await GATTPeripheral(host: peripheralHost, server: try server())
         let central = try await GATTCentral(host: centralHost)
@@ -181,9 +181,9 @@ struct GATTCentralEmulatorTests {
     @Test("a peripheral that vanishes answers nothing: the ATT timeout ends the procedure, and the scan goes on")
     func vanishedPeripheral() async throws {
         let emulator = try BtvirtEmulator()
-        let peripheralHost = try await HCIHostEmulatorTests.initializedHost(at: emulator.lowEnergy)
+        let peripheralHost = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
         defer { peripheralHost.close() }
-        let centralHost = try await HCIHostEmulatorTests.initializedHost(at: emulator.lowEnergy)
+        let centralHost = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
         defer { centralHost.close() }
         let peripheral = try await GATTPeripheral(host: peripheralHost, server: try Self.server())
         // A 2 s transaction timeout stands in for the specification's 30 s.
@@ -206,9 +206,9 @@ struct GATTCentralEmulatorTests {
     @Test("a target that advertises non-connectable fails with HCI status 0x3E")
     func notConnectable() async throws {
         let emulator = try BtvirtEmulator()
-        let advertiser = try await HCIHostEmulatorTests.initializedHost(at: emulator.lowEnergy)
+        let advertiser = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
         defer { advertiser.close() }
-        let centralHost = try await HCIHostEmulatorTests.initializedHost(at: emulator.lowEnergy)
+        let centralHost = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
         defer { centralHost.close() }
         let address = try #require(try await advertiser.identity().address)
         let beacon = IBeaconAdvertisement(

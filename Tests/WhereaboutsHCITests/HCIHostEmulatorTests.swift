@@ -1,5 +1,6 @@
 import ControllerEmulator
 import Foundation
+import GATTPeripheral
 import Testing
 import WhereaboutsAdvertising
 import WhereaboutsCore
@@ -30,35 +31,12 @@ struct HCIHostEmulatorTests {
         }
     }
 
-    /// A host on a new controller of the emulator at `path`, initialised.
-    ///
-    /// On a loaded machine btvirt now and then ends a controller's connection just after it starts (the agent
-    /// emulator tests saw it 17 ms in, btvirt running and its log empty; d4bbf8a). An agent then exits for systemd
-    /// to start it again; this opens the controller again, at most twice more, and says so.
-    static func initializedHost(at path: String) async throws -> HCIHost {
-        var attempt = 1
-        while true {
-            let host = HCIHost(transport: try H4StreamTransport(path: path))
-            let failure: HCIError
-            do {
-                try await host.initialize()
-                return host
-            } catch {
-                failure = error
-            }
-            host.close()
-            guard case .controllerVanished(let name) = failure, attempt < 3 else { throw failure }
-            print("btvirt ended controller \(name) at start (attempt \(attempt)); opening it again")
-            attempt += 1
-        }
-    }
-
     @Test("a scanner hears an advertiser's iBeacon through btvirt; RSSI 127 means none, so it is not a sighting")
     func scannerHearsAdvertiser() async throws {
         let emulator = try BtvirtEmulator()
-        let advertiser = try await Self.initializedHost(at: emulator.lowEnergy)
+        let advertiser = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
         defer { advertiser.close() }
-        let scanner = try await Self.initializedHost(at: emulator.lowEnergy)
+        let scanner = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
         defer { scanner.close() }
         // btvirt's LE-only controller has no extended scanning: legacy commands are chosen.
         #expect(!scanner.usesExtendedScanning)
@@ -87,7 +65,7 @@ struct HCIHostEmulatorTests {
     func controllerVanishes() async throws {
         var emulator: BtvirtEmulator? = try BtvirtEmulator()
         let path = try #require(emulator?.lowEnergy)
-        let scanner = try await Self.initializedHost(at: path)
+        let scanner = try await GATTPeripheral.initializedHost(at: path)
         let events = try await scanner.startScanning(try #require(LEScanParameters()))
         emulator?.stop()
         for await _ in events {}
@@ -95,7 +73,7 @@ struct HCIHostEmulatorTests {
         #expect("\(failure)".contains(path), "\(failure)")
         // The retry: a controller that is back is opened again and scans.
         emulator = try BtvirtEmulator()
-        let again = try await Self.initializedHost(at: try #require(emulator?.lowEnergy))
+        let again = try await GATTPeripheral.initializedHost(at: try #require(emulator?.lowEnergy))
         defer { again.close() }
         _ = try await again.startScanning(try #require(LEScanParameters()))
         #expect(again.failure == nil)
@@ -157,9 +135,9 @@ struct HCIHostRelayTests {
             listeningAt: emulator.directory + "/relay.sock",
             upstream: dualMode ? emulator.dualMode : emulator.lowEnergy,
             settings: .init(rssi: -70, claimsExtendedScanning: true))
-        let scanner = try await HCIHostEmulatorTests.initializedHost(at: relay.path)
+        let scanner = try await GATTPeripheral.initializedHost(at: relay.path)
         defer { scanner.close() }
-        let advertiser = try await HCIHostEmulatorTests.initializedHost(at: emulator.lowEnergy)
+        let advertiser = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
         defer { advertiser.close() }
         #expect(scanner.usesExtendedScanning, "the relay claims the bits")
         let events = try await scanner.startScanning(try #require(LEScanParameters()))
@@ -178,7 +156,7 @@ struct HCIHostRelayTests {
     func shutDownLeavesControllerIdle() async throws {
         let emulator = try BtvirtEmulator()
         let relay = try H4Relay(listeningAt: emulator.directory + "/relay.sock", upstream: emulator.lowEnergy)
-        let host = try await HCIHostEmulatorTests.initializedHost(at: relay.path)
+        let host = try await GATTPeripheral.initializedHost(at: relay.path)
         let parameters = try #require(LEScanParameters())
         let beacon = try Self.beacon()
         let advertising = try #require(LEAdvertisingParameters())
@@ -201,7 +179,7 @@ struct HCIHostRelayTests {
         let bridge = try PtyBridge(upstream: emulator.lowEnergy)
         let scanner = HCIHost(transport: try H4StreamTransport(path: bridge.path))
         try await scanner.initialize()
-        let advertiser = try await HCIHostEmulatorTests.initializedHost(at: emulator.lowEnergy)
+        let advertiser = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
         defer { advertiser.close() }
         let events = try await scanner.startScanning(try #require(LEScanParameters()))
         try await advertiser.startAdvertising(try Self.beacon(), parameters: try #require(LEAdvertisingParameters()))
@@ -219,7 +197,7 @@ extension HCIHostEmulatorTests {
     func identity() async throws {
         let emulator = try BtvirtEmulator()
         for (path, features) in [(emulator.lowEnergy, UInt64(0x0B)), (emulator.dualMode, UInt64(0))] {
-            let host = try await Self.initializedHost(at: path)
+            let host = try await GATTPeripheral.initializedHost(at: path)
             defer { host.close() }
             let identity = try await host.identity()
             #expect(identity.name == "h4:\(path)")
