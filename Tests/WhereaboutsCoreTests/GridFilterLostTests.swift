@@ -114,6 +114,8 @@ struct GridFilterLostTests {
     func lostBehindWall() throws {
         var off = GridFilter.Configuration()
         off.lostMisfit = .infinity
+        // And no re-seeding (``reseedBringsBack()``), which brings the estimate back by another way.
+        off.reseedMisfit = .infinity
         let seeds: [UInt64] = Array(1...16)
         let with = try seeds.map { try lost(GridFilter.Configuration(), seed: $0) }
         let without = try seeds.map { try lost(off, seed: $0) }
@@ -145,5 +147,25 @@ struct GridFilterLostTests {
         let wrong = average(with, \.wrongAccuracy)
         #expect(average(without, \.wrongAccuracy) < 1.3 * average(without, \.settledAccuracy))
         #expect(wrong > 1.5 * settled, "accuracy settled \(settled) m, while wrong \(wrong) m")
+    }
+
+    @Test("a re-seed after readings that fit badly brings back an estimate pinned behind a wall, without a restart")
+    func reseedBringsBack() throws {
+        // Issue 45, item 4: pruning at 1 % of the peak drops the west room once the tag settles in the east; a small
+        // uniform share around the loudest agent after a badly fitting update lets the readings bring it back.
+        var reseeding = GridFilter.Configuration()
+        reseeding.lostMisfit = .infinity
+        var neither = reseeding
+        neither.reseedMisfit = .infinity
+        let seeds: [UInt64] = Array(1...16)
+        let with = try seeds.map { try lost(reseeding, seed: $0) }
+        let without = try seeds.map { try lost(neither, seed: $0) }
+        let quickWith = with.filter { ($0.back ?? 99) <= 5 }.count
+        let quickWithout = without.filter { ($0.back ?? 99) <= 5 }.count
+        print(
+            "re-seeding: \(quickWith) of 16 back within 5 s, \(with.filter { $0.back != nil }.count) within 20 s; "
+                + "without: \(quickWithout) and \(without.filter { $0.back != nil }.count)")
+        #expect(quickWithout == 0)
+        #expect(quickWith >= 8, "\(quickWith) of \(seeds.count) back within 5 s by re-seeding")
     }
 }

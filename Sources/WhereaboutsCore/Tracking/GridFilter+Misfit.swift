@@ -33,8 +33,10 @@ extension GridFilter {
         guard let misfit, posterior.weighed >= configuration.lostAgents else {
             posterior.misfit = 1
             posterior.surprised = 0
+            posterior.reseed = false
             return
         }
+        posterior.reseed = misfit >= configuration.reseedMisfit
         posterior.misfit = 0.5 * posterior.misfit + 0.5 * misfit
         let surprising = misfit >= configuration.lostMisfit
         posterior.surprised = surprising ? posterior.surprised + 1 : 0

@@ -117,13 +117,27 @@ extension GridFilter {
         return min(Double(total), 1)
     }
 
+    /// Mixes into the prediction what arrives besides walking: the share `entryShare` coming by the stairs at
+    /// `entry`, or else, when the last update asked for a re-seed, ``Configuration/reseedShare`` around the loudest
+    /// agent. Returns whether it mixed.
+    mutating func mixArrivals(entry: Point?, entryShare: Double, reseed: Bool, grid: FloorGrid) -> Bool {
+        if let entry, entryShare > 0 { return mixIn(entry, share: min(entryShare, 1), grid: grid) }
+        guard reseed, let loudest = chosen.max(by: { $0.level < $1.level }) else { return false }
+        return mixIn(
+            grid.tables[loudest.slot].agentPosition, share: configuration.reseedShare, grid: grid,
+            reach: configuration.reseedRadius)
+    }
+
     /// Mixes into the work window (a prediction, its mass 1) the mass that arrives by stairs or a lift at `entry`,
     /// `share` of the whole: a Gaussian of ``Configuration/stairsRadius`` around it over the free cells within twice
     /// that, as a window started by the stairs has (``fillUniform(_:grid:)``, ``weight(around:grid:)``), the
     /// prediction's mass scaled by 1 − `share`. The window grows to hold both. Returns whether it mixed (not where no
     /// free cell is near `entry`, nor where both would span more than an agent's table reaches).
-    mutating func mixIn(_ entry: Point, share: Double, grid: FloorGrid) -> Bool {
-        let reach = 2 * configuration.stairsRadius
+    ///
+    /// With `reach`, the mass spreads uniformly over the free cells within `reach` of `entry` instead: a re-seed
+    /// (``Configuration/reseedMisfit``).
+    mutating func mixIn(_ entry: Point, share: Double, grid: FloorGrid, reach uniform: Double? = nil) -> Bool {
+        let reach = uniform ?? 2 * configuration.stairsRadius
         let first = grid.cell(of: Point(x: entry.x - reach, y: entry.y - reach))
         let last = grid.cell(of: Point(x: entry.x + reach, y: entry.y + reach))
         let around = Window(
@@ -146,7 +160,7 @@ extension GridFilter {
             workProbabilities.replaceSubrange(0..<old.count, with: predicted)
             return false
         }
-        weight(around: entry, grid: grid)
+        if uniform == nil { weight(around: entry, grid: grid) }
         let arriving = Array(workProbabilities[0..<around.count])
         setWork(union)
         add(arriving, of: around, times: Float(share), into: union)

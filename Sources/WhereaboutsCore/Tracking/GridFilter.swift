@@ -80,6 +80,13 @@ public struct GridFilter: Sendable {
         /// grid), under the 1 M floor; a tag whose readings its posterior cannot explain restarts instead
         /// (``lostMisfit``), which is what brings a wrong mode back.
         public var pruneRatio: Double = 1e-2
+        /// An update whose readings misfit its prediction this much (``GridFilter/misfit(of:grid:)``), with
+        /// ``lostAgents`` or more, re-seeds the next prediction: ``reseedShare`` of its mass goes uniformly over the
+        /// free cells within ``reseedRadius`` metres of the loudest agent, so that a place pruned too early can win
+        /// again if the readings point there (cheaper than a lower ``pruneRatio``: only such updates pay for it).
+        public var reseedMisfit: Double = 2
+        public var reseedShare: Double = 0.05
+        public var reseedRadius: Double = 5
         /// The published accuracy (``TagEstimate/accuracy``, the radius that holds the true position about 68 % of
         /// the time) is this times the posterior's RMS spread (widened by the misfit), in quadrature with a model
         /// error of ``modelErrorPerMetre`` (TagEstimator+Accuracy.swift; docs/tracker.md has the fit).
@@ -259,7 +266,7 @@ public struct GridFilter: Sendable {
         {
             elapsed = now - previous.time
             predict(&previous, elapsed: now - previous.time, grid: grid)
-            if let entry, entryShare > 0 { mixed = mixIn(entry, share: min(entryShare, 1), grid: grid) }
+            mixed = mixArrivals(entry: entry, entryShare: entryShare, reseed: previous.reseed, grid: grid)
             posterior = previous
         } else {
             posterior = start(

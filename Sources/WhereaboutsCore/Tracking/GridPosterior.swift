@@ -29,6 +29,9 @@ struct GridPosterior: Sendable {
     /// how many updates in a row it was surprising (``GridFilter/note(_:in:summary:)``).
     var misfit = 1.0
     var surprised = 0
+    /// Whether the last update's readings fit badly enough (``GridFilter/Configuration/reseedMisfit``) that the next
+    /// prediction takes a small uniform share around the loudest agent: a mode pruned too early can come back.
+    var reseed = false
     /// How many agents the update that started the window brought (up to the update's cap, whether or not their
     /// tables reached the window), and how many updates the window has had since.
     var startAgents = 0

@@ -251,6 +251,12 @@ struct TagEstimator: Sendable {
         let powerSigma =
             state.measuredPowerOverride == nil
             ? nil : state.measuredPowerSigma ?? configuration.grid.namedPowerSigma
+        if !state.grid.others.isEmpty {
+            // A re-seed (``GridFilter/Configuration/reseedMisfit``) rescues a posterior its readings contradict, and
+            // so raises its floor's evidence: with another floor open, that would hold a tag on a wrong floor.
+            state.grid.posterior?.reseed = false
+            for index in state.grid.others.indices { state.grid.others[index].posterior?.reseed = false }
+        }
         let weighed = weighFloor(
             &state.grid.posterior, gridIndex: currentIndex, entry: nil, powerSigma: powerSigma, ranges: ranges,
             readings: readings, now: now, radio: radio, scratch: &scratch)
