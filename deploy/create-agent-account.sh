@@ -4,7 +4,8 @@
 # Usage: create-agent-account.sh AGENT_ID [PASSWORD_FILE]
 #
 # AGENT_ID becomes the MQTT username, which the broker ACL (whereabouts.acl) substitutes for %u: the agent
-# may publish only whereabouts/v1/+/agents/AGENT_ID/readings and .../status. It must match
+# may publish only whereabouts/v1/+/agents/AGENT_ID/readings, .../status and .../gatt/results, and read only its own
+# .../gatt/requests. It must match
 # ^[A-Za-z0-9_-]{1,64}$ so it is always one clean topic level, and must not be a reserved name.
 #
 # A random password is added to PASSWORD_FILE (default /etc/mosquitto/whereabouts.passwd) with

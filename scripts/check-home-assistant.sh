@@ -12,8 +12,9 @@
 # and a tag are removed (SIGHUP, and a restart), and a tag put back with its entity ids; state writes per tag per
 # minute.
 #
-# Slow (the first install took 17 minutes on a loaded machine; a run about 5), so it is not part of `swift test`
-# nor of scripts/test.sh. Exits 0 when every check passed, 1 when one failed. Where it cannot run at all (no Python
+# Slow (the first install took 17 minutes on a loaded machine; a run about 5), so it is not part of `swift test`;
+# scripts/test.sh runs it last, required. It needs a Python >= 3.13 (Debian 12 has 3.11: pyenv's 3.13, as on CI, is
+# found) and PyPI. Exits 0 when every check passed, 1 when one failed. Where it cannot run at all (no Python
 # >= 3.13, no PyPI, no mosquitto) it prints SKIPPED loudly and exits 0; HA_CHECK_REQUIRED=1 turns that into a failure.
 #   HA_VERSION (default 2025.4.4)  HA_CHECK_WINDOW seconds of measured traffic (default 120)  HA_CHECK_TAGS (5)
 #   HA_CHECK_BIN: a directory with whereabouts and whereabouts-locator to use instead of building them

@@ -45,4 +45,5 @@ bash scripts/check-packages.sh
 echo "== Home Assistant (a real Home Assistant Core from PyPI against the locator; issue 49)" >&2
 # Installs Home Assistant into out/ha-venv on first use (10-17 min; about 5 min a run after). Required: where it cannot
 # run (no Python 3.13, no PyPI) the tests fail rather than pass without it.
-HA_CHECK_REQUIRED=1 bash scripts/check-home-assistant.sh
+# The executables of the build above: its own build (other flags) would rebuild every module, here and next run.
+HA_CHECK_REQUIRED=1 HA_CHECK_BIN=$(swift build --show-bin-path) bash scripts/check-home-assistant.sh

@@ -159,9 +159,8 @@ def silent_zones(driver, check):
     bad = [d["tag"] for d in inside if not d["stale"] or not AGE.match(d["age"]) or d["fill"] == LIVE_RED]
     check(not bad, f"{len(inside)} dots in unknown zones are grey with their ages, not the live colour {bad[:3]}")
     outside = [d for d in dots if d not in inside]
-    if source == "live":
-        check(all(not d["stale"] and d["fill"] == LIVE_RED for d in outside),
-              f"the {len(outside)} dots outside unknown zones stay live")
+    check(source == "live" and all(not d["stale"] and d["fill"] == LIVE_RED for d in outside),
+          f"the page stays live ({source}) and the {len(outside)} dots outside unknown zones with it")
     unknown_rows = [row for row in rows.values() if row["state"] == "unknown"]
     check(all(row["stale"] and AGE.match(row["age"]) for row in unknown_rows),
           f"the {len(unknown_rows)} unknown zones' rows are grey with how long they have been unknown")

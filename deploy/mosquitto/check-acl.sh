@@ -52,7 +52,7 @@ case $(stat -c %a "$passwd") in
     *) fail "broker password file is unreadable to others ($(stat -c '%a %U:%G' "$passwd"))" ;;
 esac
 
-for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "locator-b" "dashboard" "surveyor" "operator" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
+for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "locator-b" "dashboard" "homeassistant" "surveyor" "operator" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
     if WHEREABOUTS_PASSWORD_OUT="$work/refused" "$here/../create-agent-account.sh" "$bad" "$passwd" 2>/dev/null; then
         fail "create-agent-account.sh refuses '$bad'"
     else
@@ -269,7 +269,7 @@ for marker in bad-dash-as-agent bad-loc-as-agent bad-locb-as-agent bad-ha-as-age
     bad-anon bad-wrong-password bad-tls-no-ca bad-surveyor-as-agent bad-surveyor-as-a bad-surveyor-status \
     bad-surveyor-floor bad-surveyor-tag bad-surveyor-locator bad-surveyor-ha bad-agent-request bad-agent-own-request \
     bad-dash-request bad-loc-request bad-ha-request bad-surveyor-request bad-a-result-as-d bad-op-result \
-    bad-dash-result bad-op-as-agent bad-op-as-agent-result bad-loc-result bad-locb-result; do
+    bad-dash-result bad-op-as-agent bad-op-as-agent-result bad-loc-result bad-locb-result bad-op-position; do
     expect_unseen "$marker"
 done
 if grep -q " ok-a-readings\$" "$work/ha.seen"; then
