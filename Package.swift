@@ -198,7 +198,9 @@ let package = Package(
                 "WhereaboutsCore",
             ]
         ),
-        .testTarget(name: "WhereaboutsGATTTests", dependencies: ["WhereaboutsGATT", "WhereaboutsAdvertising"]),
+        .testTarget(
+            name: "WhereaboutsGATTTests",
+            dependencies: ["WhereaboutsGATT", "WhereaboutsAdvertising", "WhereaboutsCore"]),
         .testTarget(name: "WhereaboutsAdvertisingTests", dependencies: ["WhereaboutsAdvertising", "TestFixtures"]),
         // The test machines have no Bluetooth controller: the host logic runs against btvirt (BlueZ's emulator) over H4.
         .testTarget(

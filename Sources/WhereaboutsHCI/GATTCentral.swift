@@ -21,6 +21,8 @@ public final class GATTCentral: Sendable {
         var results: [UInt16: Result<GATTResult, GATTError>] = [:]
         var notifications: [UInt16: [AttributeValue]] = [:]
         var completions: [ConnectionComplete] = []
+        /// Connections to other devices that completed while an attempt waited (``completion(to:within:)``).
+        var strays: [UInt16] = []
         var disconnections: [UInt16: UInt8] = [:]
     }
 
@@ -57,17 +59,37 @@ public final class GATTCentral: Sendable {
             ? .leExtendedCreateConnection(to: peer, type: type, timing)
             : .leCreateConnection(to: peer, type: type, timing)
         do { try await host.require(command) } catch { throw .controller(error) }
-        if let complete = await pump(for: timeout, until: { $0.completions.first }) {
+        if let complete = await completion(to: peer, within: timeout) {
             guard complete.status == 0 else { throw .connectionFailed(status: complete.status, peer: peer) }
             return complete
         }
         // Cancelled, the controller ends the attempt with a Connection Complete of status 0x02 (or the connection
         // that made it just in time, which is then closed).
         _ = try? await host.command(.leCreateConnectionCancel)
-        if let late = await pump(for: .seconds(2), until: { $0.completions.first }), late.status == 0 {
+        if let late = await completion(to: peer, within: .seconds(2)), late.status == 0 {
             await disconnect(late.handle)
         }
         throw .connectTimedOut(peer: peer)
+    }
+
+    /// The attempt's Connection Complete: a failure, or a connection to `peer`. The host's link events outlive a
+    /// central (each GATT job makes its own), so a connection to another device made by an earlier attempt after its
+    /// cancel may still be queued: it is closed, not taken for this one.
+    private func completion(to peer: DeviceAddress, within limit: Duration) async -> ConnectionComplete? {
+        let found = await pump(for: limit) { state -> ConnectionComplete? in
+            while !state.completions.isEmpty {
+                let complete = state.completions.removeFirst()
+                if complete.status != 0 || complete.peerAddress == peer { return complete }
+                state.strays.append(complete.handle)
+            }
+            return nil
+        }
+        let strays = state.withLock { state in
+            defer { state.strays = [] }
+            return state.strays
+        }
+        for handle in strays { await disconnect(handle) }
+        return found
     }
 
     /// Runs one GATT procedure on a connection and returns its result.

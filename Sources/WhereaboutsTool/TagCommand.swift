@@ -61,13 +61,13 @@ enum TagCommand {
         let client = try MQTTClient(
             MQTTClientConfiguration(
                 broker: broker, clientID: "whereabouts-tag-\(Int(WallClock.now() * 1000) % 1_000_000)"))
-        let inbox = TagInbox()
+        let inbox = TagInbox(topics: topics)
         return try await client.withSession { client in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { for await message in client.messages { inbox.add(message) } }
                 group.addTask { for await event in client.events { inbox.note(event) } }
                 defer { group.cancelAll() }
-                guard try await inbox.wait(for: 10, until: { $0.connected }) != nil else {
+                guard try await inbox.wait(for: 10, until: { $0.connected ? true : nil }) != nil else {
                     throw RuntimeError("could not reach the broker at \(broker.address) within 10 s")
                 }
                 let status = try await TagJobs(plan: plan, topics: topics, client: client, inbox: inbox).run()
@@ -139,21 +139,57 @@ enum TagCommand {
     }
 }
 
-/// What the broker sent the tool, kept for the job loop to look through (it polls; a person waits on it).
+/// What the broker sent the tool, for the job loop to look through (it polls; a person waits on it). The retained
+/// positions are kept only until the targets are read; a job result is decoded once as it comes, and kept only for
+/// a job this run waits on, so an hour's `--spread` holds no more than its answers.
 final class TagInbox: Sendable {
     struct Contents {
-        var messages: [MQTTMessage] = []
+        var positions: [MQTTMessage] = []
+        var collectingPositions = true
+        var awaited: Set<GATTJobID> = []
+        /// The results of awaited jobs, by job id, with the topic (the agent) each came on.
+        var results: [GATTJobID: (topic: String, result: GATTJobResult)] = [:]
         var connected = false
         var subscriptions = 0
         var acknowledged: [Int: MQTTReasonCode] = [:]
     }
 
+    private let topics: Topics
     private let contents = Mutex(Contents())
 
-    var subscriptionCount: Int { contents.withLock { $0.subscriptions } }
-    var messages: [MQTTMessage] { contents.withLock { $0.messages } }
+    init(topics: Topics) { self.topics = topics }
 
-    func add(_ message: MQTTMessage) { contents.withLock { $0.messages.append(message) } }
+    var subscriptionCount: Int { contents.withLock { $0.subscriptions } }
+
+    /// The positions received so far; none are kept after this.
+    func takePositions() -> [MQTTMessage] {
+        contents.withLock { contents in
+            contents.collectingPositions = false
+            defer { contents.positions = [] }
+            return contents.positions
+        }
+    }
+
+    /// Keeps the result of job `id` when it comes, until ``forget(_:)``.
+    func expectResult(of id: GATTJobID) { contents.withLock { _ = $0.awaited.insert(id) } }
+
+    func forget(_ id: GATTJobID) {
+        contents.withLock { contents in
+            contents.awaited.remove(id)
+            contents.results[id] = nil
+        }
+    }
+
+    func add(_ message: MQTTMessage) {
+        guard case .gattResult? = topics.parse(message.topic) else {
+            contents.withLock { if $0.collectingPositions { $0.positions.append(message) } }
+            return
+        }
+        guard let result = try? GATTJobResult(payload: String(decoding: message.payload, as: UTF8.self)),
+            let id = result.id
+        else { return }
+        contents.withLock { if $0.awaited.contains(id) { $0.results[id] = (message.topic, result) } }
+    }
 
     func note(_ event: MQTTConnectionEvent) {
         contents.withLock { contents in

@@ -61,13 +61,15 @@ struct TagJobs {
         // Retained messages follow the subscription's acknowledgement at once; a second is plenty for them.
         if let tag = plan.tag {
             _ = try await inbox.wait(for: 2) {
-                $0.messages.contains { $0.topic == topics.position(tag: tag).name } ? true : nil
+                $0.positions.contains { $0.topic == topics.position(tag: tag).name } ? true : nil
             }
         } else {
             try await Task.sleep(for: .seconds(1))
         }
+        // Live positions keep coming: nothing more is wanted of them.
+        _ = try? client.unsubscribe(filter)
         var nearest: [TagIdentity: AgentID] = [:]
-        for message in inbox.messages where !message.payload.isEmpty {
+        for message in inbox.takePositions() where !message.payload.isEmpty {
             guard let position = try? TagPosition(payload: String(decoding: message.payload, as: UTF8.self)),
                 plan.tag == nil || position.tag == plan.tag,
                 let agent = plan.agent ?? position.nearest?.agent
@@ -83,6 +85,8 @@ struct TagJobs {
             throw RuntimeError("cannot make a job id")
         }
         let request = GATTJobRequest(id: id, tag: tag, address: nil, operation: plan.operation, deadline: plan.deadline)
+        inbox.expectResult(of: id)
+        defer { inbox.forget(id) }
         let messageID = try client.publish(
             topic: topics.gattRequests(agent: agent).name, payload: Array(request.payload.utf8), qos: .atLeastOnce)
         let acknowledgement = try await inbox.wait(for: 10) { $0.acknowledged[messageID] }
@@ -92,10 +96,9 @@ struct TagJobs {
                     "the broker refused the job to agent \(agent): \(acknowledgement) (is this the operator account?)"))
         }
         let resultsTopic = topics.gattResults(agent: agent).name
-        let result = try await inbox.wait(for: plan.deadline + Self.margin) { contents in
-            contents.messages.lazy.filter { $0.topic == resultsTopic }.compactMap {
-                try? GATTJobResult(payload: String(decoding: $0.payload, as: UTF8.self))
-            }.first { $0.id == id }
+        let result = try await inbox.wait(for: plan.deadline + Self.margin) { contents -> GATTJobResult? in
+            guard let answer = contents.results[id], answer.topic == resultsTopic else { return nil }
+            return answer.result
         }
         guard let result else {
             return .failure(

@@ -112,12 +112,17 @@ struct GATTJobDeskTests {
     func boundedMap() throws {
         var desk = GATTJobDesk(agent: try #require(Self.agent), topics: try #require(Self.topics))
         let count = GATTJobDesk.trackedTags + 1
-        for index in 0..<count {
+        func hear(_ index: Int) throws {
             let tag = TagIdentity.address(UInt64(0xC000_0000_0000 + index))
             let address = try #require(DeviceAddress(value: UInt64(0xC000_0000_0000 + index)))
             desk.heard(
                 BeaconSighting(tag: tag, rssi: -60, measuredPower: nil, address: address, addressType: .randomDevice))
         }
+        // Tag 0, added first, is heard again before the map overflows: tag 1 is then the one heard longest ago (a
+        // first-in-first-out map would forget tag 0).
+        for index in 0..<(count - 1) { try hear(index) }
+        try hear(0)
+        try hear(count - 1)
         func status(_ id: String, _ index: Int) -> GATTJobStatus? {
             let tag = TagIdentity.address(UInt64(0xC000_0000_0000 + index)).description
             let actions = desk.receive(topic: Self.requests, payload: Self.request(id, tag: tag), now: 1) ?? []
@@ -127,8 +132,8 @@ struct GATTJobDeskTests {
             }
             return Self.published(actions).first?.status
         }
-        #expect(status("oldest", 0) == .notConnectable(code: nil))
-        #expect(status("second", 1) == .linkLost, "sent to the radio")
+        #expect(status("oldest", 1) == .notConnectable(code: nil))
+        #expect(status("heard-again", 0) == .linkLost, "sent to the radio")
         #expect(status("newest", count - 1) == .linkLost, "sent to the radio")
     }
 }

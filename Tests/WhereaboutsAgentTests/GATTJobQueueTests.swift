@@ -164,18 +164,6 @@ struct GATTJobQueueTests {
         #expect(queue.waitingJobs == [Self.id("b")])
     }
 
-    @Test("refuses every request when the agent has no GATT central")
-    func refusesWithoutCentral() {
-        var queue = GATTJobQueue(isAvailable: false)
-        let result = Self.published(queue.receive(Self.request("a"), now: 0)).first
-        guard case .refused(let reason)? = result?.status else {
-            Issue.record("not refused: \(String(describing: result))")
-            return
-        }
-        #expect(reason.contains("--gatt"))
-        #expect(queue.runningJob == nil)
-    }
-
     @Test("ignores a finish for a job that is not running")
     func ignoresStrayFinish() {
         var queue = GATTJobQueue()
@@ -187,7 +175,7 @@ struct GATTJobQueueTests {
 
     @Test("answers every request exactly once, whatever the order of events (seeded)")
     func answersEveryRequestOnce() {
-        var generator = SplitMix(seed: 0x47)
+        var generator = SplitMix64(seed: 0x47)
         for _ in 0..<200 {
             var queue = GATTJobQueue(capacity: 3)
             var answers: [String: Int] = [:]
@@ -219,19 +207,6 @@ struct GATTJobQueueTests {
             #expect(answers.count == sent)
             #expect(answers.values.allSatisfy { $0 == 1 }, "\(answers)")
         }
-    }
-}
-
-/// SplitMix64, so the loop above repeats from its seed.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

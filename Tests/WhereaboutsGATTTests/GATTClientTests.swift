@@ -1,4 +1,5 @@
 import Testing
+import WhereaboutsCore
 import WhereaboutsGATT
 
 /// The ATT/GATT client on PDUs written from the specification (Core Vol 3 Part F §3.4, Part G §4).
@@ -215,7 +216,7 @@ struct GATTClientTests {
 
     @Test("seeded random answers to every procedure end it or keep one request outstanding, never more")
     func randomAnswers() {
-        var generator = SplitMix(seed: 0x47)
+        var generator = SplitMix64(seed: 0x47)
         let procedures: [GATTProcedure] = [
             .exchangeMTU(247), .discoverPrimaryServices,
             .discoverCharacteristics(GATTService(start: 1, end: 0xFFFF, uuid: .batteryService)), .read(3),
@@ -232,6 +233,8 @@ struct GATTClientTests {
                 }
                 let actions = client.receive(pdu, now: Double(step))
                 #expect(actions.filter { if case .finished = $0 { true } else { false } }.count <= 1)
+                // One request outstanding at most: an answer sends at most one PDU (the next request, a confirmation).
+                #expect(Self.sent(actions).count <= 1)
                 #expect(client.mtu >= 23 && client.mtu <= 517)
             }
         }

@@ -1,5 +1,6 @@
 import Testing
 import WhereaboutsAdvertising
+import WhereaboutsCore
 import WhereaboutsGATT
 
 /// The host's connection side on bytes written from the specification (Core Vol 4 Part E §5.4.2, §7.7; Vol 3
@@ -234,7 +235,7 @@ struct LinkLayerTests {
 
     @Test("seeded random packets never break the link layer's promises")
     func randomPackets() {
-        var generator = SplitMix(seed: 47)
+        var generator = SplitMix64(seed: 47)
         var link = Self.connected(buffers: ACLBufferSize(packetLength: 27, packetCount: 3))
         for _ in 0..<20_000 {
             var packet = (0..<Int(generator.next() % 40)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
@@ -245,18 +246,5 @@ struct LinkLayerTests {
             }
             #expect(link.writer.credits >= 0 && link.writer.credits <= 3)
         }
-    }
-}
-
-/// A small seeded generator, so random tests replay.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

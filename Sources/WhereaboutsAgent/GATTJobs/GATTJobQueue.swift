@@ -8,8 +8,8 @@ public import WhereaboutsWire
 /// when the agent received it, waiting included: a job whose deadline passes in the queue is answered `timeout`
 /// without running, and a running one past its deadline is answered `timeout` and cancelled. The next job starts
 /// only when the shell says the cancelled one has stopped (``finished(_:_:now:)``), so that two jobs never share the
-/// radio. A malformed request, a job id already waiting or running, and any request to an agent without a GATT
-/// central are answered `refused`. Times are monotonic seconds from the caller.
+/// radio. A malformed request and a job id already waiting or running are answered `refused`. Times are monotonic
+/// seconds from the caller.
 public struct GATTJobQueue: Sendable {
     /// What the shell does.
     public enum Action: Sendable, Hashable {
@@ -40,8 +40,6 @@ public struct GATTJobQueue: Sendable {
 
     /// The most jobs that wait behind the running one.
     public let capacity: Int
-    /// Whether this agent has a GATT central; without one every request is refused.
-    public let isAvailable: Bool
     public private(set) var counters = Counters()
 
     private var running: Waiting?
@@ -49,10 +47,10 @@ public struct GATTJobQueue: Sendable {
     private var cancelled = false
     private var waiting: [Waiting] = []
 
-    /// A queue of up to `capacity` waiting jobs (at least 0); `isAvailable` false refuses every request.
-    public init(capacity: Int = 8, isAvailable: Bool = true) {
+    /// A queue of up to `capacity` waiting jobs (at least 0). An agent without `--gatt` has none: it does not
+    /// subscribe to its requests at all.
+    public init(capacity: Int = 8) {
         self.capacity = max(0, capacity)
-        self.isAvailable = isAvailable
     }
 
     /// The job on the radio, if any (also while its cancellation is awaited).
@@ -67,10 +65,6 @@ public struct GATTJobQueue: Sendable {
         switch GATTJobRequest.decode(bytes) {
         case .success(let decoded): request = decoded
         case .failure(let refusal): return refuse(refusal)
-        }
-        guard isAvailable else {
-            return refuse(
-                GATTJobRefusal(id: request.id, reason: "this agent has no GATT central (start it with --gatt)"))
         }
         if runningJob == request.id || waitingJobs.contains(request.id) {
             return refuse(GATTJobRefusal(id: request.id, reason: "a job with this id is already waiting or running"))

@@ -17,7 +17,7 @@ public enum GATTJobStatus: Sendable, Hashable {
     case linkLost
     /// The agent's queue was full; try later.
     case busy
-    /// The request was not run: malformed, or not something this agent can do (no GATT central).
+    /// The request was not run: malformed, or a job id already waiting or running.
     case refused(reason: String)
 
     /// The name on the wire.
