@@ -118,13 +118,13 @@ extension GridFilter {
     }
 
     /// Mixes into the prediction what arrives besides walking: the share `entryShare` coming by the stairs at
-    /// `entry`, or else, when the last update asked for a re-seed, ``Configuration/reseedShare`` around the loudest
-    /// agent. Returns whether it mixed.
-    mutating func mixArrivals(entry: Point?, entryShare: Double, reseed: Bool, grid: FloorGrid) -> Bool {
+    /// `entry`, or else, for a re-seed, ``Configuration/reseedShare`` around the agent whose table is at slot
+    /// `reseedAround` (the one heard loudest over the tag's recent readings). Returns whether it mixed.
+    mutating func mixArrivals(entry: Point?, entryShare: Double, reseedAround slot: Int?, grid: FloorGrid) -> Bool {
         if let entry, entryShare > 0 { return mixIn(entry, share: min(entryShare, 1), grid: grid) }
-        guard reseed, let loudest = chosen.max(by: { $0.level < $1.level }) else { return false }
+        guard let slot else { return false }
         return mixIn(
-            grid.tables[loudest.slot].agentPosition, share: configuration.reseedShare, grid: grid,
+            grid.tables[slot].agentPosition, share: configuration.reseedShare, grid: grid,
             reach: configuration.reseedRadius)
     }
 

@@ -171,6 +171,8 @@ public struct GridFilter: Sendable {
     /// The prior variance of the power offset of the tag being updated, in dB² (``Configuration/offsetSigma`` or
     /// the named power's): a (re)started window starts from it, and the learned variance never exceeds it.
     var priorVariance: Double
+    /// Whether the update being made may re-seed (its caller's `reseeding`).
+    var reseeding = true
     /// The prediction kernel in force: taps from −reach to +reach, and the variance (cells²) it was made for.
     var kernel: [Float] = [1]
     var kernelVariance: Double = 0
@@ -209,6 +211,9 @@ public struct GridFilter: Sendable {
     /// `powerSigma` is how sure the tag's nominal power is (1σ, dB): the map's for a tag it names, nil for
     /// ``Configuration/offsetSigma``.
     ///
+    /// `reseeding` false keeps the re-seed (``Configuration/reseedMisfit``) off: the tag has another floor open, and
+    /// a re-seed, which rescues a posterior its readings contradict, would raise this floor's evidence against it.
+    ///
     /// With ``Configuration/lag`` above 0 the summary is that of an earlier update, smoothed (see
     /// ``smooth(_:now:grids:)``), or nil when no update is old enough yet.
     mutating func update(
@@ -218,6 +223,7 @@ public struct GridFilter: Sendable {
         entry: Point? = nil,
         entryShare: Double = 1,
         powerSigma: Double? = nil,
+        reseeding: Bool = true,
         grids: [FloorGrid],
         gridIndex: Int,
         now: Double
@@ -225,6 +231,7 @@ public struct GridFilter: Sendable {
         guard !allObservations.isEmpty else { return nil }
         let sigma = powerSigma ?? configuration.offsetSigma
         priorVariance = sigma * sigma
+        self.reseeding = reseeding
         // The floor's grid borrowed through a buffer pointer: a copy (`let grid = grids[gridIndex]`) retained and
         // released each of its arrays, every update.
         return GridKernels.borrow(gridIndex, of: grids) { grid in
@@ -234,8 +241,8 @@ public struct GridFilter: Sendable {
         }
     }
 
-    /// ``update(_:observations:loudest:entry:entryShare:powerSigma:grids:gridIndex:now:)`` on `grid`, the grid at
-    /// `gridIndex` in `grids`, with ``priorVariance`` set.
+    /// ``update(_:observations:loudest:entry:entryShare:powerSigma:reseeding:grids:gridIndex:now:)`` on `grid`, the
+    /// grid at `gridIndex` in `grids`, with ``priorVariance`` and ``reseeding`` set.
     mutating func update(
         _ state: inout GridPosterior?,
         observations allObservations: [Observation],
@@ -266,7 +273,9 @@ public struct GridFilter: Sendable {
         {
             elapsed = now - previous.time
             predict(&previous, elapsed: now - previous.time, grid: grid)
-            mixed = mixArrivals(entry: entry, entryShare: entryShare, reseed: previous.reseed, grid: grid)
+            mixed = mixArrivals(
+                entry: entry, entryShare: entryShare, reseedAround: previous.reseed && reseeding ? loudest : nil,
+                grid: grid)
             posterior = previous
         } else {
             posterior = start(

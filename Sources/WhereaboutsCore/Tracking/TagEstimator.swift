@@ -233,7 +233,7 @@ struct TagEstimator: Sendable {
     }
 
     /// The update's readings (taken from the tag's links) weighed on each floor open, the tag's first
-    /// (``weighFloor(_:gridIndex:entry:entryShare:powerSigma:ranges:readings:now:radio:scratch:)``): each floor's summary and
+    /// (``weighFloor(_:gridIndex:entry:entryShare:powerSigma:reseeding:ranges:readings:now:radio:scratch:)``): each floor's summary and
     /// evidence in that order, into ``EstimateScratch/summaries`` and ``EstimateScratch/evidences`` (buffers kept
     /// from estimate to estimate: most tags have one floor, and two arrays made for each estimate were two
     /// allocations); returns how many agents weighed in on the tag's floor.
@@ -251,15 +251,11 @@ struct TagEstimator: Sendable {
         let powerSigma =
             state.measuredPowerOverride == nil
             ? nil : state.measuredPowerSigma ?? configuration.grid.namedPowerSigma
-        if !state.grid.others.isEmpty {
-            // A re-seed (``GridFilter/Configuration/reseedMisfit``) rescues a posterior its readings contradict, and
-            // so raises its floor's evidence: with another floor open, that would hold a tag on a wrong floor.
-            state.grid.posterior?.reseed = false
-            for index in state.grid.others.indices { state.grid.others[index].posterior?.reseed = false }
-        }
+        // One floor open: the filter may re-seed (not with others, whose evidence a re-seed would skew).
+        let reseeding = state.grid.others.isEmpty
         let weighed = weighFloor(
-            &state.grid.posterior, gridIndex: currentIndex, entry: nil, powerSigma: powerSigma, ranges: ranges,
-            readings: readings, now: now, radio: radio, scratch: &scratch)
+            &state.grid.posterior, gridIndex: currentIndex, entry: nil, powerSigma: powerSigma, reseeding: reseeding,
+            ranges: ranges, readings: readings, now: now, radio: radio, scratch: &scratch)
         scratch.summaries.removeAll(keepingCapacity: true)
         scratch.evidences.removeAll(keepingCapacity: true)
         scratch.summaries.append(weighed.summary)
@@ -280,9 +276,8 @@ struct TagEstimator: Sendable {
             }
             let result = weighFloor(
                 &state.grid.others[index].posterior, gridIndex: gridIndex, entry: other.entry,
-                entryShare: other.entryShare, powerSigma: powerSigma, ranges: ranges, readings: readings, now: now,
-                radio: radio,
-                scratch: &scratch)
+                entryShare: other.entryShare, powerSigma: powerSigma, reseeding: false, ranges: ranges,
+                readings: readings, now: now, radio: radio, scratch: &scratch)
             state.grid.others[index].entry = nil
             state.grid.others[index].entryShare = 1
             scratch.evidences.append(result.evidence)
@@ -296,7 +291,8 @@ struct TagEstimator: Sendable {
     /// how many agents weighed in.
     private func weighFloor(
         _ posterior: inout GridPosterior?, gridIndex: Int, entry: Point?, entryShare: Double = 1, powerSigma: Double?,
-        ranges: [AgentRange], readings: Int, now: Double, radio: RadioConstants, scratch: inout EstimateScratch
+        reseeding: Bool, ranges: [AgentRange], readings: Int, now: Double, radio: RadioConstants,
+        scratch: inout EstimateScratch
     ) -> (summary: GridFilter.Summary?, evidence: Double, agents: Int) {
         // The one field read here: a copy of the whole grid retains and releases each of its arrays.
         let slotOfAgent = grids[gridIndex].slotOfAgent
@@ -319,7 +315,8 @@ struct TagEstimator: Sendable {
         }
         let summary = scratch.filter.update(
             &posterior, observations: scratch.observations, loudest: loudest?.slot, entry: entry,
-            entryShare: entryShare, powerSigma: powerSigma, grids: grids, gridIndex: gridIndex, now: now)
+            entryShare: entryShare, powerSigma: powerSigma, reseeding: reseeding, grids: grids, gridIndex: gridIndex,
+            now: now)
         // (A posterior not updated now weighed nothing: every reading counts as an outlier on its floor.)
         let updated = posterior.map { $0.time == now && $0.gridIndex == gridIndex } ?? false
         let weighed = updated ? posterior?.weighed ?? 0 : 0
