@@ -339,13 +339,12 @@ struct TagPublisher: Sendable {
         return TagZone(
             tag: tag, name: map.knownTag(tag)?.name, state: placement.state, floor: placement.floor,
             floorName: map.floor(major: placement.floor)?.name, zone: placement.zone?.minor,
-            zoneName: placement.zone.flatMap { zoneNames[$0] }, x: position.map { Self.rounded($0.x, 10) },
-            y: position.map { Self.rounded($0.y, 10) }, accuracy: position.map { Self.rounded($0.accuracy, 10) },
-            probability: position?.probability.map { Self.rounded($0, 100) })
+            // A tenth of a metre says enough for a room, and reads cleanly.
+            zoneName: placement.zone.flatMap { zoneNames[$0] }, x: position.map { $0.x.rounded(toDecimals: 1) },
+            y: position.map { $0.y.rounded(toDecimals: 1) },
+            accuracy: position.map { $0.accuracy.rounded(toDecimals: 1) },
+            probability: position?.probability.map { $0.rounded(toDecimals: 2) })
     }
-
-    /// `value` to the nearest 1/`scale`: a tenth of a metre says enough for a room, and reads cleanly.
-    private static func rounded(_ value: Double, _ scale: Double) -> Double { (value * scale).rounded() / scale }
 
     /// The summary of a tag no longer heard: `lost`, or `unknown` (keeping its floor) when no agent could hear it.
     private func lostSummary(_ tag: TagIdentity, floor: UInt16?, unknown: Bool) -> TagZone {

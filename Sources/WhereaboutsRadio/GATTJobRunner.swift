@@ -113,7 +113,7 @@ final class GATTJobRunner: Sendable {
                 return GATTJobValues(battery: Int(level))
             case .info:
                 let texts = try await [AttributeUUID.manufacturerName, .modelNumber, .firmwareRevision].asyncMap {
-                    try await read($0, optional: true).map { String(decoding: $0.prefix(128), as: UTF8.self) }
+                    try await read($0, optional: true).map(GATTJobValues.text)
                 }
                 return GATTJobValues(manufacturer: texts[0], model: texts[1], firmware: texts[2])
             case .provision(let wanted):

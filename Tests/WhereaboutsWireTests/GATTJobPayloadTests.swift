@@ -219,6 +219,19 @@ struct GATTJobPayloadTests {
         }
         #expect(reason.utf8.count == GATTJobResult.maximumReasonBytes)
     }
+
+    @Test("a long Device Information value is cut at a character boundary, and the result still decodes")
+    func clipsText() throws {
+        // 129 bytes of two-byte characters: cutting the bytes at 128 would leave half a character, which decodes
+        // to U+FFFD and makes the text 130 bytes, more than a result may carry.
+        let bytes = Array(String(repeating: "é", count: 64).utf8) + [0x41]
+        let text = GATTJobValues.text(Array(String(repeating: "é", count: 70).utf8))
+        #expect(text == String(repeating: "é", count: 64))
+        #expect(GATTJobValues.text(bytes) == String(repeating: "é", count: 64))
+        let result = GATTJobResult(
+            id: GATTJobID("j"), status: .ok, values: GATTJobValues(manufacturer: text, model: "M"))
+        #expect(try GATTJobResult(payload: result.payload) == result)
+    }
 }
 
 extension Result {

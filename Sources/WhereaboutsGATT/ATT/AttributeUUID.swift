@@ -29,29 +29,6 @@ public struct AttributeUUID: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Parses `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, or a 16-bit value as four hex digits (`2a19`, `0x2A19`).
-    public init?(_ text: String) {
-        var digits = Substring(text)
-        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
-        if digits.utf8.count == 4 {
-            guard digits.utf8.allSatisfy(Self.isHex), let short = UInt16(digits, radix: 16) else { return nil }
-            self.init(short)
-            return
-        }
-        let groups = digits.split(separator: "-", omittingEmptySubsequences: false)
-        guard groups.map(\.utf8.count) == [8, 4, 4, 4, 12] else { return nil }
-        let hex = Array(groups.joined().utf8)
-        guard hex.allSatisfy(Self.isHex) else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: 32, by: 2) {
-            guard let byte = UInt8(String(decoding: hex[index...index + 1], as: UTF8.self), radix: 16) else {
-                return nil
-            }
-            bytes.append(byte)
-        }
-        self.init(bytes: bytes)
-    }
-
     /// The 16-bit value, if this UUID is on the base UUID.
     public var short: UInt16? {
         guard bytes[0] == 0, bytes[1] == 0, bytes[4...] == Self.base[4...] else { return nil }
@@ -79,10 +56,6 @@ public struct AttributeUUID: Sendable, Hashable, CustomStringConvertible {
     static func hex(_ value: UInt64, digits: Int) -> String {
         let text = String(value, radix: 16, uppercase: true)
         return String(repeating: "0", count: max(0, digits - text.count)) + text
-    }
-
-    static func isHex(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
     }
 
     /// Primary Service declaration (0x2800).

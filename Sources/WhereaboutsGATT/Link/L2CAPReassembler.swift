@@ -45,9 +45,6 @@ public struct L2CAPReassembler: Sendable, Hashable {
     /// Forgets a link's open frame (it disconnected).
     public mutating func disconnected(_ handle: UInt16) { open[handle] = nil }
 
-    /// Whether a frame is open on `handle`.
-    public func isOpen(_ handle: UInt16) -> Bool { open[handle] != nil }
-
     private mutating func start(handle: UInt16, data: ArraySlice<UInt8>, counters: inout LinkCounters) -> Frame? {
         // A start shorter than the length field cannot say how long its frame is; a controller does not do this.
         guard data.count >= 2 else {

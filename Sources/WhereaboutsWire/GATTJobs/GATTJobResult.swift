@@ -58,6 +58,12 @@ public struct GATTJobValues: Sendable, Hashable {
     /// The longest text value kept, bytes (Device Information strings are short).
     public static let maximumTextBytes = 128
 
+    /// A Device Information value as text: UTF-8 (invalid bytes replaced), cut to ``maximumTextBytes`` at a
+    /// character boundary, so that the result's decoder takes it.
+    public static func text(_ bytes: [UInt8]) -> String {
+        clipped(String(decoding: bytes, as: UTF8.self), toBytes: maximumTextBytes)
+    }
+
     var json: JSONValue {
         var members: [(key: String, value: JSONValue)] = []
         if let battery { members.append(("battery", .number(Double(battery)))) }
@@ -131,7 +137,8 @@ public struct GATTJobResult: JSONPayload, Hashable {
         case .attError(let code, let handle, let uuid):
             members += [("code", .number(Double(code))), ("handle", .number(Double(handle)))]
             if let uuid { members.append(("uuid", .string(uuid))) }
-        case .refused(let reason): members.append(("reason", .string(Self.clipped(reason))))
+        case .refused(let reason):
+            members.append(("reason", .string(clipped(reason, toBytes: Self.maximumReasonBytes))))
         }
         if let values { members.append(("values", values.json)) }
         return .object(JSONObject(members))
@@ -195,15 +202,16 @@ public struct GATTJobResult: JSONPayload, Hashable {
             && text.utf8.allSatisfy { $0 == UInt8(ascii: "x") || $0 == UInt8(ascii: "-") || $0.isHexDigit }
     }
 
-    /// A reason cut to ``maximumReasonBytes`` at a character boundary.
-    static func clipped(_ reason: String) -> String {
-        var clipped = ""
-        for character in reason {
-            guard clipped.utf8.count + character.utf8.count <= maximumReasonBytes else { break }
-            clipped.append(character)
-        }
-        return clipped
+}
+
+/// `text` cut to at most `limit` UTF-8 bytes at a character boundary.
+func clipped(_ text: String, toBytes limit: Int) -> String {
+    var clipped = ""
+    for character in text {
+        guard clipped.utf8.count + character.utf8.count <= limit else { break }
+        clipped.append(character)
     }
+    return clipped
 }
 
 extension UInt8 {
