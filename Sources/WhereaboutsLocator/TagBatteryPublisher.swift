@@ -31,9 +31,12 @@ struct TagBatteryPublisher: Sendable {
         self.topics = topics
     }
 
-    /// Takes a new map: what was published stays, and a tag the map no longer names publishes no more.
+    /// Takes a new map: what was published stays on the broker, and a tag the map no longer names publishes no more,
+    /// not even on a reconnection.
     mutating func replaceMap(_ newMap: FloorMap) {
         map = newMap
+        published = published.filter { newMap.knownTag($0.key) != nil }
+        levels = levels.filter { newMap.knownTag($0.key) != nil }
     }
 
     /// The publications due for the accepted readings of one batch: one per named tag whose voltage is new, of the

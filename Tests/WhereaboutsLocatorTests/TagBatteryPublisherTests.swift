@@ -23,4 +23,19 @@ struct TagBatteryPublisherTests {
                         priority: .background))
             ])
     }
+
+    @Test("a tag the new map no longer names is not published again on a reconnection")
+    func forgottenTag() throws {
+        let map = try PipelineHarness().map
+        var publisher = TagBatteryPublisher(map: map, topics: Topics(site: map.site.uuid))
+        let reading = ReadingBatch.Reading(tag: try alice(), time: 0, rssi: -60, batteryMillivolts: 3000)
+        _ = publisher.batch([.accepted(reading)], publishes: { _ in true })
+        let result = #"{"id":"j","tag":"\#(try alice())","status":"ok","values":{"battery":80}}"#
+        _ = publisher.gattResult(Array(result.utf8))
+        #expect(publisher.connected().count == 2)
+        var without = map
+        without.knownTags = []
+        publisher.replaceMap(without)
+        #expect(publisher.connected().isEmpty)
+    }
 }
