@@ -86,7 +86,8 @@ rm "$work/layout/mosquitto/whereabouts.acl"
 status=0
 WHEREABOUTS_PASSWORD_OUT="$work/no-acl.password" sh "$work/layout/create-agent-account.sh" agent-x "$passwd" \
     2>/dev/null || status=$?
-[ "$status" -eq 1 ] && [ ! -e "$work/no-acl.password" ] && pass "create-agent-account.sh with no ACL beside it makes nothing (exit 1)" \
+[ "$status" -eq 1 ] && [ ! -e "$work/no-acl.password" ] \
+    && pass "create-agent-account.sh with no ACL beside it makes nothing (exit 1)" \
     || fail "create-agent-account.sh with no ACL beside it makes nothing (exit 1; got $status)"
 
 # --- The production config, moved into the scratch layout -------------------------------------------------

@@ -344,8 +344,7 @@ class Presence:
             ids = {e["unique_id"]: e["entity_id"] for e in entities if e["platform"] == "mqtt"}
             states = await self.ha.states()
             tracker = states.get(f"device_tracker.{slug(name)}", {}).get("state")
-            same = all(ids.get(u) == e[0] for u, e in expected.items()
-                       if any(u.endswith(s) for s in ("_tracker", "_zone", "_events", "_battery", "_battery_level")))
+            same = all(ids.get(u) == e[0] for u, e in expected.items())
             return (same and tracker == "home") or None
 
         check(f"{name} back in the map: the same entity ids, and device_tracker.{slug(name)} is home again",
