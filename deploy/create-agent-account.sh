@@ -6,7 +6,9 @@
 # AGENT_ID becomes the MQTT username, which the broker ACL (whereabouts.acl) substitutes for %u: the agent
 # may publish only whereabouts/v1/+/agents/AGENT_ID/readings, .../status and .../gatt/results, and read only its own
 # .../gatt/requests. It must match
-# ^[A-Za-z0-9_-]{1,64}$ so it is always one clean topic level, and must not be a reserved name.
+# ^[A-Za-z0-9_-]{1,64}$ so it is always one clean topic level, and must not be a reserved name: one that has a
+# `user` block in the ACL shipped beside this script (mosquitto/whereabouts.acl, in the repository and in
+# /usr/share/whereabouts alike), which is the one list of the service accounts.
 #
 # A random password is added to PASSWORD_FILE (default /etc/mosquitto/whereabouts.passwd) with
 # mosquitto_passwd, and written to ./AGENT_ID.password (mode 600) for the agent's configuration; set
@@ -36,12 +38,19 @@ if ! printf '%s' "$agent_id" | LC_ALL=C grep -Eq '^[A-Za-z0-9_-]{1,64}$' \
     echo "       (no '/', '+', '#', '\$', '.', spaces or other characters: the id becomes an MQTT topic level)" >&2
     exit 2
 fi
-case $agent_id in
-    locator | locator-b | dashboard | homeassistant | surveyor | operator)
-        echo "error: refused agent id '$agent_id': it is a reserved account name in whereabouts.acl" >&2
-        exit 2
-        ;;
-esac
+# The service accounts are the ACL's `user` lines; an agent under one of those names would get that service's
+# rights (and lose its own agent topics to the service's deny line). No ACL, or one without users, is an error:
+# the script never guesses which names are free.
+acl=$(cd "$(dirname "$0")" && pwd)/mosquitto/whereabouts.acl
+reserved=$(sed -n 's/^user[[:space:]]\{1,\}\([^[:space:]]\{1,\}\)[[:space:]]*$/\1/p' "$acl" 2>/dev/null) || reserved=
+if [ -z "$reserved" ]; then
+    echo "error: cannot read the reserved account names (the ACL's user lines) from $acl" >&2
+    exit 1
+fi
+if printf '%s\n' "$reserved" | grep -Fxq -- "$agent_id"; then
+    echo "error: refused agent id '$agent_id': it is a reserved account name (a user in $acl)" >&2
+    exit 2
+fi
 
 for tool in mosquitto_passwd openssl; do
     if ! command -v "$tool" >/dev/null 2>&1; then

@@ -97,6 +97,19 @@ done
 grep -q '^ExecStart=/usr/bin/whereabouts tag battery --all ' "$root/lib/systemd/system/whereabouts-battery.service" \
     && pass "whereabouts-battery.service runs the packaged /usr/bin/whereabouts" \
     || fail "whereabouts-battery.service runs the packaged /usr/bin/whereabouts"
+# The installed agent-account script takes its reserved names from the installed ACL beside it (the ACL's users are
+# the one list): each is refused as an agent id, before anything is written.
+acl=$root/usr/share/whereabouts/mosquitto/whereabouts.acl
+services=$(awk '$1 == "user" && NF == 2 { print $2 }' "$acl" 2>/dev/null | tr '\n' ' ')
+accepted=
+for name in $services; do
+    status=0
+    in_root sh /usr/share/whereabouts/create-agent-account.sh "$name" /tmp/refused.passwd >/dev/null 2>&1 || status=$?
+    [ "$status" = 2 ] || accepted="$accepted $name (exit $status)"
+done
+[ -n "$services" ] && [ -z "$accepted" ] && [ ! -e "$root/tmp/refused.passwd" ] \
+    && pass "the packaged create-agent-account.sh refuses every user of the packaged ACL: $services" \
+    || fail "the packaged create-agent-account.sh refuses every user of the packaged ACL ($services; not:$accepted)"
 cp maps/demo-office.json "$root/tmp/map.json"
 in_root /usr/bin/whereabouts map check /tmp/map.json >/dev/null && pass "the packaged tool checks a map" \
     || fail "the packaged tool checks a map"

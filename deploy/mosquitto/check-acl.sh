@@ -34,11 +34,16 @@ fail() {
 }
 
 # --- Accounts, through the real script --------------------------------------------------------------------
-# Service accounts first, by hand as docs/broker.md says (the agent script refuses their reserved names);
-# the agent script then has to leave the file readable by the broker whatever state it found it in.
+# The service accounts are the shipped ACL's users: that file is the one list of them (create-agent-account.sh
+# reads it too). Read here with awk, not the script's sed, so that the check does not share the script's parser.
+services=$(awk '$1 == "user" && NF == 2 { print $2 }' "$here/whereabouts.acl")
+[ -n "$services" ] && pass "the shipped ACL names its service accounts: $(printf '%s' "$services" | tr '\n' ' ')" \
+    || fail "the shipped ACL names its service accounts (no 'user' lines in $here/whereabouts.acl)"
+# Service accounts first, by hand as docs/broker.md says (the agent script refuses their reserved names), each with
+# a second account, `-2`, for its observer below; the agent script then has to leave the file readable by the broker
+# whatever state it found it in.
 (umask 077 && : >"$passwd")
-for id in locator locator-b dashboard homeassistant surveyor operator locator-2 locator-b-2 dashboard-2 \
-    homeassistant-2 surveyor-2 operator-2; do
+for id in $services $(for role in $services; do echo "$role-2"; done); do
     openssl rand -base64 24 >"$work/$id.password"
     mosquitto_passwd -b "$passwd" "$id" "$(cat "$work/$id.password")"
 done
@@ -52,7 +57,7 @@ case $(stat -c %a "$passwd") in
     *) fail "broker password file is unreadable to others ($(stat -c '%a %U:%G' "$passwd"))" ;;
 esac
 
-for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "locator" "locator-b" "dashboard" "homeassistant" "surveyor" "operator" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')"; do
+for bad in "a/b" "a+b" "#" "\$SYS" ".." "a b" "" "$(printf 'a%.0s' $(seq 65))" "$(printf 'a\nb')" $services; do
     if WHEREABOUTS_PASSWORD_OUT="$work/refused" "$here/../create-agent-account.sh" "$bad" "$passwd" 2>/dev/null; then
         fail "create-agent-account.sh refuses '$bad'"
     else
@@ -66,6 +71,24 @@ if WHEREABOUTS_PASSWORD_OUT="$work/again" "$here/../create-agent-account.sh" age
 else
     pass "create-agent-account.sh refuses an existing account"
 fi
+# The ACL is the script's only list: a copy of the script beside an ACL with one more user refuses that name too,
+# and with no ACL beside it the script refuses to run (exit 1) rather than guess which names are free.
+mkdir -p "$work/layout/mosquitto"
+cp "$here/../create-agent-account.sh" "$work/layout/"
+{ cat "$here/whereabouts.acl" && printf '\nuser check-service\ntopic read whereabouts/v1/+/events\n'; } \
+    >"$work/layout/mosquitto/whereabouts.acl"
+status=0
+WHEREABOUTS_PASSWORD_OUT="$work/refused" sh "$work/layout/create-agent-account.sh" check-service "$passwd" \
+    2>/dev/null || status=$?
+[ "$status" -eq 2 ] && pass "create-agent-account.sh refuses a user added to the ACL beside it (exit 2)" \
+    || fail "create-agent-account.sh refuses a user added to the ACL beside it with exit 2 (got $status)"
+rm "$work/layout/mosquitto/whereabouts.acl"
+status=0
+WHEREABOUTS_PASSWORD_OUT="$work/no-acl.password" sh "$work/layout/create-agent-account.sh" agent-x "$passwd" \
+    2>/dev/null || status=$?
+[ "$status" -eq 1 ] && [ ! -e "$work/no-acl.password" ] \
+    && pass "create-agent-account.sh with no ACL beside it makes nothing (exit 1)" \
+    || fail "create-agent-account.sh with no ACL beside it makes nothing (exit 1; got $status)"
 
 # --- The production config, moved into the scratch layout -------------------------------------------------
 scratch_certs
@@ -73,7 +96,7 @@ SCRATCH_EXTRA='sys_interval 1' scratch_config
 # The shipped config allows one connection per account (use_username_as_clientid), and the observers below run
 # beside publishers of the same role. So each service role gets a second account for its observer, made the way
 # docs/broker.md says to add a second dashboard: a copy of the role's block under the new name.
-for role in locator locator-b dashboard homeassistant surveyor operator; do
+for role in $services; do
     printf '\n'
     sed -n "/^user $role\$/,/^\$/p" "$etc_dir/whereabouts.acl" \
         | sed -e "s|^user $role\$|user $role-2|" -e "s|/agents/$role/#|/agents/$role-2/#|"

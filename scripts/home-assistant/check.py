@@ -19,7 +19,8 @@ import time
 
 import aiohttp
 
-from harness import CHECKS, HomeAssistant, Mirror, check, expected_zone_view, slug, wait_until
+from harness import (AGENT_ENTITIES, CHECKS, TAG_ENTITIES, ZONE_ENTITIES, HomeAssistant, Mirror, check,
+                     entities_of, expected_zone_view, slug, wait_until)
 from presence import Presence, write_automations_file
 
 
@@ -156,34 +157,24 @@ logger:
         areas = await ha.command({"type": "config/area_registry/list"})
         return entities, devices, areas
 
+    def zone_entities(self, zone) -> dict[str, tuple[str, str]]:
+        return entities_of(ZONE_ENTITIES, self.unique(f"f{zone['floor']}_z{zone['minor']}"), slug(zone["name"]),
+                        zone["name"])
+
+    def tag_entities(self, tag) -> dict[str, tuple[str, str]]:
+        return entities_of(TAG_ENTITIES, self.unique(tag["id"]), slug(tag["name"]), tag["name"])
+
     def expected_entities(self, zones, tags):
-        """unique_id -> (entity_id, friendly name) for the map's zones and tags."""
+        """unique_id -> (entity_id, friendly name) for the map's zones and tags, its agents and the locator."""
         expected = {self.unique("locator"): (f"binary_sensor.{slug(self.map['site']['name'])}_locator",
                                              f"{self.map['site']['name']} Locator")}
         for zone in zones:
-            obj = f"f{zone['floor']}_z{zone['minor']}"
-            expected[self.unique(obj + "_count")] = (f"sensor.{slug(zone['name'])}_count", f"{zone['name']} Count")
-            expected[self.unique(obj + "_occupied")] = (
-                f"binary_sensor.{slug(zone['name'])}_occupied", f"{zone['name']} Occupied")
+            expected.update(self.zone_entities(zone))
         for tag in tags:
-            expected[self.unique(tag["id"] + "_zone")] = (f"sensor.{slug(tag['name'])}_zone", f"{tag['name']} Zone")
-            expected[self.unique(tag["id"] + "_tracker")] = (f"device_tracker.{slug(tag['name'])}", tag["name"])
-            expected[self.unique(tag["id"] + "_events")] = (f"event.{slug(tag['name'])}_events",
-                                                            f"{tag['name']} Events")
-            expected[self.unique(tag["id"] + "_battery")] = (f"sensor.{slug(tag['name'])}_battery",
-                                                             f"{tag['name']} Battery")
-            expected[self.unique(tag["id"] + "_battery_level")] = (f"sensor.{slug(tag['name'])}_battery_level",
-                                                                   f"{tag['name']} Battery level")
-        for zone in zones:
-            expected[self.unique(f"f{zone['floor']}_z{zone['minor']}_events")] = (
-                f"event.{slug(zone['name'])}_events", f"{zone['name']} Events")
+            expected.update(self.tag_entities(tag))
         for agent in self.map["agents"]:
-            expected[self.unique(f"agent_{agent['id']}_status")] = (
-                f"binary_sensor.agent_{slug(agent['id'])}_status", f"Agent {agent['id']} Status")
-            expected[self.unique(f"agent_{agent['id']}_last_batch")] = (
-                f"sensor.agent_{slug(agent['id'])}_last_batch", f"Agent {agent['id']} Last batch")
-            expected[self.unique(f"agent_{agent['id']}_readings")] = (
-                f"sensor.agent_{slug(agent['id'])}_readings", f"Agent {agent['id']} Readings")
+            expected.update(entities_of(AGENT_ENTITIES, self.unique(f"agent_{agent['id']}"),
+                                        f"agent_{slug(agent['id'])}", f"Agent {agent['id']}"))
         return expected
 
     async def check_entities(self, ha: HomeAssistant):
@@ -471,7 +462,7 @@ logger:
         print("== Bob put back in the map: the same entities", flush=True)
         self.stop(self.locator)
         self.start_locator(self.live_map)
-        await presence.tag_back("Bob", self.expected_entities([], [self.map["tags"][1]]))
+        await presence.tag_back("Bob", self.tag_entities(self.map["tags"][1]))
 
     def log_check(self, hass_log: str):
         print("== home-assistant.log (both runs)", flush=True)
@@ -485,23 +476,19 @@ logger:
 
 
     async def check_removed(self, ha: HomeAssistant, label: str, zones: list[str], tags: list[str]):
-        gone_unique = set()
+        gone = {}
         for zone in (z for z in self.map["zones"] if z["name"] in zones):
-            gone_unique |= {self.unique(f"f{zone['floor']}_z{zone['minor']}_count"),
-                            self.unique(f"f{zone['floor']}_z{zone['minor']}_occupied"),
-                            self.unique(f"f{zone['floor']}_z{zone['minor']}_events")}
+            gone.update(self.zone_entities(zone))
         for tag in (t for t in self.map["tags"] if t["name"] in tags):
-            gone_unique |= {self.unique(tag["id"] + "_zone"), self.unique(tag["id"] + "_tracker"),
-                            self.unique(tag["id"] + "_events"), self.unique(tag["id"] + "_battery"),
-                            self.unique(tag["id"] + "_battery_level")}
+            gone.update(self.tag_entities(tag))
+        gone_unique, gone_ids = set(gone), {entity_id for entity_id, _ in gone.values()}
 
         async def removed():
             entities, devices, _ = await self.registry(ha)
             left = [e["entity_id"] for e in entities if e["unique_id"] in gone_unique]
             names = [d["name"] for d in devices if d["name"] in set(zones) | set(tags)]
             states = await ha.states()
-            stale = [e for e in states if any(e.endswith(slug(n) + s) for n in zones for s in ("_count", "_occupied"))
-                     or any(e in (f"sensor.{slug(n)}_zone", f"device_tracker.{slug(n)}") for n in tags)]
+            stale = [e for e in states if e in gone_ids]
             return (not left and not names and not stale) or None
 
         done = await wait_until(f"{zones} and {tags} to disappear", 60, removed)

@@ -22,6 +22,35 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
+# The entities the locator's discovery makes for each zone, tag and agent: the check's one list of them (what must
+# be discovered, what must go when a zone or a tag leaves the map, what must come back with a tag). Each row is
+# (unique_id suffix, entity id domain, entity id suffix, friendly name suffix); a tag's tracker is named after the
+# tag alone.
+ZONE_ENTITIES = (
+    ("_count", "sensor", "_count", " Count"),
+    ("_occupied", "binary_sensor", "_occupied", " Occupied"),
+    ("_events", "event", "_events", " Events"),
+)
+TAG_ENTITIES = (
+    ("_zone", "sensor", "_zone", " Zone"),
+    ("_tracker", "device_tracker", "", ""),
+    ("_events", "event", "_events", " Events"),
+    ("_battery", "sensor", "_battery", " Battery"),
+    ("_battery_level", "sensor", "_battery_level", " Battery level"),
+)
+AGENT_ENTITIES = (
+    ("_status", "binary_sensor", "_status", " Status"),
+    ("_last_batch", "sensor", "_last_batch", " Last batch"),
+    ("_readings", "sensor", "_readings", " Readings"),
+)
+
+
+def entities_of(table, unique_stem: str, id_stem: str, name: str) -> dict[str, tuple[str, str]]:
+    """unique_id -> (entity_id, friendly name) of one zone's, tag's or agent's entities, from one of the tables
+    above: `unique_stem` is the unique_id before the suffix, `id_stem` the entity id's object id before it."""
+    return {unique_stem + u: (f"{domain}.{id_stem}{e}", name + n) for u, domain, e, n in table}
+
+
 class Mirror:
     """The broker's view: the last payload of every topic under the site and Home Assistant's discovery prefix."""
 

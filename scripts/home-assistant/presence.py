@@ -336,16 +336,16 @@ class Presence:
               f"fired {self.count(what)} times")
 
     async def tag_back(self, name: str, expected: dict):
-        """A tag taken out of the map (its entities removed) and put back gets the same entity ids, and its tracker
-        says home again. Home Assistant itself takes a removed tracker off every person (the person integration
-        listens for registry removals), so the person made for it must be given it again: said, not asserted."""
+        """A tag taken out of the map (its entities removed) and put back gets the same entity ids (`expected`: the
+        tag's entities, unique_id -> (entity_id, name)), and its tracker says home again. Home Assistant itself takes
+        a removed tracker off every person (the person integration listens for registry removals), so the person made
+        for it must be given it again: said, not asserted."""
         async def back():
             entities = await self.ha.command({"type": "config/entity_registry/list"})
             ids = {e["unique_id"]: e["entity_id"] for e in entities if e["platform"] == "mqtt"}
             states = await self.ha.states()
             tracker = states.get(f"device_tracker.{slug(name)}", {}).get("state")
-            same = all(ids.get(u) == e[0] for u, e in expected.items()
-                       if any(u.endswith(s) for s in ("_tracker", "_zone", "_events", "_battery", "_battery_level")))
+            same = all(ids.get(u) == e[0] for u, e in expected.items())
             return (same and tracker == "home") or None
 
         check(f"{name} back in the map: the same entity ids, and device_tracker.{slug(name)} is home again",
