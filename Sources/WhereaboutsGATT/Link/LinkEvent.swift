@@ -54,12 +54,11 @@ public enum LinkEvent: Sendable, Hashable {
             let enhanced = kind == .enhancedConnectionComplete
             // Enhanced inserts the local and peer resolvable private addresses (12 bytes) before the interval.
             let timing = start + 11 + (enhanced ? 12 : 0)
-            guard let peer = DeviceAddress(value: Bytes.uint48(body, start + 5)) else { return nil }
             let complete = ConnectionComplete(
                 status: body[start], handle: Bytes.uint16(body, start + 1) & 0x0FFF,
                 role: body[start + 3] == 0 ? .central : .peripheral,
                 peerAddressType: AddressType(rawValue: body[start + 4]),
-                peerAddress: peer,
+                peerAddress: DeviceAddress(wire: body, at: start + 5),
                 parameters: ConnectionParameters(
                     interval: Bytes.uint16(body, timing), latency: Bytes.uint16(body, timing + 2),
                     supervisionTimeout: Bytes.uint16(body, timing + 4)),
