@@ -42,9 +42,12 @@ public final class GATTCentral: Sendable {
         state = Mutex(State(link: LinkLayer(buffers: buffers)))
     }
 
-    /// The controller's ACL buffers, and what the link layer dropped.
+    /// The controller's ACL buffers.
     public var buffers: ACLBufferSize { state.withLock { $0.link.writer.buffers } }
+    /// What the link layer dropped of what came in.
     public var counters: LinkCounters { state.withLock { $0.link.counters } }
+    /// ACL packets this central dropped going out, because the queue waiting for the controller's credits was full.
+    public var droppedPackets: Int { state.withLock { $0.link.writer.droppedPackets } }
 
     /// Connects to an advertiser; fails with ``GATTCentralError/connectionFailed(status:peer:)`` when the controller
     /// reports a failure (0x3E: not established, as to an advertiser that takes no connections), or

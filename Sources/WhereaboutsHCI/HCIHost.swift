@@ -311,17 +311,16 @@ public final class HCIHost: Sendable {
             return
         }
         guard packet.count >= 3, packet[0] == 0x04 else { return }
+        if LinkEventKind(packet: packet) != nil {
+            // About connections (some LE Meta events too, so before the scan takes those): the central's.
+            links.deliver(packet)
+            return
+        }
         switch packet[1] {
         case 0x0E where packet.count >= 6:  // Command Complete: ncmd, opcode, return parameters
             answer(UInt16(packet[4]) | UInt16(packet[5]) << 8, Array(packet[6...]))
         case 0x0F where packet.count >= 7:  // Command Status: status, ncmd, opcode
             answer(UInt16(packet[5]) | UInt16(packet[6]) << 8, [packet[3]])
-        case 0x05, 0x13:  // Disconnection Complete, Number of Completed Packets
-            links.deliver(packet)
-        case 0x3E where packet.count >= 4 && [0x01, 0x03, 0x06, 0x0A].contains(packet[3]):
-            // LE Connection Complete, Connection Update Complete, Remote Connection Parameter Request, Enhanced
-            // Connection Complete: not adverts.
-            links.deliver(packet)
         case 0x3E:
             if let scan = state.withLock({ $0.scan }), case .dropped = scan.yield(packet) {
                 droppedCount.add(1, ordering: .relaxed)

@@ -136,4 +136,21 @@ struct GATTJobDeskTests {
         #expect(status("heard-again", 0) == .linkLost, "sent to the radio")
         #expect(status("newest", count - 1) == .linkLost, "sent to the radio")
     }
+
+    @Test("the ACL packets the jobs' links dropped are added up on the counters line, in gatt[...]")
+    func droppedPacketsCounted() throws {
+        var pipeline = try Self.pipeline()
+        let outbox = Outbox(policy: .untilAcknowledged(capacity: 8, inFlightLimit: 8))
+        #expect(pipeline.summary(outbox: outbox).contains(",refused=0,acl-dropped=0]"))
+        for (index, dropped) in [2, 0, 3].enumerated() {
+            let payload = Array(#"{"id":"j\#(index)","address":"mac-c01122334455","operation":"battery"}"#.utf8)
+            let job = try #require(
+                Self.jobs(pipeline.receive(topic: Self.requests, payload: payload, at: Self.time(11))).first)
+            let ended = GATTJobResult(id: job.request.id, status: .linkLost)
+            _ = pipeline.take(.gattJobEnded(ended, droppedPackets: dropped), at: Self.time(12))
+        }
+        let summary = pipeline.summary(outbox: outbox)
+        #expect(summary.contains("gatt[received=3,completed=3,"), "\(summary)")
+        #expect(summary.contains(",acl-dropped=5]"), "\(summary)")
+    }
 }

@@ -107,6 +107,15 @@ struct LinkLayerTests {
         #expect(link.sendAttribute([1], on: 0x0040).isEmpty, "nothing is sent on a closed link")
     }
 
+    @Test("packets beyond the credits and the queue's 64 are dropped and counted (GATTCentral reports the count)")
+    func queueOverflowCounted() {
+        var link = Self.connected()
+        let written = (0..<70).flatMap { _ in link.sendAttribute([0x0A, 0x03, 0x00], on: 0x0040) }
+        #expect(written.count == 2, "one packet per credit")
+        #expect(link.writer.queued == 64)
+        #expect(link.writer.droppedPackets == 4)
+    }
+
     @Test("L2CAP frames are reassembled from a start and continuations and handed to ATT on CID 4")
     func reassembly() {
         var link = Self.connected()

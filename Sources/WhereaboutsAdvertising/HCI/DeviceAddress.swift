@@ -12,7 +12,7 @@ public struct DeviceAddress: Sendable, Hashable, Comparable, CustomStringConvert
     }
 
     /// Reads the six bytes as HCI carries them, least significant first. The caller has checked the bounds.
-    init(wire bytes: ArraySlice<UInt8>, at start: Int) {
+    package init(wire bytes: ArraySlice<UInt8>, at start: Int) {
         var value: UInt64 = 0
         for index in (start..<start + 6).reversed() {
             value = value << 8 | UInt64(bytes[index])

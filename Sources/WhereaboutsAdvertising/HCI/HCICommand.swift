@@ -115,8 +115,8 @@ func bluetoothUnits(_ milliseconds: Double, _ range: ClosedRange<UInt16>) -> UIn
     return UInt16(units)
 }
 
-/// Appends a little-endian 16-bit value.
-func appendLittleEndian(_ value: UInt16, to bytes: inout [UInt8]) {
+/// Appends a little-endian 16-bit value (also for WhereaboutsGATT's connection commands).
+package func appendLittleEndian(_ value: UInt16, to bytes: inout [UInt8]) {
     bytes.append(UInt8(truncatingIfNeeded: value))
     bytes.append(UInt8(truncatingIfNeeded: value >> 8))
 }

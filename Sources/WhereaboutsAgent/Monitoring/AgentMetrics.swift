@@ -37,6 +37,8 @@ public struct AgentMetrics: Sendable, Hashable {
     public var sharedIdentities: [SharedIdentity] = []
     /// The GATT jobs' counters, with `--gatt`.
     public var gatt: GATTJobQueue.Counters?
+    /// ACL packets the GATT jobs' links dropped because the queue waiting for the controller's credits was full.
+    public var gattDroppedPackets = 0
     /// Problems reading the source (a truncated btsnoop tail, say), in words; the last one.
     public var sourceProblem: String?
     /// Where the outbox is kept now.
@@ -79,7 +81,7 @@ public struct AgentMetrics: Sendable, Hashable {
         if let gatt {
             parts.append(
                 "gatt[received=\(gatt.received),completed=\(gatt.completed),timed-out=\(gatt.timedOut),"
-                    + "busy=\(gatt.busy),refused=\(gatt.refused)]")
+                    + "busy=\(gatt.busy),refused=\(gatt.refused),acl-dropped=\(gattDroppedPackets)]")
         }
         if let sourceProblem { parts.append("source-problem=\"\(sourceProblem)\"") }
         return parts.joined(separator: " ")

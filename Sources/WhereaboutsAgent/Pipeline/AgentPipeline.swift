@@ -19,8 +19,9 @@ public struct AgentPipeline: ServicePipeline {
         case replayTime(Double)
         /// The source has no more events; `problem` says why, if not simply the end of a capture.
         case sourceEnded(problem: SourceProblem?)
-        /// The radio ended a GATT job (or stopped it after ``Effect/cancelGATTJob(_:)``).
-        case gattJobEnded(GATTJobResult)
+        /// The radio ended a GATT job (or stopped it after ``Effect/cancelGATTJob(_:)``); its link dropped
+        /// `droppedPackets` ACL packets for want of the controller's credits (counted, not published).
+        case gattJobEnded(GATTJobResult, droppedPackets: Int = 0)
     }
 
     /// What the agent asks of its source.
@@ -29,7 +30,7 @@ public struct AgentPipeline: ServicePipeline {
         case restartScan
         /// Stop the source for good.
         case stopSource
-        /// Run a GATT job beside the scan; its end comes back as ``Input/gattJobEnded(_:)``.
+        /// Run a GATT job beside the scan; its end comes back as ``Input/gattJobEnded(_:droppedPackets:)``.
         case runGATTJob(GATTJob)
         /// Stop the running GATT job (its deadline passed; its `timeout` is already published).
         case cancelGATTJob(GATTJobID)
@@ -156,7 +157,8 @@ public struct AgentPipeline: ServicePipeline {
                 return [.log(.error, "source failed: \(problem)"), .stop(failure: "source failed: \(problem)")]
             }
             return [.log(.warning, "replay stopped early: \(problem)"), .stop(failure: nil)]
-        case .gattJobEnded(let result):
+        case .gattJobEnded(let result, let droppedPackets):
+            metrics.gattDroppedPackets += droppedPackets
             return gattJobs?.finished(result, now: time.monotonic) ?? []
         }
     }

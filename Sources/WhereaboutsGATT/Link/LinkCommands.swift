@@ -15,8 +15,8 @@ extension HCICommand {
         -> HCICommand
     {
         var parameters: [UInt8] = []
-        Bytes.append(link.scanInterval, to: &parameters)
-        Bytes.append(link.scanWindow, to: &parameters)
+        appendLittleEndian(link.scanInterval, to: &parameters)
+        appendLittleEndian(link.scanWindow, to: &parameters)
         parameters.append(0x00)  // initiator filter policy: the peer named here, not the accept list
         parameters.append(type.rawValue)
         parameters += address.wireBytes
@@ -32,8 +32,8 @@ extension HCICommand {
     {
         var parameters: [UInt8] = [0x00, 0x00, type.rawValue] + address.wireBytes
         parameters.append(0x01)  // initiating PHYs: LE 1M only
-        Bytes.append(link.scanInterval, to: &parameters)
-        Bytes.append(link.scanWindow, to: &parameters)
+        appendLittleEndian(link.scanInterval, to: &parameters)
+        appendLittleEndian(link.scanWindow, to: &parameters)
         link.appendConnectionParameters(to: &parameters)
         return HCICommand(group: leGroup, command: 0x0043, parameters: parameters)
     }
@@ -47,7 +47,7 @@ extension HCICommand {
     public static func leConnectionUpdate(handle: UInt16, _ request: ConnectionParameterRequest) -> HCICommand {
         var parameters = Bytes.le(handle & 0x0FFF)
         for value in [request.minimumInterval, request.maximumInterval, request.latency, request.supervisionTimeout] {
-            Bytes.append(value, to: &parameters)
+            appendLittleEndian(value, to: &parameters)
         }
         parameters += [0, 0, 0, 0]  // minimum and maximum connection event length: no preference
         return HCICommand(group: leGroup, command: 0x0013, parameters: parameters)
@@ -91,7 +91,7 @@ public struct LinkTiming: Sendable, Hashable {
 
     func appendConnectionParameters(to parameters: inout [UInt8]) {
         for value in [minimumInterval, maximumInterval, latency, supervisionTimeout] {
-            Bytes.append(value, to: &parameters)
+            appendLittleEndian(value, to: &parameters)
         }
         parameters += [0, 0, 0, 0]  // connection event length: no preference
     }

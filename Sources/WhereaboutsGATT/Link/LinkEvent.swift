@@ -18,22 +18,22 @@ public enum LinkEvent: Sendable, Hashable {
     /// layer, and the controller waits for this host to reply (or the link times out).
     case remoteParameterRequest(handle: UInt16, ConnectionParameterRequest)
 
-    /// Reads one H4 event packet; nil if it is not a link event or does not add up.
+    /// Reads one H4 event packet; nil if it is not a link event (``LinkEventKind``) or does not add up.
     public init?(packet: [UInt8]) {
-        guard packet.count >= 3, packet[0] == 0x04, Int(packet[2]) == packet.count - 3 else { return nil }
+        guard let kind = LinkEventKind(packet: packet), packet.count >= 3, Int(packet[2]) == packet.count - 3 else {
+            return nil
+        }
         let body = packet[3...]
-        switch packet[1] {
-        case 0x05 where body.count == 4:
-            self = .disconnectionComplete(
-                status: body[3], handle: Bytes.uint16(body, 4) & 0x0FFF, reason: body[6])
-        case 0x13:
+        switch kind {
+        case .disconnectionComplete:
+            guard body.count == 4 else { return nil }
+            self = .disconnectionComplete(status: body[3], handle: Bytes.uint16(body, 4) & 0x0FFF, reason: body[6])
+        case .completedPackets:
             guard let pairs = Self.completedPackets(body) else { return nil }
             self = .completedPackets(pairs)
-        case 0x3E:
-            guard let event = Self.leMeta(body) else { return nil }
+        case .connectionComplete, .enhancedConnectionComplete, .connectionUpdateComplete, .remoteParameterRequest:
+            guard let event = Self.leMeta(kind, body) else { return nil }
             self = event
-        default:
-            return nil
         }
     }
 
@@ -46,32 +46,31 @@ public enum LinkEvent: Sendable, Hashable {
         }
     }
 
-    private static func leMeta(_ body: ArraySlice<UInt8>) -> LinkEvent? {
-        guard let subevent = body.first else { return nil }
+    /// An LE Meta event's body: the subevent (already read into `kind`), then its parameters.
+    private static func leMeta(_ kind: LinkEventKind, _ body: ArraySlice<UInt8>) -> LinkEvent? {
         let start = body.startIndex + 1
-        switch subevent {
-        case 0x01 where body.count == 19, 0x0A where body.count == 31:
-            let enhanced = subevent == 0x0A
+        switch kind {
+        case .connectionComplete where body.count == 19, .enhancedConnectionComplete where body.count == 31:
+            let enhanced = kind == .enhancedConnectionComplete
             // Enhanced inserts the local and peer resolvable private addresses (12 bytes) before the interval.
             let timing = start + 11 + (enhanced ? 12 : 0)
-            guard let peer = DeviceAddress(value: Bytes.uint48(body, start + 5)) else { return nil }
             let complete = ConnectionComplete(
                 status: body[start], handle: Bytes.uint16(body, start + 1) & 0x0FFF,
                 role: body[start + 3] == 0 ? .central : .peripheral,
                 peerAddressType: AddressType(rawValue: body[start + 4]),
-                peerAddress: peer,
+                peerAddress: DeviceAddress(wire: body, at: start + 5),
                 parameters: ConnectionParameters(
                     interval: Bytes.uint16(body, timing), latency: Bytes.uint16(body, timing + 2),
                     supervisionTimeout: Bytes.uint16(body, timing + 4)),
                 enhanced: enhanced)
             return .connectionComplete(complete)
-        case 0x03 where body.count == 10:
+        case .connectionUpdateComplete where body.count == 10:
             return .connectionUpdateComplete(
                 status: body[start], handle: Bytes.uint16(body, start + 1) & 0x0FFF,
                 parameters: ConnectionParameters(
                     interval: Bytes.uint16(body, start + 3), latency: Bytes.uint16(body, start + 5),
                     supervisionTimeout: Bytes.uint16(body, start + 7)))
-        case 0x06 where body.count == 11:
+        case .remoteParameterRequest where body.count == 11:
             return .remoteParameterRequest(
                 handle: Bytes.uint16(body, start) & 0x0FFF,
                 ConnectionParameterRequest(

@@ -69,7 +69,8 @@ public struct LinkLayer: Sendable {
 
     private mutating func ingestEvent(_ packet: [UInt8]) -> [Action] {
         guard let event = LinkEvent(packet: packet) else {
-            if Self.isLinkEventCode(packet) { counters.malformedEvents += 1 }
+            // A link event by its code that does not add up is malformed; any other event is not ours.
+            if LinkEventKind(packet: packet) != nil { counters.malformedEvents += 1 }
             return []
         }
         switch event {
@@ -96,16 +97,6 @@ public struct LinkLayer: Sendable {
                         ? .leRemoteParameterRequestReply(handle: handle, request)
                         : .leRemoteParameterRequestNegativeReply(handle: handle))
             ]
-        }
-    }
-
-    /// Whether an event is one this layer reads (so a failure to read it is a malformed link event).
-    private static func isLinkEventCode(_ packet: [UInt8]) -> Bool {
-        guard packet.count >= 2 else { return false }
-        switch packet[1] {
-        case 0x05, 0x13: return true
-        case 0x3E: return packet.count >= 4 && [0x01, 0x03, 0x06, 0x0A].contains(packet[3])
-        default: return false
         }
     }
 
