@@ -52,10 +52,21 @@ public final class LiveScan: Sendable {
     /// stopped or cancelled.
     func run(firstStream: AsyncStream<[UInt8]>, into feed: inout SourceFeed<AgentPipeline.Input>) async {
         var stream = firstStream
+        // The drops the pipeline was last told of, and when they were last read (at most once a second: the count
+        // is behind the host's lock, and events come hundreds a second).
+        var toldDrops = 0
+        var dropsRead = -Double.infinity
         while true {
             for await event in stream {
-                guard await feed.send(.events([HeardEvent(bytes: event, time: WallClock.now())], framing: .h4))
-                else { return }
+                let now = WallClock.now()
+                guard await feed.send(.events([HeardEvent(bytes: event, time: now)], framing: .h4)) else { return }
+                guard now - dropsRead >= 1 else { continue }
+                dropsRead = now
+                let drops = droppedEvents
+                if drops != toldDrops {
+                    toldDrops = drops
+                    guard await feed.send(.sourceDrops(drops)) else { return }
+                }
             }
             if stopRequested.load(ordering: .acquiring) || Task.isCancelled {
                 _ = await feed.send(.sourceEnded(problem: nil))

@@ -135,6 +135,26 @@ struct AgentPipelineTests {
         #expect(summary().contains("journal=memory journal-failures=2 "), "\(summary())")
     }
 
+    @Test("the controller's dropped events reach the counters line the agent logs while it runs, never going down")
+    func sourceDropsInCounters() {
+        var harness = AgentServiceHarness(live: true, at: ServiceTime(now: start, monotonic: 0))
+        harness.connect(at: ServiceTime(now: start, monotonic: 0))
+        harness.take(.sourceDrops(3), at: ServiceTime(now: start + 1, monotonic: 1))
+        // A count read before the last one arrives late: the line keeps the larger.
+        harness.take(.sourceDrops(2), at: ServiceTime(now: start + 2, monotonic: 2))
+        let later = ServiceTime(now: start + 3_600, monotonic: 3_600)
+        harness.perform(harness.state.tick(at: later), at: later)
+        let counters = harness.commands.compactMap { command -> String? in
+            guard case .log(_, let message) = command, message.hasPrefix("counters: ") else { return nil }
+            return message
+        }
+        #expect(counters.count == 1 && counters[0].contains(" source-drops=3 "), "\(counters)")
+        // The final summary takes the source's own count when it knows more than it told.
+        let outbox = harness.state.session.outbox
+        #expect(harness.state.pipeline.summary(outbox: outbox, sourceDrops: 1).contains(" source-drops=3 "))
+        #expect(harness.state.pipeline.summary(outbox: outbox, sourceDrops: 9).contains(" source-drops=9 "))
+    }
+
     @Test("without a state directory the summary says journal=none and the status is online")
     func noJournal() {
         var harness = AgentServiceHarness(live: true, at: ServiceTime(now: start, monotonic: 0))

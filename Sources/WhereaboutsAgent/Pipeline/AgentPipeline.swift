@@ -22,6 +22,9 @@ public struct AgentPipeline: ServicePipeline {
         /// The radio ended a GATT job (or stopped it after ``Effect/cancelGATTJob(_:)``); its link dropped
         /// `droppedPackets` ACL packets for want of the controller's credits (counted, not published).
         case gattJobEnded(GATTJobResult, droppedPackets: Int = 0)
+        /// How many events the controller has dropped so far because the agent fell behind (over every time it was
+        /// opened), sent when the count changes: the counters line reports it.
+        case sourceDrops(Int)
     }
 
     /// What the agent asks of its source.
@@ -160,6 +163,9 @@ public struct AgentPipeline: ServicePipeline {
         case .gattJobEnded(let result, let droppedPackets):
             metrics.gattDroppedPackets += droppedPackets
             return gattJobs?.finished(result, now: time.monotonic) ?? []
+        case .sourceDrops(let count):
+            metrics.sourceDrops = max(metrics.sourceDrops, count)
+            return []
         }
     }
 
@@ -202,7 +208,8 @@ public struct AgentPipeline: ServicePipeline {
 
     // MARK: - Counters
 
-    /// The counters as one `key=value` line, the session outbox's included.
+    /// The counters as one `key=value` line, the session outbox's included. `sourceDrops` is the source's own count
+    /// of dropped events, at the end, when it may know more than it last told (``Input/sourceDrops(_:)``).
     public func summary(outbox: Outbox, sourceDrops: Int = 0) -> String {
         var metrics = metrics
         let statistics = outbox.statistics
@@ -214,7 +221,7 @@ public struct AgentPipeline: ServicePipeline {
         metrics.buffered = outbox.count
         metrics.bufferPeak = statistics.peak
         metrics.dropped = statistics.dropped
-        metrics.sourceDrops = sourceDrops
+        metrics.sourceDrops = max(metrics.sourceDrops, sourceDrops)
         metrics.sourceProblem = sourceProblem?.message
         metrics.identities = addressesByTag.count
         metrics.sharedIdentities = sharedIdentities
