@@ -324,18 +324,6 @@ public struct DashboardState: Sendable {
         return change(.source(sourceView(current, now: now)))
     }
 
-    /// Whether a zone's count is current: its agents report and the dashboard's source is live.
-    public func zoneIsCurrent(_ zone: ZoneKey, now: Double) -> Bool {
-        source(now: now).isLive && occupancy[zone]?.state == .known
-    }
-
-    /// Whether a tag's dot is current: the source is live and the tag is not in a zone whose agents are silent.
-    public func tagIsCurrent(_ tag: TagIdentity, now: Double) -> Bool {
-        guard source(now: now).isLive, let shown = tags[tag] else { return false }
-        guard let zone = shown.position.zone else { return true }
-        return occupancy[ZoneKey(floor: shown.position.floor, minor: zone)]?.state != .unknown
-    }
-
     /// Each tag's receive time with its payload's own time, then each zone's in the map's order, for the saved state.
     var receiveTimes: [(subject: Subject, updated: Double, seen: Double)] {
         let tagTimes = tags.values.sorted { $0.position.tag < $1.position.tag }.map {
