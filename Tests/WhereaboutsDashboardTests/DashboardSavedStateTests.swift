@@ -123,6 +123,20 @@ struct DashboardSavedStateTests {
         #expect(saved["histories"]?.array?.first?.object?["zone"] == .string("1-1"))
     }
 
+    @Test("the saved state changes with what the dashboard holds, not with the clock: web writes it only then")
+    func sameStateSameText() throws {
+        var state = try ranState()
+        let first = JSONWriter().string(state.savedState(now: 1030))
+        #expect(JSONWriter().string(state.savedState(now: 1040)) == first, "nothing new came in")
+        _ = state.ingest(topic: topics.position(tag: .demo(1)).name, payload: position(1, updated: 78), now: 1041)
+        let moved = JSONWriter().string(state.savedState(now: 1050))
+        #expect(moved != first, "a new position: its receive time is kept")
+        #expect(JSONWriter().string(state.savedState(now: 1060)) == moved)
+        let event = ZoneEvent(time: 60, tag: .demo(2), floor: 1, zone: 1, zoneName: "Lobby", kind: .enter)
+        _ = state.ingest(topic: topics.events.name, payload: Array(event.payload.utf8), now: 1061)
+        #expect(JSONWriter().string(state.savedState(now: 1070)) != moved, "an event")
+    }
+
     @Test("a state for another site, another version, or not a state at all is not read")
     func refusals() throws {
         let saved = try #require(try ranState().savedState(now: 1030).object)

@@ -33,7 +33,10 @@ extension DashboardState {
     /// The saved state's format; another version is not read.
     public static let savedStateVersion = 1
 
-    /// The state to save, at `now`.
+    /// The state to save, at `now` (which prunes the hours to the last one).
+    ///
+    /// It holds no time of its own (when it was saved): the same state saved later is the same text, so that `web`
+    /// writes its file only when what it holds changed.
     public func savedState(now: Double) -> JSONValue {
         let histories = map.zones.compactMap { zone -> JSONValue? in
             guard let history = history(of: zone.key, now: now),
@@ -61,7 +64,6 @@ extension DashboardState {
         }
         return [
             "version": .number(Double(Self.savedStateVersion)), "site": .string(map.site.uuid.description),
-            "saved": .number(now),
             "events": .array(
                 events.map {
                     ["received": .number($0.received), "event": $0.event.json, "label": .string($0.label)]
