@@ -84,6 +84,21 @@ public enum FileAccess {
         if durable { syncDirectory(of: path) }
     }
 
+    /// Writes a whole file as ``write(_:to:durable:)`` does, unless it already holds exactly `bytes`; returns whether
+    /// it wrote.
+    ///
+    /// For state a process saves on a timer: the same bytes written again only wear the disk (a board's SD card) and
+    /// touch the file. The comparison is with the file itself, not with what this process last wrote, so that a file
+    /// removed or changed meanwhile is written again. A file that cannot be read back is written.
+    @discardableResult
+    public static func writeIfChanged(
+        _ bytes: [UInt8], to path: String, durable: Bool = false
+    ) throws(RuntimeError) -> Bool {
+        if let current = try? readStateFile(path, limit: bytes.count), current == bytes { return false }
+        try write(bytes, to: path, durable: durable)
+        return true
+    }
+
     /// The directory a path is in: `.` for a bare name.
     public static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

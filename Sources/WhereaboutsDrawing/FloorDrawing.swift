@@ -75,7 +75,7 @@ struct FloorDrawing {
             let count = mass == nil ? counts[zone.key] ?? 0 : 0
             let shade = count == 0 ? 0.12 : 0.25 + 0.55 * Double(count) / Double(busiest)
             let fill = count == 0 ? "#7fa7d9" : "#e07b39"
-            let marker = live ? ["data-zone": "\(zone.floor)-\(zone.minor)"] : [:]
+            let marker = live ? ["data-zone": zone.key.pageKey] : [:]
             out += element(
                 "polygon",
                 [

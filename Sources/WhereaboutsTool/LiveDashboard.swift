@@ -16,7 +16,7 @@ final class LiveDashboard: Sendable {
 
     /// The largest state file read: 20 events and 720 samples plus 100 crossings per zone fit many times over.
     static let stateFileLimit = 16 << 20
-    /// How often the state file is written, seconds.
+    /// How often the state file is brought up to date, seconds (written only when what it holds changed).
     static let saveInterval = 10.0
 
     init(map: FloorMap, frameAncestors: [String], stateDirectory: String?, simulationEnd: Double?) {
@@ -40,12 +40,13 @@ final class LiveDashboard: Sendable {
         logger.info("read back \(events) events and the zones' last hour from \(stateFile)")
     }
 
-    /// Writes the state file, if `web` keeps one; a failure is logged, not fatal (the page goes on).
+    /// Writes the state file, if `web` keeps one and it does not already hold the same; a failure is logged, not
+    /// fatal (the page goes on).
     func save(now: Double, logger: Logger) {
         guard let stateFile else { return }
         let text = JSONWriter().string(state.withLock { $0.savedState(now: now) })
         do {
-            try FileAccess.write(Array(text.utf8), to: stateFile)
+            try FileAccess.writeIfChanged(Array(text.utf8), to: stateFile)
         } catch {
             logger.warning("cannot save the page's state: \(error)")
         }
@@ -92,7 +93,7 @@ final class LiveDashboard: Sendable {
     }
 
     /// Every second: the clock alone can change the source (a simulation's end); every ``saveInterval``, the state
-    /// file is written. Runs until cancelled.
+    /// file is brought up to date. Runs until cancelled.
     func keep(server: HTTPServer, logger: Logger) async throws {
         var saved = WallClock.now()
         while true {

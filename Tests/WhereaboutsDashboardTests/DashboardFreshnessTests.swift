@@ -52,11 +52,35 @@ struct DashboardFreshnessTests {
         try #require(state.snapshot(now: now).json.object?["source"]?.object)
     }
 
+    /// What the page's freshness rule reads (DashboardScript's isStale, freshenTag and freshenZone): web's source,
+    /// each zone's state, and the zone each dot is in. The rule itself is the page's; these are its inputs as served.
+    struct PageFacts {
+        var source: String?
+        var zones: [String: String] = [:]
+        var tagZones: [String: String] = [:]
+
+        /// The state of the zone a tag's dot is in, if it is in one.
+        func zoneState(ofTag tag: TagIdentity) -> String? { tagZones[tag.description].flatMap { zones[$0] } }
+    }
+
+    func facts(_ state: DashboardState, now: Double) throws -> PageFacts {
+        let snapshot = try #require(state.snapshot(now: now).json.object)
+        var facts = PageFacts(source: snapshot["source"]?.object?["state"]?.string)
+        for zone in snapshot["zones"]?.array?.compactMap(\.object) ?? [] {
+            if let key = zone["key"]?.string { facts.zones[key] = zone["state"]?.string }
+        }
+        for tag in snapshot["tags"]?.array?.compactMap(\.object) ?? [] {
+            if let id = tag["id"]?.string { facts.tagZones[id] = tag["zone_key"]?.string }
+        }
+        return facts
+    }
+
     @Test("with the broker up and the locator online everything is current")
     func live() throws {
         var state = liveState()
         #expect(state.source(now: 3) == .live)
-        #expect(state.tagIsCurrent(.demo(1), now: 3) && state.zoneIsCurrent(ZoneKey(floor: 1, minor: 1), now: 3))
+        let served = try facts(state, now: 3)
+        #expect(served.zones["1-1"] == "known" && served.zoneState(ofTag: .demo(1)) == "known")
         #expect(try sourceObject(state, now: 3)["state"] == .string("live"))
         #expect(try sourceObject(state, now: 3)["now"] == .number(3), "the page counts ages on web's clock")
         let first = state.refreshSource(now: 3)
@@ -87,8 +111,7 @@ struct DashboardFreshnessTests {
         #expect(view.state == "locator-gone" && view.since == 10 && view.now == 10)
         #expect(view.sentence == "the locator is offline: nothing shown is current")
         #expect(state.source(now: 50) == .locatorGone(since: 10), "the loss keeps its time")
-        #expect(!state.tagIsCurrent(.demo(1), now: 50) && !state.tagIsCurrent(.demo(2), now: 50))
-        #expect(!state.zoneIsCurrent(ZoneKey(floor: 1, minor: 1), now: 50))
+        #expect(try facts(state, now: 50).source == "locator-gone", "the page greys every dot and count")
         let tag = try #require(state.snapshot(now: 50).json.object?["tags"]?.array?.first?.object)
         #expect(tag["seen"] == .number(2), "a dot's age counts from when its position arrived")
         #expect(state.snapshot(now: 50).json.object?["locator"]?.object?["since"] == .number(10))
@@ -112,7 +135,7 @@ struct DashboardFreshnessTests {
         let snapshot = try #require(state.snapshot(now: 30).json.object)
         #expect(snapshot["locator"]?.object?["status"] == .string("online"), "not reported offline")
         #expect(snapshot["agents"]?.object?["g-lobby"] == .bool(true), "not reported offline")
-        #expect(!state.tagIsCurrent(.demo(1), now: 30))
+        #expect(try facts(state, now: 30).source == "broker-lost", "the page greys every dot")
         // Whatever the locator said last (the broker may deliver wills as it shuts down), the broker's loss is named.
         _ = state.ingest(topic: topics.locatorStatus.name, payload: Array("offline".utf8), now: 21)
         #expect(state.source(now: 30) == .brokerLost(since: 20))
@@ -126,7 +149,6 @@ struct DashboardFreshnessTests {
     @Test("a silent zone makes the dots inside it stale, and only those")
     func silentZone() throws {
         var state = liveState()
-        let key = ZoneKey(floor: 1, minor: 1)
         _ = state.ingest(
             topic: topics.occupancy(floor: 1, zone: 1).name, payload: occupancy(zone: 1, state: .unknown, updated: 110),
             now: 12)
@@ -134,9 +156,11 @@ struct DashboardFreshnessTests {
             topic: topics.occupancy(floor: 1, zone: 1).name, payload: occupancy(zone: 1, state: .unknown, updated: 120),
             now: 22)
         #expect(state.source(now: 30) == .live)
-        #expect(!state.tagIsCurrent(.demo(1), now: 30), "in the silent zone")
-        #expect(state.tagIsCurrent(.demo(2), now: 30), "in a zone whose agents report")
-        #expect(!state.zoneIsCurrent(key, now: 30))
+        let served = try facts(state, now: 30)
+        #expect(served.source == "live")
+        #expect(served.zoneState(ofTag: .demo(1)) == "unknown", "in the silent zone: its dot is grey")
+        #expect(served.zoneState(ofTag: .demo(2)) == "known", "in a zone whose agents report: its dot is not")
+        #expect(served.zones["1-1"] == "unknown")
         let zones = state.snapshot(now: 30).json.object?["zones"]?.array?.compactMap(\.object) ?? []
         let lobby = try #require(zones.first { $0["key"] == .string("1-1") })
         #expect(lobby["unknown_since"] == .number(12), "unknown since it first said so")

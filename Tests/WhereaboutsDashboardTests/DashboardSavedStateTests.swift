@@ -90,6 +90,53 @@ struct DashboardSavedStateTests {
         #expect(seen(after, now: 1042) == .number(1042), "a new position is new")
     }
 
+    @Test("a state file as written before, with its entries' names, is read back: ages, statuses and hours")
+    func readsTheWrittenNames() throws {
+        let tag = TagIdentity.demo(1).description
+        let text = """
+            {"version": 1, "site": "\(map.site.uuid)", "events": [],
+             "histories": [{"zone": "1-1", "samples": [[1000, "known", 2]], "crossings": [[1001, "Alice", "enter"]]}],
+             "seen": [["tag \(tag)", 77, 1010], ["zone 1-1", 50, 1005]],
+             "statuses": [["locator", "offline", 1020], ["agent g-lobby", "offline", 1025]]}
+            """
+        var state = DashboardState(map: map)
+        #expect(state.restore(try JSONParser().parse(text), now: 1040))
+        #expect(state.history(of: ZoneKey(floor: 1, minor: 1), now: 1040)?.samples.count == 1)
+        #expect(state.history(of: ZoneKey(floor: 1, minor: 1), now: 1040)?.crossings.count == 1)
+        _ = state.ingest(topic: topics.position(tag: .demo(1)).name, payload: position(1, updated: 77), now: 1041)
+        _ = state.ingest(
+            topic: topics.occupancy(floor: 1, zone: 1).name, payload: occupancy(count: 2, updated: 50), now: 1041)
+        _ = state.ingest(topic: topics.locatorStatus.name, payload: Array("offline".utf8), now: 1041)
+        _ = state.ingest(
+            topic: topics.agentStatus(agent: try #require(AgentID("g-lobby"))).name, payload: Array("offline".utf8),
+            now: 1041)
+        let snapshot = try #require(state.snapshot(now: 1041).json.object)
+        #expect(seen(state, now: 1041) == .number(1010))
+        let lobby = snapshot["zones"]?.array?.compactMap(\.object).first { $0["key"] == .string("1-1") }
+        #expect(lobby?["seen"] == .number(1005))
+        #expect(state.source(now: 1041) == .locatorGone(since: 1020))
+        #expect(snapshot["agents_since"]?.object?["g-lobby"] == .number(1025))
+        // And it writes them under the same names.
+        let saved = try #require(state.savedState(now: 1041).object)
+        #expect(saved["seen"]?.array?.compactMap { $0.array?.first?.string } == ["tag \(tag)", "zone 1-1"])
+        #expect(saved["statuses"]?.array?.compactMap { $0.array?.first?.string } == ["locator", "agent g-lobby"])
+        #expect(saved["histories"]?.array?.first?.object?["zone"] == .string("1-1"))
+    }
+
+    @Test("the saved state changes with what the dashboard holds, not with the clock: web writes it only then")
+    func sameStateSameText() throws {
+        var state = try ranState()
+        let first = JSONWriter().string(state.savedState(now: 1030))
+        #expect(JSONWriter().string(state.savedState(now: 1040)) == first, "nothing new came in")
+        _ = state.ingest(topic: topics.position(tag: .demo(1)).name, payload: position(1, updated: 78), now: 1041)
+        let moved = JSONWriter().string(state.savedState(now: 1050))
+        #expect(moved != first, "a new position: its receive time is kept")
+        #expect(JSONWriter().string(state.savedState(now: 1060)) == moved)
+        let event = ZoneEvent(time: 60, tag: .demo(2), floor: 1, zone: 1, zoneName: "Lobby", kind: .enter)
+        _ = state.ingest(topic: topics.events.name, payload: Array(event.payload.utf8), now: 1061)
+        #expect(JSONWriter().string(state.savedState(now: 1070)) != moved, "an event")
+    }
+
     @Test("a state for another site, another version, or not a state at all is not read")
     func refusals() throws {
         let saved = try #require(try ranState().savedState(now: 1030).object)

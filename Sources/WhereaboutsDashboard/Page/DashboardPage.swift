@@ -69,7 +69,7 @@ struct DashboardPage {
         for floor in map.floors {
             out += #"<tr class="floor-heading"><th colspan="4">"# + renderer.escape(floor.name) + "</th></tr>\n"
             for zone in map.zones(onFloor: floor.major) {
-                let key = "\(zone.floor)-\(zone.minor)"
+                let key = zone.key.pageKey
                 out += #"<tr data-zone="\#(key)" data-state="pending">"#
                 out += #"<td class="zone-name"><a href="/zones/\#(key)" title="the last hour">"#
                 out += renderer.escape(zone.name) + "</a></td>"

@@ -92,7 +92,7 @@ public struct DashboardSite: Sendable {
                 ],
                 body: .stream(initial: Array(initial.utf8)))
         default:
-            if path.hasPrefix("/zones/"), let key = Self.zoneKey(path.dropFirst("/zones/".count)),
+            if path.hasPrefix("/zones/"), let key = ZoneKey(pageKey: path.dropFirst("/zones/".count)),
                 let zone = map.zones.first(where: { $0.key == key }),
                 let history = state.history(of: key, now: now)
             {
@@ -111,15 +111,6 @@ public struct DashboardSite: Sendable {
         DashboardResponse(
             status: 200, headers: commonHeaders + [("Content-Type", type), ("Cache-Control", cache)],
             body: .complete(bytes))
-    }
-
-    /// `<floor>-<zone>`, both canonical decimal numbers.
-    private static func zoneKey(_ text: Substring) -> ZoneKey? {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let floor = UInt16(parts[0]), let zone = UInt16(parts[1]),
-            String(floor) == parts[0], String(zone) == parts[1]
-        else { return nil }
-        return ZoneKey(floor: floor, minor: zone)
     }
 }
 

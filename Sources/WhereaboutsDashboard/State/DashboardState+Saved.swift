@@ -1,4 +1,5 @@
 import WhereaboutsCore
+import WhereaboutsDrawing
 public import WhereaboutsJSON
 import WhereaboutsWire
 
@@ -10,39 +11,59 @@ import WhereaboutsWire
 /// are kept with the payload's own time (or, for a bare status, the status), so that the same retained value
 /// delivered again after the restart keeps its age instead of looking new.
 extension DashboardState {
+    /// What the state keeps a receive time or a status for, named in the saved state by ``savedName``.
+    enum Subject: Hashable, Sendable {
+        case locator
+        case agent(String)
+        case tag(TagIdentity)
+        case zone(ZoneKey)
+
+        /// `locator`, `agent <id>`, `tag <identity>`, `zone <floor>-<zone>`: its entry's name in the saved state's
+        /// `statuses` (the locator, agents) or `seen` (tags, zones).
+        var savedName: String {
+            switch self {
+            case .locator: "locator"
+            case .agent(let id): "agent " + id
+            case .tag(let tag): "tag " + tag.description
+            case .zone(let key): "zone " + key.pageKey
+            }
+        }
+    }
+
     /// The saved state's format; another version is not read.
     public static let savedStateVersion = 1
 
-    /// The state to save, at `now`.
+    /// The state to save, at `now` (which prunes the hours to the last one).
+    ///
+    /// It holds no time of its own (when it was saved): the same state saved later is the same text, so that `web`
+    /// writes its file only when what it holds changed.
     public func savedState(now: Double) -> JSONValue {
         let histories = map.zones.compactMap { zone -> JSONValue? in
             guard let history = history(of: zone.key, now: now),
                 !history.samples.isEmpty || !history.crossings.isEmpty
             else { return nil }
             return [
-                "zone": .string("\(zone.floor)-\(zone.minor)"),
+                "zone": .string(zone.key.pageKey),
                 "samples": .array(
                     history.samples.map { [.number($0.time), .string($0.state.rawValue), .number(Double($0.count))] }),
                 "crossings": .array(
                     history.crossings.map { [.number($0.time), .string($0.label), .string($0.kind.rawValue)] }),
             ]
         }
-        var seen: [JSONValue] = tagsSeen.map { [.string($0.key), .number($0.updated), .number($0.seen)] }
-        for (key, value) in occupancySeenWithTimes {
-            seen.append([.string("zone \(key.floor)-\(key.minor)"), .number(value.updated), .number(value.seen)])
+        let seen: [JSONValue] = receiveTimes.map {
+            [.string($0.subject.savedName), .number($0.updated), .number($0.seen)]
         }
         var statuses: [JSONValue] = []
         if let locator, let since = locatorSince {
-            statuses.append([.string("locator"), .string(locator.rawValue), .number(since)])
+            statuses.append([.string(Subject.locator.savedName), .string(locator.rawValue), .number(since)])
         }
         for (agent, status) in agentStatuses.sorted(by: { $0.key < $1.key }) {
             if let since = agentSince[agent] {
-                statuses.append([.string("agent " + agent), .string(status.rawValue), .number(since)])
+                statuses.append([.string(Subject.agent(agent).savedName), .string(status.rawValue), .number(since)])
             }
         }
         return [
             "version": .number(Double(Self.savedStateVersion)), "site": .string(map.site.uuid.description),
-            "saved": .number(now),
             "events": .array(
                 events.map {
                     ["received": .number($0.received), "event": $0.event.json, "label": .string($0.label)]
@@ -69,7 +90,7 @@ extension DashboardState {
         }
         if events.count > Self.recentEventCount { events.removeFirst(events.count - Self.recentEventCount) }
         for entry in object["histories"]?.array ?? [] {
-            guard let fields = entry.object, let key = Self.zoneKey(fields["zone"]?.string),
+            guard let fields = entry.object, let name = fields["zone"]?.string, let key = ZoneKey(pageKey: name),
                 zoneNames[key] != nil
             else { continue }
             let samples = (fields["samples"]?.array ?? []).compactMap { sample -> ZoneHistory.Sample? in
@@ -101,12 +122,5 @@ extension DashboardState {
             restoredStatus[key] = (status, since)
         }
         return true
-    }
-
-    private static func zoneKey(_ text: String?) -> ZoneKey? {
-        guard let parts = text?.split(separator: "-"), parts.count == 2, let floor = UInt16(parts[0]),
-            let zone = UInt16(parts[1])
-        else { return nil }
-        return ZoneKey(floor: floor, minor: zone)
     }
 }

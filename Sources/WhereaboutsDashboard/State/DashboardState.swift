@@ -86,14 +86,14 @@ public struct DashboardState: Sendable {
     var histories: [ZoneKey: ZoneHistory] = [:]
     /// `web`'s broker link; nil when nobody tracks it (the state fed by hand).
     private var broker: BrokerLink?
-    /// The last change of each status (`locator`, `agent <id>`): what it was before, since when, and when it changed.
-    private var lastStatusChange: [String: (previous: Availability?, previousSince: Double?, at: Double)] = [:]
+    /// The last change of each status (the locator's, an agent's): what it was before, since when, and when it changed.
+    private var lastStatusChange: [Subject: (previous: Availability?, previousSince: Double?, at: Double)] = [:]
     /// The source last announced to the pages.
     private var announcedSource: DashboardSource?
     /// The latest clock reading the state was given.
     private var clock = 0.0
-    /// When a value read back from a saved state was received, by its topic and the payload's own time: the same
-    /// retained payload delivered again after a restart keeps its age.
+    /// When a value read back from a saved state was received, by its subject's ``Subject/savedName`` and the
+    /// payload's own time: the same retained payload delivered again after a restart keeps its age.
     var restoredSeen: [String: (updated: Double, seen: Double)] = [:]
     /// The same for statuses, which carry no time of their own: a status equal to the saved one keeps its time.
     var restoredStatus: [String: (status: Availability, since: Double)] = [:]
@@ -161,8 +161,8 @@ public struct DashboardState: Sendable {
             guard let status = Availability(payload: payload) else { return drop(.malformed) }
             if isShutdownWill(status) { return nil }
             if locatorStatus != status || locatorSince == nil {
-                lastStatusChange["locator"] = (locatorStatus, locatorSince, now)
-                locatorSince = restoredSince(of: "locator", status: status) ?? now
+                lastStatusChange[.locator] = (locatorStatus, locatorSince, now)
+                locatorSince = restoredSince(of: .locator, status: status) ?? now
             }
             locatorStatus = status
             return change(.locator(locatorView))
@@ -180,9 +180,9 @@ public struct DashboardState: Sendable {
             guard agentIDs.contains(agent.rawValue) else { return drop(.notOnMap) }
             guard let status = Availability(payload: payload) else { return drop(.malformed) }
             guard agentStatus[agent.rawValue] != status, !isShutdownWill(status) else { return nil }
-            lastStatusChange["agent " + agent.rawValue] = (agentStatus[agent.rawValue], agentSince[agent.rawValue], now)
+            lastStatusChange[.agent(agent.rawValue)] = (agentStatus[agent.rawValue], agentSince[agent.rawValue], now)
             agentStatus[agent.rawValue] = status
-            let since = restoredSince(of: "agent " + agent.rawValue, status: status) ?? now
+            let since = restoredSince(of: .agent(agent.rawValue), status: status) ?? now
             agentSince[agent.rawValue] = since
             return change(.agent(id: agent.rawValue, online: status.isAvailable, since: since))
         }
@@ -199,7 +199,7 @@ public struct DashboardState: Sendable {
         else { return drop(.malformed) }
         guard floors.contains(position.floor) else { return drop(.notOnMap) }
         guard tags[tag] != nil || tags.count < maximumTags else { return drop(.tooManyTags) }
-        let seen = restoredTime(of: "tag " + tag.description, updated: position.updated) ?? now
+        let seen = restoredTime(of: .tag(tag), updated: position.updated) ?? now
         let shown = ShownTag(
             position: position, label: position.name ?? renderer.label(for: tag, map: map), seen: seen)
         tags[tag] = shown
@@ -211,7 +211,7 @@ public struct DashboardState: Sendable {
         guard let text = String(validating: payload, as: UTF8.self), let value = try? ZoneOccupancy(payload: text),
             value.floor == key.floor, value.zone == key.minor, value.site == map.site.uuid
         else { return drop(.malformed) }
-        let seen = restoredTime(of: "zone \(key.floor)-\(key.minor)", updated: value.updated) ?? now
+        let seen = restoredTime(of: .zone(key), updated: value.updated) ?? now
         if value.state == .unknown {
             if occupancy[key]?.state != .unknown || unknownSince[key] == nil { unknownSince[key] = seen }
         } else {
@@ -290,16 +290,17 @@ public struct DashboardState: Sendable {
     /// Puts back the statuses that turned `offline` in the moments before the broker was lost at `since`.
     private mutating func forgetShutdownWills(before since: Double) -> [DashboardChange] {
         var changes: [DashboardChange] = []
-        for (key, last) in lastStatusChange where since - last.at <= Self.shutdownWillWindow {
-            if key == "locator", locatorStatus == .offline {
+        for (subject, last) in lastStatusChange where since - last.at <= Self.shutdownWillWindow {
+            switch subject {
+            case .locator where locatorStatus == .offline:
                 (locatorStatus, locatorSince) = (last.previous, last.previousSince)
                 changes.append(change(.locator(locatorView)))
-            } else if key.hasPrefix("agent "), case let agent = String(key.dropFirst(6)),
-                agentStatus[agent] == .offline, let previous = last.previous
-            {
+            case .agent(let agent) where agentStatus[agent] == .offline:
+                guard let previous = last.previous else { continue }
                 (agentStatus[agent], agentSince[agent]) = (previous, last.previousSince)
                 changes.append(
                     change(.agent(id: agent, online: previous.isAvailable, since: last.previousSince ?? since)))
+            default: break
             }
         }
         lastStatusChange = [:]
@@ -323,43 +324,28 @@ public struct DashboardState: Sendable {
         return change(.source(sourceView(current, now: now)))
     }
 
-    /// Whether a zone's count is current: its agents report and the dashboard's source is live.
-    public func zoneIsCurrent(_ zone: ZoneKey, now: Double) -> Bool {
-        source(now: now).isLive && occupancy[zone]?.state == .known
-    }
-
-    /// Whether a tag's dot is current: the source is live and the tag is not in a zone whose agents are silent.
-    public func tagIsCurrent(_ tag: TagIdentity, now: Double) -> Bool {
-        guard source(now: now).isLive, let shown = tags[tag] else { return false }
-        guard let zone = shown.position.zone else { return true }
-        return occupancy[ZoneKey(floor: shown.position.floor, minor: zone)]?.state != .unknown
-    }
-
-    /// Each tag's receive time with its payload's own time, for the saved state.
-    var tagsSeen: [(key: String, updated: Double, seen: Double)] {
-        tags.values.sorted { $0.position.tag < $1.position.tag }.map {
-            ("tag " + $0.position.tag.description, $0.position.updated, $0.seen)
+    /// Each tag's receive time with its payload's own time, then each zone's in the map's order, for the saved state.
+    var receiveTimes: [(subject: Subject, updated: Double, seen: Double)] {
+        let tagTimes = tags.values.sorted { $0.position.tag < $1.position.tag }.map {
+            (Subject.tag($0.position.tag), $0.position.updated, $0.seen)
         }
-    }
-
-    /// Each zone's receive time with its payload's own time, for the saved state, in the map's order.
-    var occupancySeenWithTimes: [(key: ZoneKey, value: (updated: Double, seen: Double))] {
-        map.zones.compactMap { zone in
-            guard let value = occupancy[zone.key], let seen = occupancySeen[zone.key] else { return nil }
-            return (zone.key, (value.updated, seen))
-        }
+        return tagTimes
+            + map.zones.compactMap { zone in
+                guard let value = occupancy[zone.key], let seen = occupancySeen[zone.key] else { return nil }
+                return (.zone(zone.key), value.updated, seen)
+            }
     }
 
     /// Each agent's last status.
     var agentStatuses: [String: Availability] { agentStatus }
 
-    private func restoredTime(of key: String, updated: Double) -> Double? {
-        guard let saved = restoredSeen[key], saved.updated == updated else { return nil }
+    private func restoredTime(of subject: Subject, updated: Double) -> Double? {
+        guard let saved = restoredSeen[subject.savedName], saved.updated == updated else { return nil }
         return saved.seen
     }
 
-    private func restoredSince(of key: String, status: Availability) -> Double? {
-        guard let saved = restoredStatus[key], saved.status == status else { return nil }
+    private func restoredSince(of subject: Subject, status: Availability) -> Double? {
+        guard let saved = restoredStatus[subject.savedName], saved.status == status else { return nil }
         return saved.since
     }
 
@@ -396,9 +382,12 @@ public struct DashboardState: Sendable {
             }, since: locatorSince, seen: metricsSeen)
     }
 
+    /// A zone's name on the map; one not on it (a tag's share in a zone the map lost) is `zone <minor>`.
+    private func zoneName(_ key: ZoneKey) -> String { zoneNames[key] ?? "zone \(key.minor)" }
+
     private func zoneView(_ key: ZoneKey) -> ZoneView {
         var view = ZoneView(
-            key: "\(key.floor)-\(key.minor)", floor: key.floor, zone: key.minor, name: zoneNames[key] ?? "zone \(key)",
+            key: key.pageKey, floor: key.floor, zone: key.minor, name: zoneName(key),
             // Not yet published (the locator is warming up or away): neither empty nor unknown.
             state: "pending", count: nil, members: [], seen: occupancySeen[key], unknownSince: unknownSince[key])
         if let value = occupancy[key] {
@@ -414,20 +403,19 @@ public struct DashboardState: Sendable {
     private func tagView(_ tag: ShownTag) -> TagView {
         let position = tag.position
         let shares = position.zones.map { share in
-            ZoneShareView(
-                name: zoneNames[ZoneKey(floor: position.floor, minor: share.zone)] ?? "zone \(share.zone)",
-                p: share.probability)
+            ZoneShareView(name: zoneName(ZoneKey(floor: position.floor, minor: share.zone)), p: share.probability)
         }
         return TagView(
             id: position.tag.description, label: tag.label, floor: position.floor, x: position.x, y: position.y,
             accuracy: max(position.accuracy, 0), zone: position.zoneName,
-            zoneKey: position.zone.map { "\(position.floor)-\($0)" }, p: position.probability, zones: shares,
+            zoneKey: position.zone.map { ZoneKey(floor: position.floor, minor: $0).pageKey }, p: position.probability,
+            zones: shares,
             seen: tag.seen)
     }
 
     private func eventView(_ shown: ShownEvent) -> EventView {
         EventView(
             time: shown.received, tag: shown.event.tag.description, label: shown.label, zone: shown.zoneName,
-            key: "\(shown.event.floor)-\(shown.event.zone)", kind: shown.event.kind.rawValue)
+            key: ZoneKey(floor: shown.event.floor, minor: shown.event.zone).pageKey, kind: shown.event.kind.rawValue)
     }
 }
