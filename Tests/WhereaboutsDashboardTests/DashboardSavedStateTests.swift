@@ -52,6 +52,11 @@ struct DashboardSavedStateTests {
         return state
     }
 
+    func zoneSeen(_ state: DashboardState, now: Double) -> JSONValue? {
+        state.snapshot(now: now).json.object?["zones"]?.array?.first { $0.object?["key"] == .string("1-1") }?
+            .object?["seen"]
+    }
+
     func seen(_ state: DashboardState, now: Double) -> JSONValue? {
         state.snapshot(now: now).json.object?["tags"]?.array?.first?.object?["seen"]
     }
@@ -88,6 +93,23 @@ struct DashboardSavedStateTests {
         #expect(after.snapshot(now: 1041).json.object?["agents_since"]?.object?["g-lobby"] == .number(1025))
         _ = after.ingest(topic: tag, payload: position(1, updated: 78), now: 1042)
         #expect(seen(after, now: 1042) == .number(1042), "a new position is new")
+    }
+
+    @Test("a retained value delivered again while web runs (a new broker session) keeps its age; a new one is new")
+    func agesSurviveRedelivery() throws {
+        var state = DashboardState(map: map)
+        let tag = topics.position(tag: .demo(1)).name
+        let zone = topics.occupancy(floor: 1, zone: 1).name
+        _ = state.ingest(topic: tag, payload: position(1, updated: 77), now: 80)
+        _ = state.ingest(topic: zone, payload: occupancy(count: 1, updated: 77), now: 80)
+        _ = state.ingest(topic: tag, payload: position(1, updated: 77), now: 500)
+        _ = state.ingest(topic: zone, payload: occupancy(count: 1, updated: 77), now: 500)
+        #expect(seen(state, now: 500) == .number(80), "the same retained position: received at 80")
+        #expect(zoneSeen(state, now: 500) == .number(80), "the same retained occupancy: received at 80")
+        _ = state.ingest(topic: tag, payload: position(1, updated: 78), now: 501)
+        _ = state.ingest(topic: zone, payload: occupancy(count: 1, updated: 78), now: 501)
+        #expect(seen(state, now: 501) == .number(501), "a new position is new")
+        #expect(zoneSeen(state, now: 501) == .number(501), "a new occupancy is new")
     }
 
     @Test("a state file as written before, with its entries' names, is read back: ages, statuses and hours")

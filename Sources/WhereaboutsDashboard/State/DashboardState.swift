@@ -199,7 +199,9 @@ public struct DashboardState: Sendable {
         else { return drop(.malformed) }
         guard floors.contains(position.floor) else { return drop(.notOnMap) }
         guard tags[tag] != nil || tags.count < maximumTags else { return drop(.tooManyTags) }
-        let seen = restoredTime(of: .tag(tag), updated: position.updated) ?? now
+        // The same retained position delivered again (a new broker session) keeps its age, as after a restart.
+        let held = tags[tag].flatMap { $0.position.updated == position.updated ? $0.seen : nil }
+        let seen = held ?? restoredTime(of: .tag(tag), updated: position.updated) ?? now
         let shown = ShownTag(
             position: position, label: position.name ?? renderer.label(for: tag, map: map), seen: seen)
         tags[tag] = shown
@@ -211,7 +213,8 @@ public struct DashboardState: Sendable {
         guard let text = String(validating: payload, as: UTF8.self), let value = try? ZoneOccupancy(payload: text),
             value.floor == key.floor, value.zone == key.minor, value.site == map.site.uuid
         else { return drop(.malformed) }
-        let seen = restoredTime(of: .zone(key), updated: value.updated) ?? now
+        let held = occupancy[key]?.updated == value.updated ? occupancySeen[key] : nil
+        let seen = held ?? restoredTime(of: .zone(key), updated: value.updated) ?? now
         if value.state == .unknown {
             if occupancy[key]?.state != .unknown || unknownSince[key] == nil { unknownSince[key] = seen }
         } else {
