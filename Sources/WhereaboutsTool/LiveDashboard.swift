@@ -42,6 +42,10 @@ final class LiveDashboard: Sendable {
 
     /// Writes the state file, if `web` keeps one and it does not already hold the same; a failure is logged, not
     /// fatal (the page goes on).
+    ///
+    /// At a stop, `web` saves before it lets go of its port (a `web` started again as soon as it can listen reads
+    /// the file at once, and the client's stream can take a second to end after the disconnect), and again once
+    /// the stream has ended, for the messages taken meanwhile.
     func save(now: Double, logger: Logger) {
         guard let stateFile else { return }
         let text = JSONWriter().string(state.withLock { $0.savedState(now: now) })

@@ -119,16 +119,13 @@ enum WebCommand {
                 // the page.
                 defer {
                     client.disconnect()
-                    // Saved before the port is let go: a `web` started again as soon as it can listen reads the
-                    // file at once, and the client's stream can take a second to end after the disconnect.
-                    dashboard.save(now: WallClock.now(), logger: logger)
+                    dashboard.save(now: WallClock.now(), logger: logger)  // before the port goes (LiveDashboard.save)
                     server.stop()
                     group.cancelAll()
                 }
                 try await group.next()
             }
         }
-        // Again, for the messages taken while the stream ended.
         dashboard.save(now: WallClock.now(), logger: logger)
         let dropped = dashboard.state.withLock { $0.dropped }
         if !dropped.isEmpty {
