@@ -242,7 +242,7 @@ let package = Package(
             name: "WhereaboutsSurveyTests",
             dependencies: [
                 "WhereaboutsSurvey", "WhereaboutsCalibration", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsJSON",
-                "WhereaboutsMapFile", "WhereaboutsSimulation", "TestFixtures",
+                "WhereaboutsMapFile", "WhereaboutsSimulation", "WhereaboutsLocator", "TestFixtures",
             ]
         ),
         .testTarget(name: "WhereaboutsMQTTTests", dependencies: ["WhereaboutsMQTT", "BrokerFixture"]),

@@ -234,7 +234,7 @@ struct MapReader {
         guard let value else { return model }
         let keys: Set = [
             "measured_power", "path_loss_exponent", "tag_height", "reading_max_age", "tag_timeout", "agent_timeout",
-            "coverage_radius", "floor_loss", "cell_size",
+            "coverage_radius", "floor_loss", "cell_size", "accuracy_scale",
         ]
         guard let object = object(value, "$.model", allowed: keys) else { return nil }
         let before = problems.count
@@ -269,6 +269,9 @@ struct MapReader {
         }
         if let side = number(object["cell_size"], "$.model.cell_size", in: 0.05...5, required: false) {
             model.cellSize = side
+        }
+        if let scale = number(object["accuracy_scale"], "$.model.accuracy_scale", in: 0.25...4, required: false) {
+            model.accuracyScale = scale
         }
         return problems.count == before ? model : nil
     }

@@ -8,7 +8,8 @@ public import WhereaboutsJSON
 /// where not); tags get `measured_power`, and a tag the map does not list yet is appended to `tags` (created
 /// when missing) with its identity as its name. Values are rounded to 0.01 dB, 0.001 and 0.1 dBm. A tag given a
 /// deviation of its power gets it as `measured_power_sigma` (0.1 dB, within the loader's 0.1–30 dB). Agents given
-/// a radio map get it as `radio_map` (docs/map.md).
+/// a radio map get it as `radio_map` (docs/map.md). An accuracy scale goes into `model.accuracy_scale` (0.01, the
+/// `model` object created when missing).
 public enum MapDocument {
     /// The document with the constants written in. Agents and tags the document does not have, and members that
     /// are not objects, are left alone.
@@ -17,9 +18,15 @@ public enum MapDocument {
         powers: [TagIdentity: Double],
         powerDeviations: [TagIdentity: Double] = [:],
         radioMaps: [String: RadioSurface] = [:],
+        accuracyScale: Double? = nil,
         to document: JSONValue
     ) -> JSONValue {
         guard var root = document.object else { return document }
+        if let accuracyScale, root["model"] == nil || root["model"]?.object != nil {
+            var model = root["model"]?.object ?? JSONObject()
+            model["accuracy_scale"] = .number(accuracyScale.rounded(toDecimals: 2))
+            root["model"] = .object(model)
+        }
         if !agents.isEmpty || !radioMaps.isEmpty, let elements = root["agents"]?.array {
             root["agents"] = .array(
                 elements.map { element in

@@ -6,7 +6,7 @@ import WhereaboutsDrawing
 /// survey's report shows the same.
 public enum CalibrationReportText {
     /// The spatial check's table, the per-agent table, the tags and the agents that kept their values.
-    public static func text(_ result: CalibrationResult, check: SpatialReport) -> String {
+    public static func text(_ result: CalibrationResult, check: SpatialReport, claim: AccuracyClaim? = nil) -> String {
         var lines = areaLines(check)
         lines.append("")
         lines.append(
@@ -41,8 +41,11 @@ public enum CalibrationReportText {
             }
         }
         if !check.choices.contains(where: { $0 != .map }) {
-            lines.append("every agent keeps the map's constants: the map is written as it was")
+            lines.append(
+                "every agent keeps the map's constants: the map is written as it was"
+                    + (claim?.scale == nil ? "" : ", but for its accuracy scale"))
         }
+        if let claim { lines.append(claimLine(claim)) }
         return lines.joined(separator: "\n")
     }
 
@@ -105,6 +108,20 @@ public enum CalibrationReportText {
             + "dots: surveyed positions; grey: not surveyed enough to check"
         return renderer.coverageSVG(
             map: calibration.map, coverage: CoverageOverlay(areas: areas, samples: samples, summary: overall))
+    }
+
+    /// The line on the published accuracy (``AccuracyClaim``).
+    public static func claimLine(_ claim: AccuracyClaim) -> String {
+        let share = { (value: Double) in fixedPointText(100 * value, 1) + " %" }
+        let measured =
+            "accuracy claimed: \(share(claim.within)) of the survey's \(claim.fixes) fixes within their published "
+            + "accuracy (goal 68 %)"
+        guard let scale = claim.scale, let after = claim.withinAfter else {
+            return measured + "; too few fixes to rescale it (\(AccuracyClaim.minimumFixes) needed): "
+                + "model.accuracy_scale stays \(fixedPointText(claim.scaleBefore))"
+        }
+        return measured + "; model.accuracy_scale \(fixedPointText(claim.scaleBefore)) -> \(fixedPointText(scale)) "
+            + "makes it \(share(after))"
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {

@@ -39,6 +39,9 @@ public struct GuidedCalibrationRun: Sendable {
     public let result: CalibrationResult
     /// The spatial check, with the choices `options` allow.
     public let check: SpatialReport
+    /// How honest the published accuracy is on the survey with the map as it will be written, and the scale that
+    /// makes it the 68 % radius (nil when the map cannot be built).
+    public let claim: AccuracyClaim?
 
     /// Fits and checks.
     ///
@@ -52,11 +55,34 @@ public struct GuidedCalibrationRun: Sendable {
             document: document, readings: readings, truth: truth, window: options.window)
         result = try calibration.calibrate()
         let surveyed = calibration.tags.map(\.identity)
-        var check = calibration.spatialCheck { map, readings in
-            LocatorReplay.run(map: Self.tracking(surveyed, on: map), readings: readings).output.positions
-        }
+        let replay = Self.replay(tracking: surveyed)
+        var check = calibration.spatialCheck(replay: replay)
         if !options.radioMap { check.choices = check.choices.map { $0 == .radioMap ? .fitted : $0 } }
         self.check = check
+        // The whole survey replayed, in one go as `whereabouts replay` runs it, with what will be written.
+        if let chosen = try? calibration.chosenMap(
+            result, radioMap: (try? Self.radioMap(calibration, result, check)) ?? [:], choices: check.choices,
+            tagPowers: options.tagPowers)
+        {
+            claim = calibration.accuracyClaim(of: chosen, positions: replay(chosen, calibration.readings))
+        } else {
+            claim = nil
+        }
+    }
+
+    /// The radio map written: learnt once by the check, on the same fit (`calibrate()` is `fit()` on every sample);
+    /// none when no agent chose one.
+    static func radioMap(
+        _ calibration: GuidedCalibration, _ result: CalibrationResult, _ check: SpatialReport
+    ) throws -> [String: RadioSurface] {
+        // It is learnt against the trend with every fitted value, tag powers included: without them the residuals
+        // would carry the tags' power error.
+        check.choices.contains(.radioMap) ? try check.radioMap ?? calibration.radioMap(result) : [:]
+    }
+
+    /// The locator's pipeline replayed as `whereabouts replay` runs it, tracking the survey's tags.
+    static func replay(tracking tags: [TagIdentity]) -> @Sendable (FloorMap, [RecordedReading]) -> [PositionRecord] {
+        { map, readings in LocatorReplay.run(map: tracking(tags, on: map), readings: readings).output.positions }
     }
 
     /// The map with the surveyed tags it does not name added to its known tags, without a power: the replays of
@@ -83,7 +109,7 @@ public struct GuidedCalibrationRun: Sendable {
     public var refusal: String? { check.worse }
 
     /// The report `calibrate` prints: the spatial check per area, the agents' table, the tags, the warnings.
-    public var reportText: String { CalibrationReportText.text(result, check: check) }
+    public var reportText: String { CalibrationReportText.text(result, check: check, claim: claim) }
 
     /// The coverage drawing (`calibrate --coverage`).
     public func coverageSVG(scale: Double = 60) -> String {
@@ -104,16 +130,14 @@ public struct GuidedCalibrationRun: Sendable {
     /// - Throws: ``CalibrationError`` when the radio map cannot be learnt, `MapProblems` when the edited map would
     ///   not load (a bug if it happens).
     public func calibratedMap() throws -> CalibratedMap {
-        // The radio map is learned against the trend with every fitted value, tag powers included: without them the
-        // residuals would carry the tags' power error. The check learnt it already, on the same fit (`calibrate()`
-        // is `fit()` on every sample).
-        let radioMap = check.choices.contains(.radioMap) ? try check.radioMap ?? calibration.radioMap(result) : [:]
+        let radioMap = try Self.radioMap(calibration, result, check)
         let agents = calibration.map.agents
         let skipped = agents.indices.filter { check.choices[$0] == .radioMap && radioMap[agents[$0].id] == nil }
             .map { agents[$0].id }
         let text = try MapDocument.text(
-            calibration.chosenDocument(result, radioMap: radioMap, choices: check.choices, tagPowers: options.tagPowers)
-        )
+            calibration.chosenDocument(
+                result, radioMap: radioMap, choices: check.choices, tagPowers: options.tagPowers,
+                accuracyScale: claim?.scale))
         return CalibratedMap(text: text, radioMapAgents: radioMap.count, withoutRadioMap: skipped)
     }
 }

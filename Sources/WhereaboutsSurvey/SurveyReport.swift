@@ -52,6 +52,9 @@ public struct SurveyReport: Sendable {
     public var expected: ErrorSummary?
     /// The covered share of each surveyed floor.
     public var coverage: [UInt16: Double] = [:]
+    /// How often the survey's truth fell within the accuracy the calibrated map publishes, and the scale written
+    /// (``GuidedCalibrationRun/claim``).
+    public var claim: AccuracyClaim?
     public var agents: [Agent] = []
     /// Why `calibrate` would refuse to write the calibrated map (exit 3 unless `--force`); nil when it would not.
     public var refusal: String?
@@ -87,6 +90,7 @@ public struct SurveyReport: Sendable {
         residualAfter = check.residualAfter
         expected = check.expected
         coverage = check.coverage.shares
+        claim = run.claim
         agents = run.result.agents.map { agent in
             let choice = check.choices.indices.contains(agent.agentIndex) ? check.choices[agent.agentIndex] : .map
             return Agent(
@@ -132,6 +136,6 @@ public struct SurveyReport: Sendable {
         areas.filter { !$0.isChecked || ($0.after ?? $0.before).map { $0.median >= 2 } ?? true }
     }
 
-    /// Whether every agent keeps the map's constants (the map would be written as it was).
+    /// Whether every agent keeps the map's constants (the map would be written as it was, but for its accuracy scale).
     public var keepsMapConstants: Bool { agents.allSatisfy { $0.choice == .map } }
 }

@@ -13,7 +13,8 @@ extension SurveyReport {
     ///  "overall":{"samples":8039,"before":{…},"after":{…},"rssi_before":12.09,"rssi_after":5.43},
     ///  "expected":{"before":{…},"after":{…}},"coverage":[{"floor":1,"share":0.97}],
     ///  "agents":[{"id":"a-1","samples":1317,"choice":"fitted + radio map","offset":5.85,"exponent":1.622,"kept":null}],
-    ///  "survey_next":["C2"],"map":"{…the calibrated map…}","text":"…what calibrate prints…","coverage_svg":"<svg…"}
+    ///  "survey_next":["C2"],"map":"{…the calibrated map…}","text":"…what calibrate prints…","coverage_svg":"<svg…",
+    ///  "accuracy_claim":{"fixes":1374,"within":0.804,"scale_before":1,"scale":0.83,"within_after":0.68}}
     /// ```
     ///
     /// Errors are metres, residuals dB, unrounded; `before`/`after` are null where an area was not checked.
@@ -59,6 +60,17 @@ extension SurveyReport {
                 ("survey_next", .array(surveyNext.map { .string($0.name) })),
                 ("map", mapText.map { .string($0) } ?? .null), ("statistics", .string(statistics)),
                 ("text", .string(text)), ("coverage_svg", .string(coverageSVG)),
+                (
+                    "accuracy_claim",
+                    claim.map { claim in
+                        .object(
+                            JSONObject([
+                                ("fixes", .number(Double(claim.fixes))), ("within", .number(claim.within)),
+                                ("scale_before", .number(claim.scaleBefore)), ("scale", number(claim.scale)),
+                                ("within_after", number(claim.withinAfter)),
+                            ]))
+                    } ?? .null
+                ),
             ]))
     }
 
@@ -78,6 +90,7 @@ extension SurveyReport {
                     ? "nowhere in particular: every area was checked and is under 2 m."
                     : escape(next.joined(separator: ", "))
                         + " (grey: too few samples to check; red: 2 m or more after calibration).") + "</p>\n"
+            if let claim { body += "<p>\(escape(CalibrationReportText.claimLine(claim))).</p>\n" }
         }
         body += "<details><summary>What <code>whereabouts calibrate</code> prints for these files</summary><pre>"
         body += escape([statistics, text].filter { !$0.isEmpty }.joined(separator: "\n")) + "</pre></details>\n"

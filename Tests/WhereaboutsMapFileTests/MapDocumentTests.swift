@@ -50,6 +50,22 @@ struct MapDocumentTests {
         #expect(map.knownTag(try testTag(2))?.name == (try testTag(2)).description)
     }
 
+    @Test("an accuracy scale goes into the model, which is made when the map has none, and loads")
+    func accuracyScale() throws {
+        let edited = MapDocument.apply(agents: [:], powers: [:], accuracyScale: 0.834, to: try document(Self.text))
+        let model = try #require(edited.object?["model"]?.object)
+        #expect(model.keys == ["measured_power", "path_loss_exponent", "accuracy_scale"])
+        #expect(model["accuracy_scale"] == .number(0.83))
+        #expect(try FloorMap.load(edited).get().model.accuracyScale == 0.83)
+        var bare = try #require(try document(Self.text).object)
+        bare["model"] = nil
+        let made = MapDocument.apply(agents: [:], powers: [:], accuracyScale: 1.2, to: .object(bare))
+        #expect(made.object?["model"]?.object?.keys == ["accuracy_scale"])
+        #expect(try FloorMap.load(made).get().model.accuracyScale == 1.2)
+        // Without a scale, the model is left as it was.
+        #expect(MapDocument.apply(agents: [:], powers: [:], to: .object(bare)).object?["model"] == nil)
+    }
+
     @Test("a map without tags gets a tags list only when there are powers to write")
     func addsTagsOnlyWhenNeeded() throws {
         let original = try squareMap(agents: [("a", 3, 3)])

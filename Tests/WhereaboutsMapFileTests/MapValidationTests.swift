@@ -9,7 +9,8 @@ struct MapValidationTests {
     static let valid = """
         {
           "site": {"uuid": "f7826da6-4fa2-4e98-8024-bc5b71e0893e", "name": "Test site"},
-          "model": {"measured_power": -59, "path_loss_exponent": 2.2, "floor_loss": 12, "cell_size": 0.4},
+          "model": {"measured_power": -59, "path_loss_exponent": 2.2, "floor_loss": 12, "cell_size": 0.4,
+                    "accuracy_scale": 0.8},
           "floors": [
             {"major": 1, "name": "Ground", "height": 0, "outline": [[0,0],[20,0],[20,10],[0,10]]},
             {"major": 2, "name": "Upper", "height": 3.5, "outline": [[0,0],[20,0],[20,10],[0,10]]}
@@ -51,6 +52,7 @@ struct MapValidationTests {
         #expect(map.knownTags.first?.measuredPower == -61)
         #expect(map.knownTags.first?.measuredPowerSigma == 1.5)
         #expect(map.model.cellSize == 0.4)
+        #expect(map.model.accuracyScale == 0.8)
         #expect(map.walls.first?.loss == 4)
         #expect(map.agentIndex(of: "b_1") == 2)
     }
@@ -194,6 +196,9 @@ struct MapValidationTests {
         Case(
             name: "cell size out of range", target: #""cell_size": 0.4"#, replacement: #""cell_size": 0"#,
             path: "$.model.cell_size", words: "between"),
+        Case(
+            name: "accuracy scale out of range", target: #""accuracy_scale": 0.8"#,
+            replacement: #""accuracy_scale": 0.1"#, path: "$.model.accuracy_scale", words: "between"),
         Case(
             name: "power spread without a power", target: #""measured_power": -61, "#, replacement: "",
             path: "$.tags[0].measured_power_sigma", words: "has none"),

@@ -273,21 +273,25 @@ extension GuidedCalibration {
         return (agents, powers, deviations, surfaces)
     }
 
-    /// The map document with the choices written in (``chosenValues(_:radioMap:choices:tagPowers:)``).
+    /// The map document with the choices written in (``chosenValues(_:radioMap:choices:tagPowers:)``), and the
+    /// accuracy scale when one is given (``AccuracyClaim/scale``).
     public func chosenDocument(
-        _ result: CalibrationResult, radioMap: [String: RadioSurface], choices: [AgentChoice], tagPowers: Bool = true
+        _ result: CalibrationResult, radioMap: [String: RadioSurface], choices: [AgentChoice], tagPowers: Bool = true,
+        accuracyScale: Double? = nil
     ) -> JSONValue {
         let values = chosenValues(result, radioMap: radioMap, choices: choices, tagPowers: tagPowers)
         return MapDocument.apply(
             agents: values.agents, powers: values.powers, powerDeviations: values.deviations,
-            radioMaps: values.radioMap, to: document)
+            radioMaps: values.radioMap, accuracyScale: accuracyScale, to: document)
     }
 
     /// The map with the choices applied.
     public func chosenMap(
-        _ result: CalibrationResult, radioMap: [String: RadioSurface], choices: [AgentChoice], tagPowers: Bool = true
+        _ result: CalibrationResult, radioMap: [String: RadioSurface], choices: [AgentChoice], tagPowers: Bool = true,
+        accuracyScale: Double? = nil
     ) throws(CalibrationError) -> FloorMap {
-        let edited = chosenDocument(result, radioMap: radioMap, choices: choices, tagPowers: tagPowers)
+        let edited = chosenDocument(
+            result, radioMap: radioMap, choices: choices, tagPowers: tagPowers, accuracyScale: accuracyScale)
         switch FloorMap.load(edited) {
         case .success(let loaded): return loaded
         case .failure(let problems): throw .editedMapInvalid(problems)

@@ -315,6 +315,11 @@ public struct RadioModel: Sendable, Hashable {
     /// The grid tracker's cell side in metres, when the map sets it (`model.cell_size`); nil lets the tracker
     /// choose from the floor's free space.
     public var cellSize: Double?
+    /// What the grid tracker's published accuracy is multiplied by (`model.accuracy_scale`, 1 unless the map says):
+    /// `whereabouts calibrate` measures on its survey how often the truth falls within the accuracy the tracker
+    /// claims, and writes the factor that makes it the 68 % radius there (docs/calibration.md, "The accuracy it
+    /// claims"). It changes what is published, never the estimate.
+    public var accuracyScale: Double = 1
 
     public init() {}
 }

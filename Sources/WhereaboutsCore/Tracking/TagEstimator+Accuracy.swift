@@ -9,14 +9,15 @@ extension TagEstimator {
     /// the agents the fix rests on, ``GridFilter/Configuration/modelErrorPerMetre`` per metre to the third-nearest
     /// agent that heard the tag on its floor (fewer than three: the farthest of them). A single factor on the spread
     /// cannot fit both a tag among close agents, whose posterior is about as wide as its errors, and one far from
-    /// them, whose errors are 1.4–1.5 times its spread (docs/tracker.md, "Accuracy").
+    /// them, whose errors are 1.4–1.5 times its spread (docs/tracker.md, "Accuracy"). The sum is multiplied by the
+    /// map's ``RadioModel/accuracyScale``, which `whereabouts calibrate` measures on a survey.
     func gridAccuracy(spread: Double, at position: Point, floor: UInt16, ranges: [AgentRange]) -> Double {
         let tuning = configuration.grid
         let own = tuning.accuracyPerSpread * spread
         let model =
             tuning.modelErrorPerMetre * thirdNearestAgentDistance(from: position, floor: floor, ranges: ranges)
             * surveyedShare(at: position, floor: floor, ranges: ranges)
-        return (own * own + model * model).squareRoot()
+        return map.model.accuracyScale * (own * own + model * model).squareRoot()
     }
 
     /// How much of the model's error a survey leaves, at `position`: the root mean square, over the agents on `floor`
