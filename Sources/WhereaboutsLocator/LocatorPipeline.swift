@@ -334,20 +334,14 @@ public struct LocatorPipeline: Sendable {
         let taken = intake.take(
             result, agent: agent, map: map, now: now, engine: &engine, calibration: &calibration, monitor: &monitor,
             actions: &actions)
-        if taken {
+        if let taken, let batch = result.batch {
             occupancy.batchTaken(now: now)
-            if let batch = result.batch, let index = map.agentIndex(of: batch.agent.rawValue) {
-                // A split site's share speaks for the tags on its floors (``publishes(_:)``); the whole site's for all.
-                let (tags, share) = (tags, share)
-                actions += batteries.batch(batch.outcomes) { tag in
-                    share == nil || tags.floor(of: tag).map { share.owns(floor: $0) } == true
-                }
-                let accepted = batch.outcomes.reduce(0) { count, outcome in
-                    if case .accepted = outcome { return count + 1 }
-                    return count
-                }
-                agentActivity.batchTaken(agentIndex: index, accepted: accepted, now: now)
+            // A split site's share speaks for the tags on its floors (``publishes(_:)``); the whole site's for all.
+            let (tags, share) = (tags, share)
+            actions += batteries.batch(batch.outcomes) { tag in
+                share == nil || tags.floor(of: tag).map { share.owns(floor: $0) } == true
             }
+            agentActivity.batchTaken(agentIndex: taken.agentIndex, accepted: taken.accepted, now: now)
         }
         return actions
     }

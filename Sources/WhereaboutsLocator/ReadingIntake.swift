@@ -112,19 +112,25 @@ struct ReadingIntake: Sendable {
 
     // MARK: - Taking readings
 
-    /// Takes a decoded batch of `agent` (the one its topic names); true when it was new and reached the engine.
+    /// A batch that was new and reached the engine: its agent's index in the map, and its readings accepted.
+    struct TakenBatch {
+        var agentIndex: Int
+        var accepted: Int
+    }
+
+    /// Takes a decoded batch of `agent` (the one its topic names); nil when it was refused (or a duplicate).
     mutating func take(
         _ result: BatchDecodeResult, agent: AgentID, map: FloorMap, now: Double, engine: inout LocatorEngine,
         calibration: inout LocatorCalibration, monitor: inout LocatorMonitor, actions: inout [Action]
-    ) -> Bool {
+    ) -> TakenBatch? {
         monitor.counters.batches += 1
         guard let batch = result.batch, let agentIndex = map.agentIndex(of: batch.agent.rawValue) else {
             monitor.reject(result.rejection ?? .unknownAgent, agent: agent, now: now, actions: &actions)
-            return false
+            return nil
         }
         if let duplicate = deduplicator.admit(batch) {
             monitor.reject(duplicate, agent: agent, now: now, actions: &actions)
-            return false
+            return nil
         }
         engine.agentHeard(agentIndex, at: now)
         monitor.batchTaken(sent: batch.sent, now: now)
@@ -150,7 +156,7 @@ struct ReadingIntake: Sendable {
                 next += 1
             }
         }
-        return true
+        return TakenBatch(agentIndex: agentIndex, accepted: readings.count)
     }
 
     /// Takes one reading of a recording, which holds what passed the wire checks and the deduplication: from the
