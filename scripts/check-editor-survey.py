@@ -261,13 +261,14 @@ def later_walk(binary, work, saved, original, report):
     readings, truth = os.path.join(work, "walk.jsonl"), os.path.join(work, "walk-truth.jsonl")
     run([binary, "sim", "--map", os.path.join(work, "world.json"), "--tags", "4", "--duration", "900", "--seed", "2",
          "--readings", readings, "--truth", truth] + CHANNEL)
-    measured = {}
+    measured, within = {}, {}
     for name, path in [("saved", saved), ("map", original)]:
         positions = os.path.join(work, f"positions-{name}.jsonl")
         run([binary, "replay", "--map", path, "--readings", readings, "--positions", positions])
         status, printed, _ = run([binary, "evaluate", "--positions", positions, "--truth", truth, "--json"])
         line = next((l for l in reversed(printed.splitlines()) if l.startswith("{")), "{}")
         measured[name] = json.loads(line).get("error_m", {}).get("median")
+        within[name] = json.loads(line).get("within_accuracy")
     held_out, expected = report["overall"]["after"]["median"], report["expected"]["after"]["median"]
     calibrated, before = measured["saved"], measured["map"]
     if not check(calibrated is not None and before is not None, f"evaluate measures the later walk {measured}"):
@@ -275,7 +276,9 @@ def later_walk(binary, work, saved, original, report):
     print(f"      evaluate on a later walk: saved map {calibrated:.3f} m, the map as it was {before:.3f} m; the report: "
           f"held out {held_out:.3f} m, expected {expected:.3f} m; held out before {report['overall']['before']['median']:.3f} m; "
           f"after / before: walk {calibrated / before:.3f}, held out {held_out / report['overall']['before']['median']:.3f}; "
-          f"held out / walk {held_out / calibrated:.3f}", flush=True)
+          f"held out / walk {held_out / calibrated:.3f}; within own accuracy: saved map {within['saved']}, "
+          f"the map as it was {within['map']}; the saved map's accuracy scale "
+          f"{json.load(open(saved)).get('model', {}).get('accuracy_scale')}", flush=True)
     # The factors. The held-out figure (by area, where the survey did not go) is measured on a tag that stood still
     # 30 s at each point, the later walk on four people walking about, who get more. How much more depends on how
     # cleanly the tag stood while sampled, and so on the machine's load: 23 runs of this check read the held-out

@@ -114,11 +114,11 @@ public enum CalibrationReportText {
     public static func claimLine(_ claim: AccuracyClaim) -> String {
         let share = { (value: Double) in fixedPointText(100 * value, 1) + " %" }
         let measured =
-            "accuracy claimed: \(share(claim.within)) of the survey's \(claim.fixes) fixes within their published "
-            + "accuracy (goal 68 %)"
+            "accuracy claimed: \(share(claim.within)) of the survey's \(claim.fixes) fixes of a moving tag within "
+            + "their published accuracy (goal 68 %)"
         guard let scale = claim.scale, let after = claim.withinAfter else {
-            return measured + "; too few fixes to rescale it (\(AccuracyClaim.minimumFixes) needed): "
-                + "model.accuracy_scale stays \(fixedPointText(claim.scaleBefore))"
+            return measured + "; too few to rescale it (\(AccuracyClaim.minimumFixes) needed; a tag standing at "
+                + "points says nothing of a walking one): model.accuracy_scale stays \(fixedPointText(claim.scaleBefore))"
         }
         return measured + "; model.accuracy_scale \(fixedPointText(claim.scaleBefore)) -> \(fixedPointText(scale)) "
             + "makes it \(share(after))"

@@ -14,7 +14,7 @@ extension SurveyReport {
     ///  "expected":{"before":{…},"after":{…}},"coverage":[{"floor":1,"share":0.97}],
     ///  "agents":[{"id":"a-1","samples":1317,"choice":"fitted + radio map","offset":5.85,"exponent":1.622,"kept":null}],
     ///  "survey_next":["C2"],"map":"{…the calibrated map…}","text":"…what calibrate prints…","coverage_svg":"<svg…",
-    ///  "accuracy_claim":{"fixes":1374,"within":0.804,"scale_before":1,"scale":0.83,"within_after":0.68}}
+    ///  "accuracy_claim":{"fixes":852,"within":0.781,"scale_before":1,"scale":0.87,"within_after":0.681}}
     /// ```
     ///
     /// Errors are metres, residuals dB, unrounded; `before`/`after` are null where an area was not checked.

@@ -74,12 +74,19 @@ struct SurveyReportTests {
         }
         let expected = try #require(report.expected)
         #expect(expected.median > 0 && expected.median < 10)
+        // A survey of points: wherever the truth says where the tag was, it stood still, so nothing says how its
+        // claims fare on a walking tag and they are not rescaled (counting the standing fixes would halve them).
+        let claim = try #require(report.claim)
+        #expect(claim.fixes < AccuracyClaim.minimumFixes && claim.scale == nil, "\(claim)")
+        #expect(report.text.contains("model.accuracy_scale stays 1.00"))
 
         let json = report.json.object
         #expect(json?["ok"]?.bool == true)
         #expect(json?["areas"]?.array?.count == report.areas.count)
         #expect(json?["expected"]?.object?["after"]?.object?["median"]?.double == expected.median)
         #expect(json?["map"]?.string.map { (try? FloorMap.parse(Array($0.utf8)).get()) != nil } == true)
+        #expect(json?["map"]?.string?.contains("accuracy_scale") == false)
+        #expect(json?["accuracy_claim"]?.object?["fixes"]?.double == Double(claim.fixes))
 
         let html = report.html
         #expect(html.hasPrefix("<!DOCTYPE html>"))
