@@ -56,7 +56,7 @@ let package = Package(
         .target(
             name: "WhereaboutsAgent",
             dependencies: [
-                "WhereaboutsAdvertising", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsSession",
+                "WhereaboutsAdvertising", "WhereaboutsGATT", "WhereaboutsWire", "WhereaboutsCore", "WhereaboutsSession",
                 "WhereaboutsSettings",
             ]
         ),

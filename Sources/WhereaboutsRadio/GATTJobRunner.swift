@@ -30,29 +30,30 @@ final class GATTJobRunner: Sendable {
     func cancel(_ id: GATTJobID) { cancelled.withLock { $0 = id } }
 
     /// Runs the jobs submitted, on the controller `host` gives at each job's start, until the task is cancelled;
-    /// hands each end to `ended`, with the ACL packets the job's link dropped.
-    func run(host: @Sendable () -> HCIHost, ended: @Sendable (GATTJobResult, _ droppedPackets: Int) -> Void) async {
+    /// hands each end to `ended` as the pipeline's input, with what the job's link dropped.
+    func run(host: @Sendable () -> HCIHost, ended: @Sendable (AgentPipeline.Input) -> Void) async {
         for await job in jobs {
-            let (result, droppedPackets) = await perform(job, on: host())
+            let end = await perform(job, on: host())
             // A later job may reuse the id: the cancel was for this one.
             cancelled.withLock { if $0 == job.request.id { $0 = nil } }
-            ended(result, droppedPackets)
+            ended(end)
         }
     }
 
     private func isCancelled(_ id: GATTJobID) -> Bool { cancelled.withLock { $0 == id } }
 
-    /// One job, start to end, on a central of its own; every failure is a result. Also the ACL packets its central
-    /// dropped (the agent's counters line reports them; the job's result does not).
-    func perform(_ job: GATTJob, on host: HCIHost) async -> (GATTJobResult, droppedPackets: Int) {
+    /// One job, start to end, on a central of its own; every failure is a result. Its end carries what its
+    /// central dropped: ACL packets going out, and what came in malformed or for no known connection or channel
+    /// (the agent's counters line reports them; the job's result does not).
+    func perform(_ job: GATTJob, on host: HCIHost) async -> AgentPipeline.Input {
         let central: GATTCentral
         do {
             central = try await GATTCentral(host: host, transactionTimeout: min(30, max(1, job.remaining)))
         } catch {
-            return (GATTJobResult(id: job.request.id, tag: job.request.tag, status: .linkLost), 0)
+            return .gattJobEnded(GATTJobResult(id: job.request.id, tag: job.request.tag, status: .linkLost))
         }
         let result = await perform(job, with: central)
-        return (result, central.droppedPackets)
+        return .gattJobEnded(result, droppedPackets: central.droppedPackets, linkDrops: central.counters)
     }
 
     private func perform(_ job: GATTJob, with central: GATTCentral) async -> GATTJobResult {
@@ -204,9 +205,7 @@ extension LiveScan {
                 sink.yield(.scanEnded)
             }
             group.addTask {
-                await self.gattJobs.run(host: { self.currentHost }) {
-                    sink.yield(.scan(.gattJobEnded($0, droppedPackets: $1)))
-                }
+                await self.gattJobs.run(host: { self.currentHost }) { sink.yield(.scan($0)) }
             }
             loop: for await item in merged {
                 switch item {

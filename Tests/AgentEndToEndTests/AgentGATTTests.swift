@@ -265,6 +265,26 @@ struct AgentGATTTests {
         }
     }
 
+    @Test("what a tag's link sends that the agent cannot use is dropped, the job goes on, and the summary counts it")
+    func linkDropsCounted() async throws {
+        let air = try await Air()
+        var run: AgentRun?
+        try await Self.withAgent(air) { observer, agent in
+            run = agent
+            // Before its first answer the tag sends a frame on a channel the agent does not serve (0x0040) and a
+            // signalling command cut short (2 of its 4 header bytes).
+            air.peripheral.sendBeforeNextResponse([
+                (channel: 0x0040, payload: [1, 2, 3]), (channel: SignalingChannel.channel, payload: [0x12, 0x01]),
+            ])
+            _ = try await air.send(try Self.job("junk-battery", .battery))
+            let battery = try await air.result(observer, try #require(GATTJobID("junk-battery")))
+            #expect(battery.values == GATTJobValues(battery: 87), "\(battery.status)")
+        }
+        let output = try #require(run).output
+        let summary = output.split(separator: "\n").last { $0.contains("summary:") } ?? ""
+        #expect(summary.contains(" gatt-link-drops[unknown-channel=1,malformed-signaling=1]"), "\(output)")
+    }
+
     @Test("with the shipped ACL only the operator's job reaches the agent; another account's is refused by the broker")
     func onlyTheOperator() async throws {
         var options = BrokerOptions()

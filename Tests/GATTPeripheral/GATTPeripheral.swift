@@ -20,6 +20,8 @@ public final class GATTPeripheral: Sendable {
         var server: AttributeServer
         var handle: UInt16?
         var stopped = false
+        /// L2CAP frames to send just before the next ATT response.
+        var junk: [(channel: UInt16, payload: [UInt8])] = []
     }
 
     /// Sets the controller up (its buffers, the advertising data) and starts advertising connectable: `advertising`
@@ -68,7 +70,10 @@ public final class GATTPeripheral: Sendable {
                         commands.append(.leSetAdvertisingEnable(true))
                     case .attribute(let handle, let pdu):
                         guard let response = state.server.respond(to: pdu) else { continue }
-                        for write in state.link.sendAttribute(response, on: handle) {
+                        let junk = state.junk
+                        state.junk = []
+                        let frames = junk.flatMap { state.link.send($0.payload, channel: $0.channel, on: handle) }
+                        for write in frames + state.link.sendAttribute(response, on: handle) {
                             if case .write(let bytes) = write { writes.append(bytes) }
                         }
                     case .connectionFailed, .parametersChanged: break
@@ -111,6 +116,12 @@ public final class GATTPeripheral: Sendable {
             }
         }
         for bytes in writes { try? host.writeData(bytes) }
+    }
+
+    /// Sends these L2CAP frames just before the next ATT response, as a faulty tag might: the central, waiting for
+    /// the response, takes them first.
+    public func sendBeforeNextResponse(_ frames: [(channel: UInt16, payload: [UInt8])]) {
+        state.withLock { $0.junk += frames }
     }
 
     /// Turns advertising off and on: btvirt reports an advertiser to scanners once, when it enables advertising.

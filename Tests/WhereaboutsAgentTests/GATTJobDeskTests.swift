@@ -2,6 +2,7 @@ import Testing
 import WhereaboutsAdvertising
 import WhereaboutsAgent
 import WhereaboutsCore
+import WhereaboutsGATT
 import WhereaboutsSession
 import WhereaboutsWire
 
@@ -152,5 +153,25 @@ struct GATTJobDeskTests {
         let summary = pipeline.summary(outbox: outbox)
         #expect(summary.contains("gatt[received=3,completed=3,"), "\(summary)")
         #expect(summary.contains(",acl-dropped=5]"), "\(summary)")
+    }
+
+    @Test("what the jobs' links dropped coming in is added up by reason on the counters line, once there is some")
+    func linkDropsCounted() throws {
+        var pipeline = try Self.pipeline()
+        let outbox = Outbox(policy: .untilAcknowledged(capacity: 8, inFlightLimit: 8))
+        #expect(!pipeline.summary(outbox: outbox).contains("gatt-link-drops"), "nothing dropped: not listed")
+        var first = LinkCounters()
+        first.unknownChannels = 2
+        var second = LinkCounters()
+        (second.unknownChannels, second.malformedACL) = (1, 4)
+        for (index, drops) in [first, LinkCounters(), second].enumerated() {
+            let payload = Array(#"{"id":"j\#(index)","address":"mac-c01122334455","operation":"battery"}"#.utf8)
+            let job = try #require(
+                Self.jobs(pipeline.receive(topic: Self.requests, payload: payload, at: Self.time(11))).first)
+            let ended = GATTJobResult(id: job.request.id, status: .linkLost)
+            _ = pipeline.take(.gattJobEnded(ended, linkDrops: drops), at: Self.time(12))
+        }
+        let summary = pipeline.summary(outbox: outbox)
+        #expect(summary.hasSuffix(",acl-dropped=0] gatt-link-drops[malformed-acl=4,unknown-channel=3]"), "\(summary)")
     }
 }

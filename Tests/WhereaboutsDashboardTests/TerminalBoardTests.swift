@@ -94,4 +94,38 @@ struct TerminalBoardTests {
         let pageEvent = try #require(snapshot["events"]?.array?.first?.object?["label"]?.string)
         #expect(lines.contains("  \(pageEvent) entered Lobby"))
     }
+
+    @Test("an event's zone is the map's name (by floor and zone), as on the page, not the name in the message")
+    func zoneNameFromTheMap() throws {
+        var state = DashboardState(map: map)
+        // Floor 1 zone 3 is Meeting Room A on the map; a locator with an older map calls it otherwise.
+        let event = ZoneEvent(time: 100, tag: .demo(1), floor: 1, zone: 3, zoneName: "Old Meeting Room", kind: .enter)
+        _ = state.ingest(topic: topics.events.name, payload: Array(event.payload.utf8), now: 0)
+        let pageZone = try #require(state.snapshot(now: 0).json.object?["events"]?.array?.first?.object?["zone"])
+        #expect(pageZone == .string("Meeting Room A"))
+        let text = TerminalBoard.text(state, elapsed: 0, duration: nil)
+        #expect(text.contains("\n  Alice entered Meeting Room A\n"), "\(text)")
+        #expect(!text.contains("Old Meeting Room"))
+    }
+
+    @Test("names from the broker reach the terminal without their control characters: no escape sequence is printed")
+    func controlCharactersInNames() throws {
+        var state = DashboardState(map: map)
+        let name = "Eve\u{1B}[2J\u{9B}31m\u{202E}\nLobby"
+        let event = ZoneEvent(time: 100, tag: .demo(2), name: name, floor: 1, zone: 1, kind: .enter)
+        _ = state.ingest(topic: topics.events.name, payload: Array(event.payload.utf8), now: 0)
+        let occupancy = ZoneOccupancy(
+            site: map.site.uuid, floor: 1, zone: 1, name: "Lobby", state: .known, count: 1,
+            tags: [.init(id: .demo(2), name: name)], updated: 100)
+        _ = state.ingest(
+            topic: topics.occupancy(floor: 1, zone: 1).name, payload: Array(occupancy.payload.utf8), now: 0)
+        let text = TerminalBoard.text(state, elapsed: 0, duration: nil)
+        let controls = text.unicodeScalars.filter { $0 != "\n" && ($0.value < 0x20 || (0x7F...0x9F) ~= $0.value) }
+        #expect(controls.isEmpty, "\(text.debugDescription)")
+        #expect(!text.unicodeScalars.contains("\u{202E}"))
+        let shown = "Eve\u{FFFD}[2J\u{FFFD}31m\u{FFFD}\u{FFFD}Lobby"
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.contains("  \(shown) entered Lobby"), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("  Lobby") && $0.hasSuffix("  \(shown)") }, "\(lines)")
+    }
 }

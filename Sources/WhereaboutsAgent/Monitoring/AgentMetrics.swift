@@ -1,5 +1,6 @@
 public import WhereaboutsAdvertising
 public import WhereaboutsCore
+public import WhereaboutsGATT
 
 /// The agent's counters since it started, and the lines it logs from them.
 public struct AgentMetrics: Sendable, Hashable {
@@ -39,6 +40,8 @@ public struct AgentMetrics: Sendable, Hashable {
     public var gatt: GATTJobQueue.Counters?
     /// ACL packets the GATT jobs' links dropped because the queue waiting for the controller's credits was full.
     public var gattDroppedPackets = 0
+    /// What the GATT jobs' links dropped of what came in (malformed ACL or signalling, unknown channels, ...).
+    public var gattLinkDrops = LinkCounters()
     /// Problems reading the source (a truncated btsnoop tail, say), in words; the last one.
     public var sourceProblem: String?
     /// Where the outbox is kept now.
@@ -61,7 +64,8 @@ public struct AgentMetrics: Sendable, Hashable {
 
     /// One `key=value` line: what the agent logs every minute and prints as its summary on exit.
     ///
-    /// `malformed` is the total of drops whose bytes broke the format; `drops[...]` lists every non-zero reason.
+    /// `malformed` is the total of drops whose bytes broke the format; `drops[...]` lists every non-zero reason, and
+    /// `gatt-link-drops[...]` every non-zero reason the GATT jobs' links dropped what came in for.
     public var line: String {
         var parts = [
             "events=\(events)", "malformed=\(drops.malformed)", "sightings=\(sightings)", "batches=\(batches)",
@@ -82,6 +86,10 @@ public struct AgentMetrics: Sendable, Hashable {
             parts.append(
                 "gatt[received=\(gatt.received),completed=\(gatt.completed),timed-out=\(gatt.timedOut),"
                     + "busy=\(gatt.busy),refused=\(gatt.refused),acl-dropped=\(gattDroppedPackets)]")
+        }
+        let linkDrops = gattLinkDrops.nonZero
+        if !linkDrops.isEmpty {
+            parts.append("gatt-link-drops[\(linkDrops.map { "\($0.reason)=\($0.count)" }.joined(separator: ","))]")
         }
         if let sourceProblem { parts.append("source-problem=\"\(sourceProblem)\"") }
         return parts.joined(separator: " ")

@@ -1,5 +1,6 @@
 public import WhereaboutsAdvertising
 import WhereaboutsCore
+public import WhereaboutsGATT
 public import WhereaboutsSession
 public import WhereaboutsWire
 
@@ -20,8 +21,9 @@ public struct AgentPipeline: ServicePipeline {
         /// The source has no more events; `problem` says why, if not simply the end of a capture.
         case sourceEnded(problem: SourceProblem?)
         /// The radio ended a GATT job (or stopped it after ``Effect/cancelGATTJob(_:)``); its link dropped
-        /// `droppedPackets` ACL packets for want of the controller's credits (counted, not published).
-        case gattJobEnded(GATTJobResult, droppedPackets: Int = 0)
+        /// `droppedPackets` ACL packets for want of the controller's credits, and `linkDrops` of what came in as
+        /// malformed or not for it (both counted on the counters line, not published).
+        case gattJobEnded(GATTJobResult, droppedPackets: Int = 0, linkDrops: LinkCounters = LinkCounters())
         /// How many events the controller has dropped so far because the agent fell behind (over every time it was
         /// opened), sent when the count changes: the counters line reports it.
         case sourceDrops(Int)
@@ -33,7 +35,7 @@ public struct AgentPipeline: ServicePipeline {
         case restartScan
         /// Stop the source for good.
         case stopSource
-        /// Run a GATT job beside the scan; its end comes back as ``Input/gattJobEnded(_:droppedPackets:)``.
+        /// Run a GATT job beside the scan; its end comes back as ``Input/gattJobEnded(_:droppedPackets:linkDrops:)``.
         case runGATTJob(GATTJob)
         /// Stop the running GATT job (its deadline passed; its `timeout` is already published).
         case cancelGATTJob(GATTJobID)
@@ -160,8 +162,9 @@ public struct AgentPipeline: ServicePipeline {
                 return [.log(.error, "source failed: \(problem)"), .stop(failure: "source failed: \(problem)")]
             }
             return [.log(.warning, "replay stopped early: \(problem)"), .stop(failure: nil)]
-        case .gattJobEnded(let result, let droppedPackets):
+        case .gattJobEnded(let result, let droppedPackets, let linkDrops):
             metrics.gattDroppedPackets += droppedPackets
+            metrics.gattLinkDrops.add(linkDrops)
             return gattJobs?.finished(result, now: time.monotonic) ?? []
         case .sourceDrops(let count):
             metrics.sourceDrops = max(metrics.sourceDrops, count)

@@ -27,17 +27,32 @@ public enum TerminalBoard {
                 lines.append(zoneLine(zone, occupancy: state.occupancy(of: zone.key), state: state, source: source))
             }
         }
-        let events = state.recentEvents.suffix(eventCount)
+        // The events as the page lists them: the label and the map's zone name it was given at ingest.
+        let events = state.events.suffix(eventCount)
         if !events.isEmpty {
             lines.append("")
             lines.append("Recent events")
-            for event in events.reversed() {
-                let who = event.name ?? state.label(for: event.tag)
-                lines.append(
-                    "  \(who) \(event.kind == .enter ? "entered" : "left") \(event.zoneName ?? "zone \(event.zone)")")
+            for shown in events.reversed() {
+                lines.append("  \(shown.label) \(shown.event.kind == .enter ? "entered" : "left") \(shown.zoneName)")
             }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines.map(printable).joined(separator: "\n") + "\n"
+    }
+
+    /// `line` with every control character (an escape sequence's ESC or CSI, a line break) and every bidirectional
+    /// override shown as U+FFFD: names come from the broker, and a terminal would act on them where the page shows
+    /// them as text.
+    private static func printable(_ line: String) -> String {
+        var safe = ""
+        safe.unicodeScalars.reserveCapacity(line.unicodeScalars.count)
+        for scalar in line.unicodeScalars {
+            let value = scalar.value
+            let control =
+                value < 0x20 || (0x7F...0x9F).contains(value) || (0x2028...0x202E).contains(value)
+                || (0x2066...0x2069).contains(value)
+            safe.unicodeScalars.append(control ? "\u{FFFD}" : scalar)
+        }
+        return safe
     }
 
     private static func header(_ state: DashboardState, elapsed: Double, duration: Double?) -> String {

@@ -101,7 +101,21 @@ public struct LinkCounters: Sendable, Hashable, CustomStringConvertible {
             + unknownChannels + malformedSignaling + malformedEvents
     }
 
-    public var description: String {
+    /// Adds another link's counts to these (an agent adds up its GATT jobs' links).
+    public mutating func add(_ other: LinkCounters) {
+        malformedACL &+= other.malformedACL
+        orphanContinuations &+= other.orphanContinuations
+        interruptedFrames &+= other.interruptedFrames
+        oversizedFrames &+= other.oversizedFrames
+        overlongFragments &+= other.overlongFragments
+        unknownHandles &+= other.unknownHandles
+        unknownChannels &+= other.unknownChannels
+        malformedSignaling &+= other.malformedSignaling
+        malformedEvents &+= other.malformedEvents
+    }
+
+    /// The reasons with a non-zero count, by name (`malformed-acl`, `unknown-channel`, ...), in declaration order.
+    public var nonZero: [(reason: String, count: Int)] {
         let named = [
             ("malformed-acl", malformedACL), ("orphan-continuation", orphanContinuations),
             ("interrupted-frame", interruptedFrames), ("oversized-frame", oversizedFrames),
@@ -109,7 +123,11 @@ public struct LinkCounters: Sendable, Hashable, CustomStringConvertible {
             ("unknown-channel", unknownChannels), ("malformed-signaling", malformedSignaling),
             ("malformed-event", malformedEvents),
         ]
-        let nonzero = named.filter { $0.1 > 0 }.map { "\($0.0)=\($0.1)" }
+        return named.filter { $0.1 > 0 }.map { (reason: $0.0, count: $0.1) }
+    }
+
+    public var description: String {
+        let nonzero = nonZero.map { "\($0.reason)=\($0.count)" }
         return nonzero.isEmpty ? "none" : nonzero.joined(separator: " ")
     }
 }
