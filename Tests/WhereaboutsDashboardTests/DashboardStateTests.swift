@@ -73,6 +73,20 @@ struct DashboardStateTests {
         #expect(snapshot["events"]?.array?.count == 1)
     }
 
+    @Test("a tag's zone is named by the map, whatever name its position message carries")
+    func tagZoneNameFromTheMap() throws {
+        var state = DashboardState(map: map)
+        let renamed = TagPosition(
+            tag: .demo(1), name: nil, x: 5, y: 4, floor: 1, zone: 3, zoneName: "Old Meeting Room", accuracy: 1.5,
+            nearest: nil, updated: 100
+        ).payload
+        let delivery = Delivery(topics.position(tag: .demo(1)), renamed)
+        let change = state.ingest(topic: delivery.topic, payload: delivery.payload, now: 1000)
+        #expect(change != nil)
+        let tags = try #require(state.snapshot().json.object?["tags"]?.array)
+        #expect(tags.first?.object?["zone"] == .string("Meeting Room A"))
+    }
+
     @Test("an empty retained position removes the tag; a repeated agent status is not a change")
     func removalAndRepeats() throws {
         var state = DashboardState(map: map)

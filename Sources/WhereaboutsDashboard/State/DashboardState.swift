@@ -410,7 +410,9 @@ public struct DashboardState: Sendable {
         }
         return TagView(
             id: position.tag.description, label: tag.label, floor: position.floor, x: position.x, y: position.y,
-            accuracy: max(position.accuracy, 0), zone: position.zoneName,
+            accuracy: max(position.accuracy, 0),
+            // The map's name, as the zone shares beside it, the zone list and the events have it.
+            zone: position.zone.map { zoneName(ZoneKey(floor: position.floor, minor: $0)) },
             zoneKey: position.zone.map { ZoneKey(floor: position.floor, minor: $0).pageKey }, p: position.probability,
             zones: shares,
             seen: tag.seen)
