@@ -241,24 +241,24 @@ struct GridWeighingTests {
     }
 
     @Test(
-        "warm: the sum of one value of each cache line of the tables' rows under the window, as a plain loop adds it",
+        "warm: one value of each cache line of the tables' rows under the window, their bits combined as a plain loop does",
         arguments: 0..<10)
     func warm(seed: Int) throws {
         let grid = try Self.grid()
         let weighing = Case(grid: grid, seed: UInt64(1200 + seed))
         let window = weighing.window
-        var plain: Float = 0
+        var plain: UInt32 = 0
         for observation in weighing.observations {
             let table = grid.tables[observation.slot]
             let base = table.start + (window.row0 - table.row0) * table.columns + window.column0 - table.column0
-            func planes(_ index: Int) -> Float {
-                grid.tableValues[base + index] + grid.tableValues[base + table.count + index]
-                    + grid.tableValues[base + 2 * table.count + index]
+            func planes(_ index: Int) -> UInt32 {
+                grid.tableValues[base + index].bitPattern ^ grid.tableValues[base + table.count + index].bitPattern
+                    ^ grid.tableValues[base + 2 * table.count + index].bitPattern
             }
             for row in 0..<window.rows {
                 let from = row * table.columns
-                for index in stride(from: from, to: from + window.columns, by: 16) { plain += planes(index) }
-                plain += planes(from + window.columns - 1)
+                for index in stride(from: from, to: from + window.columns, by: 16) { plain ^= planes(index) }
+                plain ^= planes(from + window.columns - 1)
             }
         }
         #expect(GridKernels.warm(weighing.observations, grid: grid, window: window) == plain)

@@ -177,7 +177,7 @@ public struct GridFilter: Sendable {
     var kernel: [Float] = [1]
     var kernelVariance: Double = 0
     /// What ``warmTables(grid:)`` read, kept so that its loads are not optimised away.
-    var warmed: Float = 0
+    var warmed: UInt32 = 0
 
     init(configuration: Configuration) {
         var configuration = configuration

@@ -191,6 +191,9 @@ enum GridKernels {
     static func fold(_ index: Int, _ first: Int, _ last: Int) -> Int {
         if index >= first, index <= last { return index }
         let length = last - first + 1
+        // Once past an end, the usual case near a wall or the grid's edge: the same index, without a division.
+        if index < first, first - index <= length { return 2 * first - 1 - index }
+        if index > last, index - last <= length { return 2 * last + 1 - index }
         var offset = (index - first) % (2 * length)
         if offset < 0 { offset += 2 * length }
         if offset >= length { offset = 2 * length - 1 - offset }
