@@ -15,20 +15,21 @@ extension GridKernels {
             deltas.withUnsafeMutableBufferPointer { deltas in
                 weights.withUnsafeMutableBufferPointer { weights in
                     logs.withUnsafeMutableBufferPointer { logs in
-                        // (Never nil: the buffers hold the window's cells, and a window has one at least.)
-                        guard let deltaCells = deltas.baseAddress, let weightCells = weights.baseAddress,
-                            let logCells = logs.baseAddress
-                        else { return }
-                        let cells = WeighedCells(
-                            tables: tables, priorPrecision: priorPrecision, penalty: penalty, floor: floor,
-                            deltas: deltaCells, weights: weightCells, logs: logCells)
-                        for row in 0..<window.rows {
-                            cells.weighRow(row, columns: window.columns, at: row * window.columns)
-                        }
                         probabilities.withUnsafeBufferPointer { p in
-                            maximum = largest(
-                                UnsafeBufferPointer(rebasing: logs[0..<count]),
-                                whereAbove0: UnsafeBufferPointer(rebasing: p[0..<count]))
+                            // (Never nil: the buffers hold the window's cells, and a window has one at least.)
+                            guard let deltaCells = deltas.baseAddress, let weightCells = weights.baseAddress,
+                                let logCells = logs.baseAddress, let probabilityCells = p.baseAddress,
+                                p.count >= count
+                            else { return }
+                            let cells = WeighedCells(
+                                tables: tables, priorPrecision: priorPrecision, penalty: penalty, floor: floor,
+                                probabilities: probabilityCells, deltas: deltaCells, weights: weightCells,
+                                logs: logCells)
+                            var lanes = SIMD4<Float>(repeating: -.infinity)
+                            for row in 0..<window.rows {
+                                cells.weighRow(row, columns: window.columns, at: row * window.columns, largest: &lanes)
+                            }
+                            maximum = lanes.max()
                         }
                     }
                 }
@@ -161,30 +162,36 @@ private struct WeighedCells {
     let priorPrecision: Float
     let penalty: Float
     let floor: Float
+    /// The cells' probabilities: the largest log likelihood is taken among the cells above 0 as they are weighed
+    /// (a pass of its own read every log again).
+    let probabilities: UnsafePointer<Float>
     let deltas: UnsafeMutablePointer<Float>
     let weights: UnsafeMutablePointer<Float>
     let logs: UnsafeMutablePointer<Float>
 
     /// Row `row` of the window, `columns` cells, its results from index `output` on, four cells at a time; a row's
     /// last four overlap the four before rather than run past the row (a cell is computed from the tables alone,
-    /// so one done twice comes out the same).
+    /// so one done twice comes out the same). `largest` takes, lane by lane, the largest log likelihood of the cells
+    /// whose probability is above 0.
     @inline(__always)
-    func weighRow(_ row: Int, columns: Int, at output: Int) {
+    func weighRow(_ row: Int, columns: Int, at output: Int, largest: inout SIMD4<Float>) {
         guard columns >= 4 else {
-            weigh(FirstLanes(count: columns), row: row, column: 0, at: output)
+            weigh(FirstLanes(count: columns), row: row, column: 0, at: output, largest: &largest)
             return
         }
         var column = 0
         while column < columns {
             let start = min(column, columns - 4)
-            weigh(AllLanes(), row: row, column: start, at: output + start)
+            weigh(AllLanes(), row: row, column: start, at: output + start, largest: &largest)
             column += 4
         }
     }
 
     /// Four cells of row `row` from `column` (those `lanes` reaches).
     @inline(__always)
-    private func weigh<Lanes: CellLanes>(_ lanes: Lanes, row: Int, column: Int, at output: Int) {
+    private func weigh<Lanes: CellLanes>(
+        _ lanes: Lanes, row: Int, column: Int, at output: Int, largest: inout SIMD4<Float>
+    ) {
         var sums = SIMD4<Float>.zero
         var weights = SIMD4<Float>(repeating: priorPrecision)
         for table in tables {
@@ -208,6 +215,10 @@ private struct WeighedCells {
         lanes.store(deltas, to: self.deltas + output)
         lanes.store(weights, to: self.weights + output)
         lanes.store(logs, to: self.logs + output)
+        // (Lanes past a narrow window read probability 0: they never count.)
+        let candidate = SIMD4<Float>(repeating: -.infinity).replacing(
+            with: logs, where: lanes.load(probabilities + output) .> 0)
+        largest.replace(with: candidate, where: candidate .> largest)
     }
 }
 
