@@ -189,6 +189,34 @@ struct GridWeighingTests {
         }
     }
 
+    @Test(
+        "zone masses: each zone's terms (p × share in Float, then Double) added in cell order, bit for bit",
+        arguments: 0..<20)
+    func zoneMassesInCellOrder(seed: Int) throws {
+        let grid = try Self.grid()
+        let weighing = Case(grid: grid, seed: UInt64(950 + seed))
+        let window = weighing.window
+        let found = GridKernels.moments(of: weighing.probabilities, window: window, grid: grid)
+        // Straight into memory, cell by cell, as the kernel did before it held a zone's sum in a register.
+        var zoneMass = [Double](repeating: 0, count: grid.zones.count)
+        for row in 0..<window.rows {
+            for column in 0..<window.columns {
+                let p = weighing.probabilities[row * window.columns + column]
+                let cell = (window.row0 + row) * grid.columns + window.column0 + column
+                guard p > 0, grid.zoneOfCell[cell] >= 0 else { continue }
+                zoneMass[Int(grid.zoneOfCell[cell])] += Double(p * grid.zoneShareOfCell[cell])
+                if grid.secondZoneOfCell[cell] >= 0 {
+                    zoneMass[Int(grid.secondZoneOfCell[cell])] += Double(p * grid.secondZoneShareOfCell[cell])
+                }
+            }
+        }
+        let zones = grid.zones.indices.filter { zoneMass[$0] > 0 }
+        #expect(found.zones.map(\.zone) == zones.map { grid.zones[$0] })
+        for (probability, index) in zip(found.zones.map(\.probability), zones) {
+            #expect(probability == zoneMass[index] * (1 / found.total))
+        }
+    }
+
     @Test("compact, append: the box's cells, row by row, as indexing them one by one")
     func windowCopies() {
         var random = SplitMix64(seed: 1000)
