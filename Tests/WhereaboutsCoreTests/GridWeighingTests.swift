@@ -189,6 +189,34 @@ struct GridWeighingTests {
         }
     }
 
+    @Test(
+        "zone masses: each zone's terms (p × share in Float, then Double) added in cell order, bit for bit",
+        arguments: 0..<20)
+    func zoneMassesInCellOrder(seed: Int) throws {
+        let grid = try Self.grid()
+        let weighing = Case(grid: grid, seed: UInt64(950 + seed))
+        let window = weighing.window
+        let found = GridKernels.moments(of: weighing.probabilities, window: window, grid: grid)
+        // Straight into memory, cell by cell, as the kernel did before it held a zone's sum in a register.
+        var zoneMass = [Double](repeating: 0, count: grid.zones.count)
+        for row in 0..<window.rows {
+            for column in 0..<window.columns {
+                let p = weighing.probabilities[row * window.columns + column]
+                let cell = (window.row0 + row) * grid.columns + window.column0 + column
+                guard p > 0, grid.zoneOfCell[cell] >= 0 else { continue }
+                zoneMass[Int(grid.zoneOfCell[cell])] += Double(p * grid.zoneShareOfCell[cell])
+                if grid.secondZoneOfCell[cell] >= 0 {
+                    zoneMass[Int(grid.secondZoneOfCell[cell])] += Double(p * grid.secondZoneShareOfCell[cell])
+                }
+            }
+        }
+        let zones = grid.zones.indices.filter { zoneMass[$0] > 0 }
+        #expect(found.zones.map(\.zone) == zones.map { grid.zones[$0] })
+        for (probability, index) in zip(found.zones.map(\.probability), zones) {
+            #expect(probability == zoneMass[index] * (1 / found.total))
+        }
+    }
+
     @Test("compact, append: the box's cells, row by row, as indexing them one by one")
     func windowCopies() {
         var random = SplitMix64(seed: 1000)
@@ -241,24 +269,24 @@ struct GridWeighingTests {
     }
 
     @Test(
-        "warm: the sum of one value of each cache line of the tables' rows under the window, as a plain loop adds it",
+        "warm: one value of each cache line of the tables' rows under the window, their bits combined as a plain loop does",
         arguments: 0..<10)
     func warm(seed: Int) throws {
         let grid = try Self.grid()
         let weighing = Case(grid: grid, seed: UInt64(1200 + seed))
         let window = weighing.window
-        var plain: Float = 0
+        var plain: UInt32 = 0
         for observation in weighing.observations {
             let table = grid.tables[observation.slot]
             let base = table.start + (window.row0 - table.row0) * table.columns + window.column0 - table.column0
-            func planes(_ index: Int) -> Float {
-                grid.tableValues[base + index] + grid.tableValues[base + table.count + index]
-                    + grid.tableValues[base + 2 * table.count + index]
+            func planes(_ index: Int) -> UInt32 {
+                grid.tableValues[base + index].bitPattern ^ grid.tableValues[base + table.count + index].bitPattern
+                    ^ grid.tableValues[base + 2 * table.count + index].bitPattern
             }
             for row in 0..<window.rows {
                 let from = row * table.columns
-                for index in stride(from: from, to: from + window.columns, by: 16) { plain += planes(index) }
-                plain += planes(from + window.columns - 1)
+                for index in stride(from: from, to: from + window.columns, by: 16) { plain ^= planes(index) }
+                plain ^= planes(from + window.columns - 1)
             }
         }
         #expect(GridKernels.warm(weighing.observations, grid: grid, window: window) == plain)

@@ -177,7 +177,7 @@ public struct GridFilter: Sendable {
     var kernel: [Float] = [1]
     var kernelVariance: Double = 0
     /// What ``warmTables(grid:)`` read, kept so that its loads are not optimised away.
-    var warmed: Float = 0
+    var warmed: UInt32 = 0
 
     init(configuration: Configuration) {
         var configuration = configuration
@@ -340,8 +340,10 @@ public struct GridFilter: Sendable {
     /// there, and the weighing reads each chosen table under the whole window.
     mutating func setAsideTablesMissingWork(grid: FloorGrid) {
         let window = work
+        // The tables alone in the closure: capturing the grid copied it, retaining each of its arrays.
+        let tables = grid.tables
         chosen.removeAll { observation in
-            !grid.tables[observation.slot].covers(
+            !tables[observation.slot].covers(
                 column0: window.column0, row0: window.row0, columns: window.columns, rows: window.rows)
         }
     }

@@ -90,21 +90,12 @@ extension GridKernels {
             // Whole shifted copies of the row only when they stay inside the target: a window at the grid's edge is
             // clipped there, though its mass may be far from the edge.
             let line = Axis.span(of: s, row: gridRow)
-            var open = line.first - reach >= inside.first && line.last + reach <= inside.last
-            var empty = true
-            for column in 0..<s.columns where source[sourceBase + column] > 0 {
-                empty = false
-                let position = Axis.position(column: s.column0 + column, row: gridRow)
-                if Int(runFirst[gridBase + column]) > position - reach
-                    || Int(runLast[gridBase + column]) < position + reach
-                {
-                    open = false
-                    break
-                }
-            }
+            let shape = rowShape(
+                along: axis, source, from: sourceBase, count: s.columns, column0: s.column0, row: gridRow,
+                runFirst: runFirst, runLast: runLast, gridBase: gridBase, reach: reach)
             // A row without mass moves nothing (and may lie within reach of the grid's edge).
-            if empty { continue }
-            if open {
+            if shape.empty { continue }
+            if shape.fits, line.first - reach >= inside.first, line.last + reach <= inside.last {
                 let sourceRow = UnsafeBufferPointer(rebasing: source[sourceBase..<sourceBase + s.columns])
                 let start =
                     Axis.lineStart(column: s.column0, row: gridRow, in: t)
@@ -142,8 +133,72 @@ extension GridKernels {
     }
 }
 
-/// y += a·x, elementwise.
+extension GridKernels {
+    /// Whether the `count` source cells from `from` (grid cells from `gridBase`, in grid row `row` from `column0`)
+    /// hold no mass (`empty`), and whether every cell with mass reaches the whole kernel (`reach` each way) within its
+    /// run (`fits`). Four cells at a time: a cell at a time, with a branch per cell, this was a sixth of the blur.
+    @inline(__always)
+    fileprivate static func rowShape<Axis: BlurAxis>(
+        along axis: Axis.Type, _ source: UnsafeBufferPointer<Float>, from: Int, count: Int, column0: Int, row: Int,
+        runFirst: UnsafeBufferPointer<Int32>, runLast: UnsafeBufferPointer<Int32>, gridBase: Int, reach: Int
+    ) -> (empty: Bool, fits: Bool) {
+        var massive = SIMDMask<SIMD4<Int32>>(repeating: false)
+        var short = SIMDMask<SIMD4<Int32>>(repeating: false)
+        let whole = count & ~3
+        var column = 0
+        while column < whole {
+            let mass = SIMD4(
+                source[from &+ column], source[from &+ column &+ 1], source[from &+ column &+ 2],
+                source[from &+ column &+ 3])
+            let at = gridBase &+ column
+            let first = SIMD4(runFirst[at], runFirst[at &+ 1], runFirst[at &+ 2], runFirst[at &+ 3])
+            let last = SIMD4(runLast[at], runLast[at &+ 1], runLast[at &+ 2], runLast[at &+ 3])
+            let position = SIMD4<Int32>(
+                Int32(truncatingIfNeeded: Axis.position(column: column0 &+ column, row: row)),
+                Int32(truncatingIfNeeded: Axis.position(column: column0 &+ column &+ 1, row: row)),
+                Int32(truncatingIfNeeded: Axis.position(column: column0 &+ column &+ 2, row: row)),
+                Int32(truncatingIfNeeded: Axis.position(column: column0 &+ column &+ 3, row: row)))
+            let spread = SIMD4<Int32>(repeating: Int32(truncatingIfNeeded: reach))
+            let held = mass .> 0
+            massive .|= held
+            short .|= held .& ((first .> position &- spread) .| (last .< position &+ spread))
+            column &+= 4
+        }
+        var empty = !any(massive)
+        var fits = !any(short)
+        while column < count {
+            if source[from &+ column] > 0 {
+                empty = false
+                let position = Axis.position(column: column0 &+ column, row: row)
+                if Int(runFirst[gridBase &+ column]) > position - reach
+                    || Int(runLast[gridBase &+ column]) < position + reach
+                {
+                    fits = false
+                }
+            }
+            column &+= 1
+        }
+        return (empty, fits)
+    }
+}
+
+/// y += a·x, elementwise, four lanes at a time (explicit lanes: the loop the compiler vectorised checked its arrays
+/// for overlap and ran eight lanes, so that a short row, the usual one, went mostly through its one-by-one tail).
 @inline(__always)
 private func addScaled(_ a: Float, _ x: UnsafeBufferPointer<Float>, to y: UnsafeMutableBufferPointer<Float>) {
-    for index in 0..<y.count { y[index] += a * x[index] }
+    guard let xBase = x.baseAddress, let yBase = y.baseAddress else { return }
+    let scale = SIMD4<Float>(repeating: a)
+    let whole = y.count & ~3
+    var index = 0
+    while index < whole {
+        let sum =
+            UnsafeRawPointer(yBase + index).loadUnaligned(as: SIMD4<Float>.self)
+            + scale * UnsafeRawPointer(xBase + index).loadUnaligned(as: SIMD4<Float>.self)
+        UnsafeMutableRawPointer(yBase + index).storeBytes(of: sum, as: SIMD4<Float>.self)
+        index &+= 4
+    }
+    while index < y.count {
+        y[index] += a * x[index]
+        index &+= 1
+    }
 }

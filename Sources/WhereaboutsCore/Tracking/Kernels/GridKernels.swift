@@ -9,8 +9,11 @@
 /// so its results are the same bit for bit.
 enum GridKernels {
     /// Calls `body` with the grid at `index` of `grids`, borrowed, not copied: a copy of a floor's grid retained and
-    /// released each of its arrays, every update.
-    static func borrow<Result>(_ index: Int, of grids: [FloorGrid], _ body: (FloorGrid) -> Result) -> Result {
+    /// released each of its arrays, every update. (`borrowing`: with a plain parameter the optimiser still copied
+    /// the grid out of the buffer once the update was inlined into its caller, 3 % of the engine bench.)
+    static func borrow<Result>(
+        _ index: Int, of grids: [FloorGrid], _ body: (borrowing FloorGrid) -> Result
+    ) -> Result {
         grids.withUnsafeBufferPointer { buffer in body(buffer[index]) }
     }
 
@@ -188,6 +191,9 @@ enum GridKernels {
     static func fold(_ index: Int, _ first: Int, _ last: Int) -> Int {
         if index >= first, index <= last { return index }
         let length = last - first + 1
+        // Once past an end, the usual case near a wall or the grid's edge: the same index, without a division.
+        if index < first, first - index <= length { return 2 * first - 1 - index }
+        if index > last, index - last <= length { return 2 * last + 1 - index }
         var offset = (index - first) % (2 * length)
         if offset < 0 { offset += 2 * length }
         if offset >= length { offset = 2 * length - 1 - offset }

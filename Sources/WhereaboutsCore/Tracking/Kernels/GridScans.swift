@@ -96,37 +96,76 @@ extension GridKernels {
         var sxx = 0.0
         var syy = 0.0
         var total = 0.0
+        var tally = ZoneTally(mass: zoneMass)
         probabilities.withUnsafeBufferPointer { probabilities in
             grid.zoneOfCell.withUnsafeBufferPointer { zoneOfCell in
-                for row in 0..<window.rows {
-                    let y = Double(row)
-                    let gridBase = (window.row0 + row) * grid.columns + window.column0
-                    var rowTotal: Float = 0
-                    var rowX: Float = 0
-                    var rowXX: Float = 0
-                    for column in 0..<window.columns {
-                        let p = probabilities[row * window.columns + column]
-                        guard p > 0 else { continue }
-                        let x = Float(column)
-                        rowTotal += p
-                        rowX += p * x
-                        rowXX += p * x * x
-                        let cell = gridBase + column
-                        let zone = zoneOfCell[cell]
-                        guard zone >= 0 else { continue }
-                        zoneMass[Int(zone)] += Double(p * grid.zoneShareOfCell[cell])
-                        let second = grid.secondZoneOfCell[cell]
-                        if second >= 0 { zoneMass[Int(second)] += Double(p * grid.secondZoneShareOfCell[cell]) }
+                grid.zoneShareOfCell.withUnsafeBufferPointer { zoneShareOfCell in
+                    grid.secondZoneOfCell.withUnsafeBufferPointer { secondZoneOfCell in
+                        grid.secondZoneShareOfCell.withUnsafeBufferPointer { secondZoneShareOfCell in
+                            for row in 0..<window.rows {
+                                let y = Double(row)
+                                let gridBase = (window.row0 + row) * grid.columns + window.column0
+                                var rowTotal: Float = 0
+                                var rowX: Float = 0
+                                var rowXX: Float = 0
+                                for column in 0..<window.columns {
+                                    let p = probabilities[row * window.columns + column]
+                                    guard p > 0 else { continue }
+                                    let x = Float(column)
+                                    rowTotal += p
+                                    rowX += p * x
+                                    rowXX += p * x * x
+                                    let cell = gridBase + column
+                                    let zone = zoneOfCell[cell]
+                                    guard zone >= 0 else { continue }
+                                    tally.add(Double(p * zoneShareOfCell[cell]), to: Int(zone))
+                                    let second = secondZoneOfCell[cell]
+                                    if second >= 0 {
+                                        tally.add(Double(p * secondZoneShareOfCell[cell]), to: Int(second))
+                                    }
+                                }
+                                let mass = Double(rowTotal)
+                                total += mass
+                                sx += Double(rowX)
+                                sxx += Double(rowXX)
+                                sy += mass * y
+                                syy += mass * y * y
+                            }
+                        }
                     }
-                    let mass = Double(rowTotal)
-                    total += mass
-                    sx += Double(rowX)
-                    sxx += Double(rowXX)
-                    sy += mass * y
-                    syy += mass * y * y
                 }
             }
         }
+        tally.finish()
         return (total, sx, sy, sxx, syy)
+    }
+}
+
+/// Sums into a zone's mass, cell after cell, with the mass of the zone last added to held in a register until another
+/// zone's comes: the cells of a row are mostly one zone's, and each add waited for the store of the one before (a
+/// quarter of ``GridKernels/moments(of:window:grid:)``). Every zone's terms are added in the same order as before,
+/// so the sums are the same bit for bit.
+private struct ZoneTally {
+    let mass: UnsafeMutableBufferPointer<Double>
+    /// The zone whose sum is in ``held`` (not yet in ``mass``), or -1.
+    var zone = -1
+    var held = 0.0
+
+    init(mass: UnsafeMutableBufferPointer<Double>) { self.mass = mass }
+
+    @inline(__always)
+    mutating func add(_ value: Double, to zone: Int) {
+        if zone != self.zone {
+            finish()
+            self.zone = zone
+            held = mass[zone]
+        }
+        held += value
+    }
+
+    /// Writes the held sum back.
+    @inline(__always)
+    mutating func finish() {
+        if zone >= 0 { mass[zone] = held }
     }
 }

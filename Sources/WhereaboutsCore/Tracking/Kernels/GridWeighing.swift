@@ -15,20 +15,21 @@ extension GridKernels {
             deltas.withUnsafeMutableBufferPointer { deltas in
                 weights.withUnsafeMutableBufferPointer { weights in
                     logs.withUnsafeMutableBufferPointer { logs in
-                        // (Never nil: the buffers hold the window's cells, and a window has one at least.)
-                        guard let deltaCells = deltas.baseAddress, let weightCells = weights.baseAddress,
-                            let logCells = logs.baseAddress
-                        else { return }
-                        let cells = WeighedCells(
-                            tables: tables, priorPrecision: priorPrecision, penalty: penalty, floor: floor,
-                            deltas: deltaCells, weights: weightCells, logs: logCells)
-                        for row in 0..<window.rows {
-                            cells.weighRow(row, columns: window.columns, at: row * window.columns)
-                        }
                         probabilities.withUnsafeBufferPointer { p in
-                            maximum = largest(
-                                UnsafeBufferPointer(rebasing: logs[0..<count]),
-                                whereAbove0: UnsafeBufferPointer(rebasing: p[0..<count]))
+                            // (Never nil: the buffers hold the window's cells, and a window has one at least.)
+                            guard let deltaCells = deltas.baseAddress, let weightCells = weights.baseAddress,
+                                let logCells = logs.baseAddress, let probabilityCells = p.baseAddress,
+                                p.count >= count
+                            else { return }
+                            let cells = WeighedCells(
+                                tables: tables, priorPrecision: priorPrecision, penalty: penalty, floor: floor,
+                                probabilities: probabilityCells, deltas: deltaCells, weights: weightCells,
+                                logs: logCells)
+                            var lanes = SIMD4<Float>(repeating: -.infinity)
+                            for row in 0..<window.rows {
+                                cells.weighRow(row, columns: window.columns, at: row * window.columns, largest: &lanes)
+                            }
+                            maximum = lanes.max()
                         }
                     }
                 }
@@ -74,26 +75,33 @@ extension GridKernels {
         }
     }
 
-    /// Reads a float of every cache line of the table rows of `observations` under `window`, and returns their sum
-    /// (kept by the caller, so that the loads are not optimised away).
-    static func warm(_ observations: [GridFilter.Observation], grid: FloorGrid, window: CellWindow) -> Float {
+    /// Reads a float of every cache line of the table rows of `observations` under `window`, and returns their bits
+    /// combined (kept by the caller, so that the loads are not optimised away).
+    ///
+    /// Combined by exclusive or, not summed: a float sum chained every load's add on the one before (four cycles
+    /// each), and that chain, not the loads, was most of this pass.
+    static func warm(_ observations: [GridFilter.Observation], grid: FloorGrid, window: CellWindow) -> UInt32 {
         let columns = window.columns
         guard columns > 0 else { return 0 }
-        var sum: Float = 0
+        var bits: UInt32 = 0
         withTableRows(of: observations, grid: grid, window: window, offset: 0) { tables in
             for table in tables {
                 for row in 0..<window.rows {
                     let from = row * table.stride
                     // 16 floats to a 64-byte line; the row's last float, for the line it may end on.
                     for index in Swift.stride(from: from, to: from + columns, by: 16) {
-                        sum += table.gains[index] + table.inverseSigmas[index] + table.logSigmas[index]
+                        bits ^=
+                            table.gains[index].bitPattern ^ table.inverseSigmas[index].bitPattern
+                            ^ table.logSigmas[index].bitPattern
                     }
                     let last = from + columns - 1
-                    sum += table.gains[last] + table.inverseSigmas[last] + table.logSigmas[last]
+                    bits ^=
+                        table.gains[last].bitPattern ^ table.inverseSigmas[last].bitPattern
+                        ^ table.logSigmas[last].bitPattern
                 }
             }
         }
-        return sum
+        return bits
     }
 }
 
@@ -154,30 +162,40 @@ private struct WeighedCells {
     let priorPrecision: Float
     let penalty: Float
     let floor: Float
+    /// The cells' probabilities: the largest log likelihood is taken among the cells above 0 as they are weighed
+    /// (a pass of its own read every log again).
+    let probabilities: UnsafePointer<Float>
     let deltas: UnsafeMutablePointer<Float>
     let weights: UnsafeMutablePointer<Float>
     let logs: UnsafeMutablePointer<Float>
 
-    /// Row `row` of the window, `columns` cells, its results from index `output` on, four cells at a time; a row's
-    /// last four overlap the four before rather than run past the row (a cell is computed from the tables alone,
-    /// so one done twice comes out the same).
+    /// Row `row` of the window, `columns` cells, its results from index `output` on, eight cells at a time while
+    /// eight are left, then four; a row's last four overlap the four before rather than run past the row (a cell is
+    /// computed from the tables alone, so one done twice comes out the same). `largest` takes, lane by lane, the
+    /// largest log likelihood of the cells whose probability is above 0.
     @inline(__always)
-    func weighRow(_ row: Int, columns: Int, at output: Int) {
+    func weighRow(_ row: Int, columns: Int, at output: Int, largest: inout SIMD4<Float>) {
         guard columns >= 4 else {
-            weigh(FirstLanes(count: columns), row: row, column: 0, at: output)
+            weigh(FirstLanes(count: columns), row: row, column: 0, at: output, largest: &largest)
             return
         }
         var column = 0
+        while columns - column >= 8 {
+            weighEight(row: row, column: column, at: output + column, largest: &largest)
+            column += 8
+        }
         while column < columns {
             let start = min(column, columns - 4)
-            weigh(AllLanes(), row: row, column: start, at: output + start)
+            weigh(AllLanes(), row: row, column: start, at: output + start, largest: &largest)
             column += 4
         }
     }
 
     /// Four cells of row `row` from `column` (those `lanes` reaches).
     @inline(__always)
-    private func weigh<Lanes: CellLanes>(_ lanes: Lanes, row: Int, column: Int, at output: Int) {
+    private func weigh<Lanes: CellLanes>(
+        _ lanes: Lanes, row: Int, column: Int, at output: Int, largest: inout SIMD4<Float>
+    ) {
         var sums = SIMD4<Float>.zero
         var weights = SIMD4<Float>(repeating: priorPrecision)
         for table in tables {
@@ -201,6 +219,67 @@ private struct WeighedCells {
         lanes.store(deltas, to: self.deltas + output)
         lanes.store(weights, to: self.weights + output)
         lanes.store(logs, to: self.logs + output)
+        // (Lanes past a narrow window read probability 0: they never count.)
+        let candidate = SIMD4<Float>(repeating: -.infinity).replacing(
+            with: logs, where: lanes.load(probabilities + output) .> 0)
+        largest.replace(with: candidate, where: candidate .> largest)
+    }
+}
+
+extension WeighedCells {
+    /// Eight cells of row `row` from `column`, as two groups of four (``weigh(_:row:column:at:largest:)``, each
+    /// cell's arithmetic the same) that share each table's pointers, row offset and level: these, not the
+    /// arithmetic, were a fifth of a group's instructions. (Written out for two `SIMD4`s: generic over the vector,
+    /// the code was not vectorised, and a `SIMD8` is two registers on this target anyway.)
+    @inline(__always)
+    fileprivate func weighEight(row: Int, column: Int, at output: Int, largest: inout SIMD4<Float>) {
+        let lanes = AllLanes()
+        var sums = (SIMD4<Float>.zero, SIMD4<Float>.zero)
+        var weights = (SIMD4<Float>(repeating: priorPrecision), SIMD4<Float>(repeating: priorPrecision))
+        for table in tables {
+            let at = row &* table.stride &+ column
+            let level = SIMD4(repeating: table.level)
+            let inverse = (lanes.load(table.inverseSigmas + at), lanes.load(table.inverseSigmas + (at &+ 4)))
+            let precision = (inverse.0 * inverse.0, inverse.1 * inverse.1)
+            sums.0 += precision.0 * (level - lanes.load(table.gains + at))
+            sums.1 += precision.1 * (level - lanes.load(table.gains + (at &+ 4)))
+            weights.0 += precision.0
+            weights.1 += precision.1
+        }
+        let deltas = (sums.0 / weights.0, sums.1 / weights.1)
+        let penalty = SIMD4(repeating: -self.penalty)
+        var logs = (penalty * deltas.0 * deltas.0, penalty * deltas.1 * deltas.1)
+        let floor = SIMD4(repeating: self.floor)
+        let half = SIMD4<Float>(repeating: -0.5)
+        for table in tables {
+            let at = row &* table.stride &+ column
+            let level = SIMD4(repeating: table.level)
+            let z0 = (level - lanes.load(table.gains + at) - deltas.0) * lanes.load(table.inverseSigmas + at)
+            let z1 =
+                (level - lanes.load(table.gains + (at &+ 4)) - deltas.1) * lanes.load(table.inverseSigmas + (at &+ 4))
+            let log0 = half * z0 * z0 - lanes.load(table.logSigmas + at)
+            let log1 = half * z1 * z1 - lanes.load(table.logSigmas + (at &+ 4))
+            logs.0 += log0.replacing(with: floor, where: log0 .< floor)
+            logs.1 += log1.replacing(with: floor, where: log1 .< floor)
+        }
+        store(deltas.0, weights.0, logs.0, at: output, largest: &largest)
+        store(deltas.1, weights.1, logs.1, at: output &+ 4, largest: &largest)
+    }
+
+    /// Stores four cells' results at `output`, and takes their log likelihoods into `largest` where the cells have
+    /// mass.
+    @inline(__always)
+    private func store(
+        _ deltas: SIMD4<Float>, _ weights: SIMD4<Float>, _ logs: SIMD4<Float>, at output: Int,
+        largest: inout SIMD4<Float>
+    ) {
+        let lanes = AllLanes()
+        lanes.store(deltas, to: self.deltas + output)
+        lanes.store(weights, to: self.weights + output)
+        lanes.store(logs, to: self.logs + output)
+        let candidate = SIMD4<Float>(repeating: -.infinity).replacing(
+            with: logs, where: lanes.load(probabilities + output) .> 0)
+        largest.replace(with: candidate, where: candidate .> largest)
     }
 }
 
