@@ -135,19 +135,19 @@ final class GATTJobRunner: Sendable {
             _ = try await step(.exchangeMTU(247), uuid)
             guard
                 case .values(let found) = try await step(.readByType(uuid, start: 1, end: 0xFFFF), uuid),
-                let attribute = found.first,
-                let configuration = BeaconConfiguration(
-                    proximityUUID: wanted.uuid.bytes, major: wanted.major, minor: wanted.minor,
-                    measuredPower: wanted.power)
+                let attribute = found.first
             else { throw Failure(status: .refused(reason: "the tag has no configuration characteristic (\(uuid))")) }
+            let configuration = BeaconConfiguration(
+                IBeaconAdvertisement(
+                    uuid: wanted.uuid, major: wanted.major, minor: wanted.minor, measuredPower: wanted.power))
             _ = try await step(.write(attribute.handle, configuration.value), uuid)
             guard case .value(let bytes) = try await step(.read(attribute.handle), uuid),
-                let back = BeaconConfiguration(value: bytes), let backUUID = BeaconUUID(bytes: back.proximityUUID)
+                let back = BeaconConfiguration(value: bytes)?.advertisement
             else {
                 throw Failure(
                     status: .refused(reason: "the configuration read back is not \(BeaconConfiguration.length) bytes"))
             }
-            return BeaconProvisioning(uuid: backUUID, major: back.major, minor: back.minor, power: back.measuredPower)
+            return BeaconProvisioning(uuid: back.uuid, major: back.major, minor: back.minor, power: back.measuredPower)
         }
 
         /// A characteristic's value by its UUID; nil when `optional` and the tag has none.

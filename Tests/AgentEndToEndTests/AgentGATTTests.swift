@@ -52,8 +52,9 @@ struct AgentGATTTests {
             relay = try H4Relay(
                 listeningAt: scratch.path + "/agent.sock", upstream: emulator.lowEnergy, settings: .init(rssi: -61))
             peripheralHost = try await GATTPeripheral.initializedHost(at: emulator.lowEnergy)
-            let configuration = try #require(
-                BeaconConfiguration(proximityUUID: [UInt8](0..<16), major: 1, minor: 2, measuredPower: -59))
+            let configuration = BeaconConfiguration(
+                IBeaconAdvertisement(
+                    uuid: try #require(BeaconUUID(bytes: [UInt8](0..<16))), major: 1, minor: 2, measuredPower: -59))
             peripheral = try await GATTPeripheral(
                 host: peripheralHost,
                 server: AttributeServer(
@@ -192,7 +193,7 @@ struct AgentGATTTests {
             let provisioned = try await air.result(observer, try #require(GATTJobID("provision-1")))
             #expect(provisioned.status == .ok && provisioned.values == GATTJobValues(provisioned: wanted))
             let written = air.peripheral.server.value(AttributeServer.configurationHandle)
-            #expect(written.flatMap(BeaconConfiguration.init(value:)).map(\.major) == 300)
+            #expect(written.flatMap(BeaconConfiguration.init(value:)).map(\.advertisement.major) == 300)
         }
     }
 

@@ -15,8 +15,9 @@ import WhereaboutsHCI
     "GATT central against our peripheral on btvirt", .serialized, .timeLimit(.minutes(3)),
     .enabled(if: BtvirtEmulator.isAvailable, "btvirt cannot run here (see the printed reason)"))
 struct GATTCentralEmulatorTests {
-    static let configuration = BeaconConfiguration(
-        proximityUUID: [UInt8](0..<16), major: 7, minor: 9, measuredPower: -59)
+    static let configuration = BeaconUUID(bytes: [UInt8](0..<16)).map {
+        BeaconConfiguration(IBeaconAdvertisement(uuid: $0, major: 7, minor: 9, measuredPower: -59))
+    }
 
     /// A Device Name of 210 bytes: read at the default MTU it takes Read Blob; at an MTU of 247 its response is one
     /// ATT PDU in an L2CAP frame longer than btvirt's 192-byte ACL packets, so it arrives in two and is reassembled.
@@ -123,9 +124,10 @@ struct GATTCentralEmulatorTests {
             _ = try await central.perform(.exchangeMTU(247), on: link.handle)
             let characteristics = try await Self.discover(central, link.handle)
             let setting = try #require(characteristics.first { $0.uuid == BeaconConfiguration.characteristic })
-            let wanted = try #require(
-                BeaconConfiguration(
-                    proximityUUID: [UInt8](repeating: 0xAB, count: 16), major: 300, minor: 2, measuredPower: -61))
+            let wanted = BeaconConfiguration(
+                IBeaconAdvertisement(
+                    uuid: try #require(BeaconUUID(bytes: [UInt8](repeating: 0xAB, count: 16))), major: 300, minor: 2,
+                    measuredPower: -61))
             #expect(try await central.perform(.write(setting.valueHandle, wanted.value), on: link.handle) == .written)
             let back = try await central.perform(.read(setting.valueHandle), on: link.handle)
             guard case .value(let bytes) = back else { throw PeripheralError("no value read back") }

@@ -1,9 +1,12 @@
-/// What a provisionable beacon advertises, as our configuration characteristic carries it: the iBeacon proximity
-/// UUID, major, minor and measured power, in 21 bytes.
+public import WhereaboutsAdvertising
+import WhereaboutsCore
+
+/// What a provisionable beacon advertises (an ``IBeaconAdvertisement``), as our configuration characteristic carries
+/// it: the iBeacon proximity UUID, major, minor and measured power, in 21 bytes.
 ///
-/// Layout (docs/agent.md, "GATT"): bytes 0-15 the proximity UUID in printed order, 16-17 major and 18-19 minor
-/// big-endian (as the iBeacon advert carries them), 20 the measured power at 1 m in dBm (signed). A write of any
-/// other length is refused with "invalid attribute value length" (0x0D).
+/// Layout (docs/agent.md, "GATT"): the advert's own iBeacon payload, which is what the beacon will then send: bytes
+/// 0-15 the proximity UUID in printed order, 16-17 major and 18-19 minor big-endian, 20 the measured power at 1 m in
+/// dBm (signed). A write of any other length is refused with "invalid attribute value length" (0x0D).
 public struct BeaconConfiguration: Sendable, Hashable {
     /// The configuration service, 57484552-4541-424F-5554-530000000001 ("WHEREABOUTS" in ASCII, then 1).
     public static let service = AttributeUUID(high: 0x5748_4552_4541_424F, low: 0x5554_5300_0000_0001)
@@ -12,33 +15,24 @@ public struct BeaconConfiguration: Sendable, Hashable {
     /// The value's length.
     public static let length = 21
 
-    public var proximityUUID: [UInt8]
-    public var major: UInt16
-    public var minor: UInt16
-    public var measuredPower: Int8
+    /// What the beacon is to advertise.
+    public var advertisement: IBeaconAdvertisement
 
-    /// Nil unless `proximityUUID` has 16 bytes.
-    public init?(proximityUUID: [UInt8], major: UInt16, minor: UInt16, measuredPower: Int8) {
-        guard proximityUUID.count == 16 else { return nil }
-        self.proximityUUID = proximityUUID
-        self.major = major
-        self.minor = minor
-        self.measuredPower = measuredPower
+    public init(_ advertisement: IBeaconAdvertisement) {
+        self.advertisement = advertisement
     }
 
     /// Reads the characteristic's value; nil unless it is 21 bytes.
     public init?(value: [UInt8]) {
-        guard value.count == Self.length else { return nil }
+        guard value.count == Self.length, let uuid = BeaconUUID(bytes: value[0..<16]) else { return nil }
         self.init(
-            proximityUUID: Array(value[0..<16]), major: UInt16(value[16]) << 8 | UInt16(value[17]),
-            minor: UInt16(value[18]) << 8 | UInt16(value[19]), measuredPower: Int8(bitPattern: value[20]))
+            IBeaconAdvertisement(
+                uuid: uuid, major: UInt16(value[16]) << 8 | UInt16(value[17]),
+                minor: UInt16(value[18]) << 8 | UInt16(value[19]), measuredPower: Int8(bitPattern: value[20])))
     }
 
-    /// The characteristic's value.
-    public var value: [UInt8] {
-        proximityUUID + [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF)]
-            + [UInt8(bitPattern: measuredPower)]
-    }
+    /// The characteristic's value: the last 21 bytes of the advertising data, its iBeacon payload.
+    public var value: [UInt8] { Array(advertisement.advertisingData.suffix(Self.length)) }
 }
 
 extension AttributeUUID {
