@@ -216,13 +216,7 @@ private struct WeighedCells {
             let log = SIMD4(repeating: -0.5) * z * z - lanes.load(table.logSigmas + at)
             logs += log.replacing(with: floor, where: log .< floor)
         }
-        lanes.store(deltas, to: self.deltas + output)
-        lanes.store(weights, to: self.weights + output)
-        lanes.store(logs, to: self.logs + output)
-        // (Lanes past a narrow window read probability 0: they never count.)
-        let candidate = SIMD4<Float>(repeating: -.infinity).replacing(
-            with: logs, where: lanes.load(probabilities + output) .> 0)
-        largest.replace(with: candidate, where: candidate .> largest)
+        store(deltas, weights, logs, lanes, at: output, largest: &largest)
     }
 }
 
@@ -262,18 +256,17 @@ extension WeighedCells {
             logs.0 += log0.replacing(with: floor, where: log0 .< floor)
             logs.1 += log1.replacing(with: floor, where: log1 .< floor)
         }
-        store(deltas.0, weights.0, logs.0, at: output, largest: &largest)
-        store(deltas.1, weights.1, logs.1, at: output &+ 4, largest: &largest)
+        store(deltas.0, weights.0, logs.0, lanes, at: output, largest: &largest)
+        store(deltas.1, weights.1, logs.1, lanes, at: output &+ 4, largest: &largest)
     }
 
-    /// Stores four cells' results at `output`, and takes their log likelihoods into `largest` where the cells have
-    /// mass.
+    /// Stores four cells' results at `output` (those `lanes` reaches), and takes their log likelihoods into
+    /// `largest` where the cells have mass. (Lanes past a narrow window read probability 0: they never count.)
     @inline(__always)
-    private func store(
-        _ deltas: SIMD4<Float>, _ weights: SIMD4<Float>, _ logs: SIMD4<Float>, at output: Int,
+    fileprivate func store<Lanes: CellLanes>(
+        _ deltas: SIMD4<Float>, _ weights: SIMD4<Float>, _ logs: SIMD4<Float>, _ lanes: Lanes, at output: Int,
         largest: inout SIMD4<Float>
     ) {
-        let lanes = AllLanes()
         lanes.store(deltas, to: self.deltas + output)
         lanes.store(weights, to: self.weights + output)
         lanes.store(logs, to: self.logs + output)
