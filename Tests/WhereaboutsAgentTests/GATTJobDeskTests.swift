@@ -143,13 +143,7 @@ struct GATTJobDeskTests {
         var pipeline = try Self.pipeline()
         let outbox = Outbox(policy: .untilAcknowledged(capacity: 8, inFlightLimit: 8))
         #expect(pipeline.summary(outbox: outbox).contains(",refused=0,acl-dropped=0]"))
-        for (index, dropped) in [2, 0, 3].enumerated() {
-            let payload = Array(#"{"id":"j\#(index)","address":"mac-c01122334455","operation":"battery"}"#.utf8)
-            let job = try #require(
-                Self.jobs(pipeline.receive(topic: Self.requests, payload: payload, at: Self.time(11))).first)
-            let ended = GATTJobResult(id: job.request.id, status: .linkLost)
-            _ = pipeline.take(.gattJobEnded(ended, droppedPackets: dropped), at: Self.time(12))
-        }
+        try Self.endJobs(&pipeline, [2, 0, 3].map { dropped in { .gattJobEnded($0, droppedPackets: dropped) } })
         let summary = pipeline.summary(outbox: outbox)
         #expect(summary.contains("gatt[received=3,completed=3,"), "\(summary)")
         #expect(summary.contains(",acl-dropped=5]"), "\(summary)")
@@ -164,14 +158,21 @@ struct GATTJobDeskTests {
         first.unknownChannels = 2
         var second = LinkCounters()
         (second.unknownChannels, second.malformedACL) = (1, 4)
-        for (index, drops) in [first, LinkCounters(), second].enumerated() {
+        try Self.endJobs(
+            &pipeline, [first, LinkCounters(), second].map { drops in { .gattJobEnded($0, linkDrops: drops) } })
+        let summary = pipeline.summary(outbox: outbox)
+        #expect(summary.hasSuffix(",acl-dropped=0] gatt-link-drops[malformed-acl=4,unknown-channel=3]"), "\(summary)")
+    }
+
+    /// Runs one battery job per element of `ends`, each ending with its link lost as the element says.
+    static func endJobs(
+        _ pipeline: inout AgentPipeline, _ ends: [(GATTJobResult) -> AgentPipeline.Input]
+    ) throws {
+        for (index, end) in ends.enumerated() {
             let payload = Array(#"{"id":"j\#(index)","address":"mac-c01122334455","operation":"battery"}"#.utf8)
             let job = try #require(
                 Self.jobs(pipeline.receive(topic: Self.requests, payload: payload, at: Self.time(11))).first)
-            let ended = GATTJobResult(id: job.request.id, status: .linkLost)
-            _ = pipeline.take(.gattJobEnded(ended, linkDrops: drops), at: Self.time(12))
+            _ = pipeline.take(end(GATTJobResult(id: job.request.id, status: .linkLost)), at: Self.time(12))
         }
-        let summary = pipeline.summary(outbox: outbox)
-        #expect(summary.hasSuffix(",acl-dropped=0] gatt-link-drops[malformed-acl=4,unknown-channel=3]"), "\(summary)")
     }
 }
