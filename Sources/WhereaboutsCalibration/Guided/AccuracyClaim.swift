@@ -7,7 +7,8 @@ public import WhereaboutsWire
 /// fix of a moving tag has its error against the truth divided by the accuracy it published. Only a moving tag's
 /// fixes count: a tag standing at a reference point settles, its errors shrink well inside the claim meant for a
 /// walking one, and a survey of points alone would halve every claim (a simulated room surveyed at points asked for
-/// 0.51, and a later walk fell from 45 % to 37 % within its claims). The 68th percentile of those ratios is
+/// 0.51; a later walk then had 37 % of its fixes within their claims, 45 % on the map as it was). The 68th
+/// percentile of those ratios is
 /// what the published accuracy must be multiplied by for 68 % of the fixes to fall within it; the map's
 /// ``RadioModel/accuracyScale`` times that is written as `model.accuracy_scale`. A calibrated map makes the
 /// tracker's errors smaller, and its claims smaller by a rule of thumb (the radio map's surveyed share); the survey
