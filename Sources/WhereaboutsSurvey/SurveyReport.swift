@@ -109,7 +109,7 @@ public struct SurveyReport: Sendable {
     }
 
     /// Runs the calibration and the spatial check over a survey and reports; a report with ``failure`` when no
-    /// calibration can be made. Takes as long as `calibrate` (three replays of the survey).
+    /// calibration can be made. Takes as long as `calibrate` (four replays of the survey).
     public static func make(
         document: JSONValue, readings: [RecordedReading], truth: [TruthRecord],
         options: GuidedCalibrationRun.Options = GuidedCalibrationRun.Options(), badReadingLines: Int = 0,

@@ -94,7 +94,7 @@ final class EditorSurveyDesk: SurveyDesk {
             state.withLock { $0.report = .none }
             throw error
         }
-        // Seconds of work (three replays of the survey): on a thread of its own, so that the server answers now.
+        // Seconds of work (four replays of the survey): on a thread of its own, so that the server answers now.
         let status = DetachedThread.start(name: "survey-report") {
             self.makeReport(recorder, places: progress.places, mapRevision: revision)
         }

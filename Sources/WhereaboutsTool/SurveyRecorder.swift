@@ -112,7 +112,7 @@ final class SurveyRecorder: Sendable {
         }
     }
 
-    /// The accuracy report over everything recorded so far (`calibrate`'s fit and spatial check: seconds, three
+    /// The accuracy report over everything recorded so far (`calibrate`'s fit and spatial check: seconds, four
     /// replays of the survey). Copies the survey out first, so recording goes on meanwhile.
     func report(options: GuidedCalibrationRun.Options = GuidedCalibrationRun.Options()) -> SurveyReport {
         let (document, readings, truth) = state.withLock {
