@@ -75,3 +75,6 @@ for scenario in open-office walled-rooms two-floors sparse-agents; do
         --positions "$work/$scenario.positions.jsonl" > /dev/null 2>&1
     printf '%-34s %s\n' "$scenario" "$(figures "$map" "$work/$scenario.positions.jsonl" "$work/$scenario.truth.jsonl")"
 done
+
+echo "== what the Kolakowski readings allow (scripts/kolakowski-separability.py, docs/tracker.md)"
+python3 scripts/kolakowski-separability.py "$kolakowski"
