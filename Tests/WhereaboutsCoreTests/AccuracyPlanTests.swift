@@ -62,6 +62,21 @@ struct AccuracyPlanTests {
         #expect((plan.quantile(0.5) ?? 0) > (four.quantile(0.5) ?? .infinity))
     }
 
+    @Test("a map's accuracy scale multiplies the plan as it multiplies what the locator publishes")
+    func accuracyScale() throws {
+        let plain = try Self.square(agents: Self.corners)
+        var scaled = plain
+        scaled.model.accuracyScale = 0.8
+        let before = try #require(AccuracyPlan(map: plain, floor: 1))
+        let after = try #require(AccuracyPlan(map: scaled, floor: 1))
+        #expect(before.accuracy.count == after.accuracy.count && before.accuracy.count == 1600)
+        for (unscaled, scaledValue) in zip(before.accuracy, after.accuracy) {
+            let unscaled = try #require(unscaled)
+            let scaledValue = try #require(scaledValue)
+            #expect(abs(scaledValue - 0.8 * unscaled) < 1e-9, "\(scaledValue) against 0.8 × \(unscaled)")
+        }
+    }
+
     @Test("a wall that takes an agent out of hearing raises the expected error behind it")
     func wall() throws {
         // 25 dB across the north-east corner: from the rest of the room its agent is heard at −104 dBm or less.

@@ -13,7 +13,10 @@
 ///   filter that takes such an update every ``Configuration/updateInterval`` while its posterior spreads by the
 ///   tracker's walking spread (PlanBound.swift); its RMS radius times ``Configuration/boundScale``;
 /// - **the model's error**: ``GridFilter/Configuration/modelErrorPerMetre`` times the distance to the third-nearest
-///   agent on the floor that hears the tag (the farthest of fewer).
+///   agent on the floor that hears the tag (the farthest of fewer);
+///
+/// both in quadrature, times the map's ``RadioModel/accuracyScale`` (which `whereabouts calibrate` writes), as the
+/// locator multiplies what it publishes.
 ///
 /// So the plan predicts both the accuracy the locator will publish and the error it will make: on the demo office
 /// and the four harness scenarios, the simulator's 68th-percentile error per zone is 0.6–1.6 times the plan's, and the

@@ -43,6 +43,8 @@ struct PlanBound {
     private let powerPrior: Double
     /// No accuracy exceeds this: the floor's diagonal.
     private let cap: Double
+    /// The map's ``RadioModel/accuracyScale``, which multiplies the published accuracy as it does here.
+    private let scale: Double
     /// The agents heard at the place being planned (reused from place to place, so a place allocates nothing).
     private var heard: [Heard] = []
 
@@ -57,6 +59,7 @@ struct PlanBound {
         positionPrior = (12 / (width * width), 12 / (height * height))
         powerPrior = 1 / max(tracker.offsetSigma * tracker.offsetSigma, 1e-6)
         cap = (width * width + height * height).squareRoot()
+        scale = map.model.accuracyScale
         let heights = FloorGrid.agentHeightsAboveTag(on: floor, map: map)
         let radio = RadioConstants(map: map)
         let floorWalls = map.walls.filter { $0.floor == floor.major }
@@ -127,7 +130,7 @@ struct PlanBound {
         let tracker = configuration.tracker
         let noise = tracker.accuracyPerSpread * configuration.boundScale * rmsBound(heard)
         let model = tracker.modelErrorPerMetre * third
-        return Cell(accuracy: min((noise * noise + model * model).squareRoot(), cap), agents: own)
+        return Cell(accuracy: min(scale * (noise * noise + model * model).squareRoot(), cap), agents: own)
     }
 
     /// Makes ``heard`` the agents that hear a tag at `point`, with what each says.
