@@ -35,6 +35,10 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 echo "== building (release)" >&2
 swift build -c release >&2
 bin=$(swift build -c release --show-bin-path)
+# The agent as the packages ship it (scripts/package.sh): the Swift runtime linked in, in its own build directory.
+echo "== building the packaged agent (release, --static-swift-stdlib)" >&2
+swift build -c release --static-swift-stdlib --scratch-path .build/static --product whereabouts-agent >&2
+packaged_agent=$(swift build -c release --static-swift-stdlib --scratch-path .build/static --show-bin-path)/whereabouts-agent
 bench=$bin/whereabouts-bench
 
 pids=()
@@ -171,14 +175,18 @@ start_locator "$out/map200.json" --positioning trilateration
     --label latency_10000_trilateration | record
 stop_locator
 
-echo "== agent: replaying 1,000 adverts/s for 30 s into the broker" >&2
+echo "== agent: replaying 1,000 adverts/s for 30 s into the broker, as packaged, then as built from source" >&2
 "$bench" capture --out "$out/adverts.btsnoop" --rate 1000 --seconds 30 --tags 200 > /dev/null
-"$bin/whereabouts-agent" --id a0 --site "$site" --broker "$broker" --source "btsnoop:$out/adverts.btsnoop" \
-    --replay-speed 1 --no-advertise --config /dev/null --log-level warning 2> "$out/agent.log" &
-agent=$!
-pids+=($agent)
-"$bench" watch-process --pid "$agent" --interval 0.1 --label agent | record
-wait "$agent" || { echo "the agent failed; see $out/agent.log" >&2; exit 1; }
+for build in packaged source; do
+    executable=$packaged_agent label=agent
+    [ "$build" = packaged ] || executable=$bin/whereabouts-agent label=agent_source
+    "$executable" --id a0 --site "$site" --broker "$broker" --source "btsnoop:$out/adverts.btsnoop" \
+        --replay-speed 1 --no-advertise --config /dev/null --log-level warning 2> "$out/$label.log" &
+    agent=$!
+    pids+=($agent)
+    "$bench" watch-process --pid "$agent" --interval 0.1 --label "$label" | record
+    wait "$agent" || { echo "the agent failed; see $out/$label.log" >&2; exit 1; }
+done
 
 echo "== scale: the locator with 10,000 tags and 200 agents" >&2
 start_locator "$out/map200.json" --metrics-interval 0.1
