@@ -167,6 +167,35 @@ struct RandomEventTests {
         #expect(decoder.telemetryCount <= 1024)
     }
 
+    @Test("decoding a whole event gives the sightings and drops of its reports decoded one by one")
+    func eventAgreesWithReports() {
+        let environment = ProcessInfo.processInfo.environment
+        let seed = environment["WHEREABOUTS_RANDOM_SEED"].flatMap { UInt64($0) } ?? 0x5EED_0F_B1E
+        var maker = RandomEventMaker(random: SplitMix64(seed: seed), seeds: FixtureEvent.all.map(\.bytes))
+        let filter = SightingFilter(constraints: [], selectsAllBeacons: true)
+        // The decoder reads reports in place and reuses one frame buffer; the parser's array of reports is the
+        // plain reading it must agree with.
+        var whole = SightingDecoder(filter: filter)
+        var oneByOne = SightingDecoder(filter: filter)
+        var parserCounters = DropCounters()
+        var event: [UInt8] = []
+        var disagreements = 0
+        for _ in 0..<50_000 {
+            maker.event(into: &event)
+            let reports = oneByOne.parser.reports(in: event, counters: &parserCounters)
+            let expected = reports.flatMap { oneByOne.sightings(in: $0, time: 2) }
+            if whole.sightings(in: event, time: 2) != expected {
+                disagreements += 1
+                if disagreements < 5 { Issue.record("sightings differ for \(event)") }
+            }
+        }
+        var expectedCounters = parserCounters
+        expectedCounters.add(oneByOne.counters)
+        #expect(disagreements == 0)
+        #expect(whole.counters == expectedCounters)
+        #expect(whole.telemetryCount == oneByOne.telemetryCount)
+    }
+
     static func isSane(_ sighting: BeaconSighting) -> Bool {
         guard (-128...20).contains(sighting.rssi), sighting.time == 1 else { return false }
         if let power = sighting.measuredPower, !(-100 ... -20).contains(power) { return false }

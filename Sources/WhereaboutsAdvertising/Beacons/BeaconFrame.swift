@@ -48,6 +48,19 @@ public enum BeaconFrame: Sendable, Hashable {
     /// believed. Short or truncated beacon structures are skipped and counted; the rest still count.
     public static func frames(in data: ArraySlice<UInt8>, counters: inout DropCounters) -> [BeaconFrame]? {
         var frames: [BeaconFrame] = []
+        return appendFrames(in: data, to: &frames, counters: &counters) ? frames : nil
+    }
+
+    /// Appends the beacon frames in advertising data to `frames`, as `frames(in:counters:)` finds them; false,
+    /// with nothing appended, when the AD structures are malformed.
+    ///
+    /// The decoder reuses one buffer for every advert rather than making an array for each.
+    static func appendFrames(
+        in data: ArraySlice<UInt8>,
+        to frames: inout [BeaconFrame],
+        counters: inout DropCounters
+    ) -> Bool {
+        let firstNew = frames.endIndex
         var skipped: [DropReason] = []
         let fault = ADStructure.walk(data) { type, body in
             switch type {
@@ -61,10 +74,11 @@ public enum BeaconFrame: Sendable, Hashable {
         }
         if let fault {
             counters.record(fault.dropReason)
-            return nil
+            frames.removeSubrange(firstNew...)
+            return false
         }
         for reason in skipped { counters.record(reason) }
-        return frames
+        return true
     }
 
     /// The beacon frames in advertising data held in an array; see `frames(in:counters:)`.

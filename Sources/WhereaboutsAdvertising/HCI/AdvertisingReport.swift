@@ -42,8 +42,26 @@ public struct AdvertisingReport: Sendable, Hashable {
         self.data = data
     }
 
+    /// Makes a report from the fields the parser read and the event they were read from.
+    init(_ fields: AdvertisingReportFields, in event: ArraySlice<UInt8>) {
+        self.init(
+            format: fields.format,
+            eventType: fields.eventType,
+            addressType: fields.addressType,
+            address: fields.address,
+            rssi: fields.rssi,
+            txPower: fields.txPower,
+            data: event[fields.data]
+        )
+    }
+
     /// For extended reports, the data status bits 5–6: 0 complete, 1 incomplete with more to come, 2 truncated.
     public var dataStatus: UInt8 {
+        Self.dataStatus(format: format, eventType: eventType)
+    }
+
+    /// The data status of a report of this format and event type; see `dataStatus`.
+    static func dataStatus(format: Format, eventType: UInt16) -> UInt8 {
         format == .extended ? UInt8(truncatingIfNeeded: eventType >> 5) & 0b11 : 0
     }
 }

@@ -49,6 +49,27 @@ public struct HCIEventParser: Sendable, Hashable {
         framing: HCIFraming = .automatic,
         counters: inout DropCounters
     ) -> [AdvertisingReport] {
+        var cursor = reportCursor(in: event, framing: framing, counters: &counters)
+        var reports: [AdvertisingReport] = []
+        while let fields = cursor.next(in: event) {
+            if let reason = Self.reportFault(fields) {
+                counters.record(reason)
+            } else {
+                reports.append(AdvertisingReport(fields, in: event))
+            }
+        }
+        return reports
+    }
+
+    /// The reports in one event, to read one at a time without building an array; a structural fault is counted
+    /// and gives a cursor with no reports.
+    ///
+    /// The cursor yields every report the event holds, usable or not: callers skip those with a `reportFault`.
+    func reportCursor(
+        in event: ArraySlice<UInt8>,
+        framing: HCIFraming,
+        counters: inout DropCounters
+    ) -> AdvertisingReportCursor {
         var start = event.startIndex
         let end = event.endIndex
         let hasPacketType: Bool
@@ -58,70 +79,37 @@ public struct HCIEventParser: Sendable, Hashable {
         case .automatic: hasPacketType = start < end && event[start] == 0x04
         }
         if hasPacketType {
-            guard start < end else {
-                counters.record(.truncatedEvent)
-                return []
-            }
-            guard event[start] == 0x04 else {
-                counters.record(.notLEMetaEvent)
-                return []
-            }
+            guard start < end else { return Self.dropped(.truncatedEvent, &counters) }
+            guard event[start] == 0x04 else { return Self.dropped(.notLEMetaEvent, &counters) }
             start += 1
         }
-        guard end - start >= 2 else {
-            counters.record(.truncatedEvent)
-            return []
-        }
-        guard event[start] == Self.leMetaEvent else {
-            counters.record(.notLEMetaEvent)
-            return []
-        }
-        guard Int(event[start + 1]) == end - start - 2 else {
-            counters.record(.lengthMismatch)
-            return []
-        }
+        guard end - start >= 2 else { return Self.dropped(.truncatedEvent, &counters) }
+        guard event[start] == Self.leMetaEvent else { return Self.dropped(.notLEMetaEvent, &counters) }
+        guard Int(event[start + 1]) == end - start - 2 else { return Self.dropped(.lengthMismatch, &counters) }
         let parameters = start + 2
-        guard parameters < end else {
-            counters.record(.truncatedEvent)
-            return []
-        }
+        guard parameters < end else { return Self.dropped(.truncatedEvent, &counters) }
         let subevent = event[parameters]
         guard subevent == Self.advertisingReport || subevent == Self.extendedAdvertisingReport else {
-            counters.record(.otherSubevent)
-            return []
+            return Self.dropped(.otherSubevent, &counters)
         }
-        guard parameters + 1 < end else {
-            counters.record(.truncatedEvent)
-            return []
-        }
+        guard parameters + 1 < end else { return Self.dropped(.truncatedEvent, &counters) }
         let count = Int(event[parameters + 1])
-        guard count > 0 else {
-            counters.record(.noReports)
-            return []
-        }
+        guard count > 0 else { return Self.dropped(.noReports, &counters) }
         let first = parameters + 2
-        // First pass: the event must add up before any report is believed.
+        // The event must add up before any report is believed.
+        let format: AdvertisingReport.Format = subevent == Self.advertisingReport ? .legacy : .extended
         let fault =
-            subevent == Self.advertisingReport
+            format == .legacy
             ? checkLegacy(event, from: first, count: count)
             : checkExtended(event, from: first, count: count)
-        if let fault {
-            counters.record(fault)
-            return []
-        }
-        var reports: [AdvertisingReport] = []
-        var offset = first
-        for _ in 0..<count {
-            let report =
-                subevent == Self.advertisingReport
-                ? legacyReport(event, at: &offset) : extendedReport(event, at: &offset)
-            if let reason = Self.reportFault(report) {
-                counters.record(reason)
-            } else {
-                reports.append(report)
-            }
-        }
-        return reports
+        if let fault { return Self.dropped(fault, &counters) }
+        return AdvertisingReportCursor(format: format, first: first, count: count)
+    }
+
+    /// Counts a dropped event and gives the cursor with no reports.
+    private static func dropped(_ reason: DropReason, _ counters: inout DropCounters) -> AdvertisingReportCursor {
+        counters.record(reason)
+        return AdvertisingReportCursor()
     }
 
     /// The reports in one event held in an array; see `reports(in:framing:counters:)`.
@@ -134,7 +122,7 @@ public struct HCIEventParser: Sendable, Hashable {
     }
 
     /// Why a structurally sound report is still not usable, or nil.
-    static func reportFault(_ report: AdvertisingReport) -> DropReason? {
+    static func reportFault(_ report: AdvertisingReportFields) -> DropReason? {
         if report.rssi == 127 { return .rssiUnavailable }
         if report.rssi > 20 { return .rssiImplausible }
         if report.dataStatus != 0 { return .incompleteData }
@@ -167,42 +155,5 @@ public struct HCIEventParser: Sendable, Hashable {
             offset += Self.extendedReportHeader + length
         }
         return offset == end ? nil : .trailingBytes
-    }
-
-    /// Reads one legacy report that `checkLegacy` has already fitted: evt_type, addr_type, addr, len, data, rssi.
-    func legacyReport(_ event: ArraySlice<UInt8>, at offset: inout Int) -> AdvertisingReport {
-        let start = offset
-        let length = Int(event[start + 8])
-        let dataStart = start + 9
-        offset = dataStart + length + 1
-        return AdvertisingReport(
-            format: .legacy,
-            eventType: UInt16(event[start]),
-            addressType: AddressType(rawValue: event[start + 1]),
-            address: DeviceAddress(wire: event, at: start + 2),
-            rssi: Int(Int8(bitPattern: event[dataStart + length])),
-            data: event[dataStart..<dataStart + length]
-        )
-    }
-
-    /// Reads one extended report that `checkExtended` has already fitted.
-    ///
-    /// Layout: event_type (2), address type, address (6), primary PHY, secondary PHY, SID, TX power, RSSI,
-    /// periodic advertising interval (2), direct address type, direct address (6), data length, data.
-    func extendedReport(_ event: ArraySlice<UInt8>, at offset: inout Int) -> AdvertisingReport {
-        let start = offset
-        let length = Int(event[start + 23])
-        let dataStart = start + Self.extendedReportHeader
-        offset = dataStart + length
-        let txPower = Int(Int8(bitPattern: event[start + 12]))
-        return AdvertisingReport(
-            format: .extended,
-            eventType: UInt16(event[start]) | UInt16(event[start + 1]) << 8,
-            addressType: AddressType(rawValue: event[start + 2]),
-            address: DeviceAddress(wire: event, at: start + 3),
-            rssi: Int(Int8(bitPattern: event[start + 13])),
-            txPower: txPower == 127 ? nil : txPower,
-            data: event[dataStart..<dataStart + length]
-        )
     }
 }

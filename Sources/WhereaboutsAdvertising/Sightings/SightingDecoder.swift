@@ -12,6 +12,8 @@ public struct SightingDecoder: Sendable {
     /// What was dropped so far, by reason.
     public private(set) var counters = DropCounters()
     private var telemetryTable: TelemetryTable
+    /// The beacon frames of the advert being decoded: one buffer, emptied and reused for every advert.
+    private var frameBuffer: [BeaconFrame] = []
 
     /// Makes a decoder; `telemetryCapacity` bounds how many addresses' telemetry is kept.
     public init(filter: SightingFilter, parser: HCIEventParser = HCIEventParser(), telemetryCapacity: Int = 1024) {
@@ -43,10 +45,10 @@ public struct SightingDecoder: Sendable {
         framing: HCIFraming = .automatic,
         time: Double? = nil
     ) -> [BeaconSighting] {
-        let reports = parser.reports(in: event, framing: framing, counters: &counters)
+        var cursor = parser.reportCursor(in: event, framing: framing, counters: &counters)
         var sightings: [BeaconSighting] = []
-        for report in reports {
-            appendSightings(from: report, time: time, to: &sightings)
+        while let report = cursor.next(in: event) {
+            appendSightings(from: report, in: event, time: time, to: &sightings)
         }
         return sightings
     }
@@ -61,23 +63,30 @@ public struct SightingDecoder: Sendable {
     /// The sightings in one advertising report heard at `time` (Unix seconds).
     public mutating func sightings(in report: AdvertisingReport, time: Double? = nil) -> [BeaconSighting] {
         var sightings: [BeaconSighting] = []
-        if let reason = HCIEventParser.reportFault(report) {
-            counters.record(reason)
-        } else {
-            appendSightings(from: report, time: time, to: &sightings)
-        }
+        appendSightings(from: AdvertisingReportFields(report), in: report.data, time: time, to: &sightings)
         return sightings
     }
 
+    /// Appends the sightings in one report, whose data lies in `bytes`, or counts why there are none.
     private mutating func appendSightings(
-        from report: AdvertisingReport,
+        from report: AdvertisingReportFields,
+        in bytes: ArraySlice<UInt8>,
         time: Double?,
         to sightings: inout [BeaconSighting]
     ) {
-        guard let frames = BeaconFrame.frames(in: report.data, counters: &counters) else { return }
+        if let reason = HCIEventParser.reportFault(report) {
+            counters.record(reason)
+            return
+        }
+        // Decoded into the one buffer kept for every advert; frames are copied out one by one below, so that
+        // `self` can change while they are read.
+        defer { if !frameBuffer.isEmpty { frameBuffer.removeAll(keepingCapacity: true) } }
+        guard BeaconFrame.appendFrames(in: bytes[report.data], to: &frameBuffer, counters: &counters) else { return }
         // Telemetry is kept even from weak adverts: it describes the device, not where it is.
-        for case .eddystoneTLM(let telemetry) in frames {
-            telemetryTable.store(telemetry, for: report.address)
+        for index in frameBuffer.indices {
+            if case .eddystoneTLM(let telemetry) = frameBuffer[index] {
+                telemetryTable.store(telemetry, for: report.address)
+            }
         }
         guard filter.admits(rssi: report.rssi) else {
             counters.record(.belowRSSIFloor)
@@ -85,7 +94,8 @@ public struct SightingDecoder: Sendable {
         }
         let firstNew = sightings.endIndex
         var sawBeacon = false
-        for frame in frames {
+        for index in frameBuffer.indices {
+            let frame = frameBuffer[index]
             guard let tag = frame.tag else { continue }
             sawBeacon = true
             // One advert repeating a structure is one sighting.
@@ -107,7 +117,7 @@ public struct SightingDecoder: Sendable {
     private mutating func sighting(
         _ tag: TagIdentity,
         _ measuredPower: Int?,
-        _ report: AdvertisingReport,
+        _ report: AdvertisingReportFields,
         _ time: Double?
     ) -> BeaconSighting {
         BeaconSighting(
