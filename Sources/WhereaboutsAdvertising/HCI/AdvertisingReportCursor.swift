@@ -90,6 +90,14 @@ struct AdvertisingReportFields {
     /// Where the advertising data lies in the bytes the report was read from.
     var data: Range<Int>
 
+    /// The data status, as in ``AdvertisingReport/dataStatus``.
+    var dataStatus: UInt8 {
+        AdvertisingReport.dataStatus(format: format, eventType: eventType)
+    }
+}
+
+// In an extension, so that the struct keeps its memberwise initializer, which the cursor's readers use.
+extension AdvertisingReportFields {
     /// The fields of a report, whose data lies in its own `data`.
     init(_ report: AdvertisingReport) {
         self.init(
@@ -101,29 +109,5 @@ struct AdvertisingReportFields {
             txPower: report.txPower,
             data: report.data.indices
         )
-    }
-
-    /// Makes fields from their values.
-    init(
-        format: AdvertisingReport.Format,
-        eventType: UInt16,
-        addressType: AddressType,
-        address: DeviceAddress,
-        rssi: Int,
-        txPower: Int?,
-        data: Range<Int>
-    ) {
-        self.format = format
-        self.eventType = eventType
-        self.addressType = addressType
-        self.address = address
-        self.rssi = rssi
-        self.txPower = txPower
-        self.data = data
-    }
-
-    /// The data status, as in ``AdvertisingReport/dataStatus``.
-    var dataStatus: UInt8 {
-        AdvertisingReport.dataStatus(format: format, eventType: eventType)
     }
 }
