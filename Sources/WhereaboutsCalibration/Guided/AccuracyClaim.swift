@@ -3,17 +3,16 @@ public import WhereaboutsWire
 
 /// How honest a map's published accuracy is on a survey, and the scale that makes it the 68 % radius there.
 ///
-/// The survey's readings are replayed through the locator's pipeline with the map as it will be written, and each
-/// fix of a moving tag has its error against the truth divided by the accuracy it published. Only a moving tag's
-/// fixes count: a tag standing at a reference point settles, its errors shrink well inside the claim meant for a
-/// walking one, and a survey of points alone would halve every claim (a simulated room surveyed at points asked for
-/// 0.51; a later walk then had 37 % of its fixes within their claims, 45 % on the map as it was). The 68th
-/// percentile of those ratios is
-/// what the published accuracy must be multiplied by for 68 % of the fixes to fall within it; the map's
-/// ``RadioModel/accuracyScale`` times that is written as `model.accuracy_scale`. A calibrated map makes the
-/// tracker's errors smaller, and its claims smaller by a rule of thumb (the radio map's surveyed share); the survey
-/// measures how well the two agree on the user's own site, where no constant of ours can (docs/calibration.md, "The
-/// accuracy it claims").
+/// The survey's readings are replayed through the locator's pipeline with the map as it will be written, and each fix
+/// of a moving tag has its error against the truth divided by the accuracy it published. Only a moving tag's fixes
+/// count: a tag standing at a reference point settles, its errors shrink well inside the claim meant for a walking one,
+/// and a survey of points alone would halve every claim (a simulated room surveyed at points asked for 0.51; a later
+/// walk then had 37 % of its fixes within their claims, 45 % on the map as it was). The 68th percentile of those ratios
+/// is what the published accuracy must be multiplied by for 68 % of the fixes to fall within it; the map's
+/// ``RadioModel/accuracyScale`` times that is written as `model.accuracy_scale`. A calibrated map makes the tracker's
+/// errors smaller, and its claims smaller by a rule of thumb (the radio map's surveyed share); the survey measures how
+/// well the two agree on the user's own site, where no constant of ours can (docs/calibration.md, "The accuracy it
+/// claims").
 public struct AccuracyClaim: Sendable, Hashable {
     /// Fixes scored: those with truth at their time and a second either side, on the truth's floor, the tag
     /// moving at ``movingSpeed`` or more.
